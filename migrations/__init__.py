@@ -1,0 +1,1 @@
+"""Catalog migrations applied in order by pgivm.catalog.migrate (shipped as pgivm.migrations)."""

@@ -1,0 +1,254 @@
+"""The public API of pgivm. Each function is one CLI command; the CLI only parses and prints.
+
+Every function takes ``target``: a DSN string, an open psycopg connection (used as is, inside a
+transaction or savepoint of its own), or None to resolve the database the way the CLI does
+(``PGIVM_DSN``, the libpq ``PG*`` variables, else the embedded server).
+Changes run in one transaction: on any error nothing is left half-installed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+import psycopg
+from psycopg import sql
+
+from pgivm.catalog import migrate
+from pgivm.catalog import views as catalog
+from pgivm.connection import connect
+from pgivm.errors import PgivmError
+from pgivm.query import parse_view_sql
+from pgivm.query.model import TableRef
+from pgivm.query.resolve import ResolvedView, resolve
+from pgivm.strategies import ivme
+
+Target = Union[str, psycopg.Connection, None]
+
+STRATEGIES = (ivme.NAME,)
+_MAX_NAME_BYTES = 40  # state objects are named pgivm_<name>_...; PostgreSQL truncates names at 63 bytes
+
+
+@contextmanager
+def _session(target: Target) -> Iterator[psycopg.Connection]:
+    if isinstance(target, psycopg.Connection):
+        yield target
+    else:
+        with connect(target) as conn:
+            yield conn
+
+
+def _check_name(name: str) -> None:
+    if not name or len(name.encode()) > _MAX_NAME_BYTES or re.search(r"[\x00-\x1f]", name):
+        raise PgivmError(f"invalid view name {name!r}", f"use 1 to {_MAX_NAME_BYTES} bytes, no control characters")
+
+
+def _check_epsilon(epsilon: float) -> None:
+    if not 0.0 <= epsilon <= 1.0:
+        raise PgivmError(f"epsilon must be between 0 and 1, got {epsilon}")
+
+
+def init(target: Target = None) -> list[str]:
+    """Create or upgrade the pgivm catalog; returns the names of the migrations applied now."""
+    with _session(target) as conn:
+        return [f"{m.version:04d}_{m.name}" for m in migrate.upgrade(conn)]
+
+
+@dataclass
+class CreateResult:
+    name: str
+    view: str
+    strategy: str
+    epsilon: float
+    count: int | None
+    db_size: int
+    seconds: float
+
+
+def _resolved(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
+    query = record.query
+    resolved = resolve(conn, query)
+    return ResolvedView(
+        query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
+        tables=resolved.tables,
+        variable_types=resolved.variable_types,
+        column_types=resolved.column_types,
+    )
+
+
+def create(
+    name: str,
+    sql_text: str,
+    *,
+    epsilon: float = ivme.DEFAULT_EPSILON,
+    strategy: str = ivme.NAME,
+    schema: str | None = None,
+    target: Target = None,
+) -> CreateResult:
+    """Install a maintained view ``name`` for the query ``sql_text`` and build its state."""
+    _check_name(name)
+    _check_epsilon(epsilon)
+    if strategy not in STRATEGIES:
+        raise PgivmError(f"unknown strategy {strategy!r}", f"choose one of: {', '.join(STRATEGIES)}")
+    query = parse_view_sql(sql_text)
+    started = time.perf_counter()
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        with conn.transaction():
+            view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+            if catalog.exists(conn, name):
+                raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
+            taken = conn.execute(
+                "SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(view_schema, name).as_string(conn)]
+            ).fetchone()
+            if taken and taken[0]:
+                raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
+            resolved = resolve(conn, query)
+            for statement in ivme.install_plan(resolved, name, view_schema, epsilon).statements:
+                conn.execute(statement)
+            catalog.insert(
+                conn,
+                catalog.ViewRecord(
+                    name=name,
+                    view_schema=view_schema,
+                    state_schema=ivme.state_schema_for(name),
+                    strategy=strategy,
+                    epsilon=epsilon,
+                    definition=query.sql,
+                    model=catalog.model_to_json(query, resolved.tables),
+                ),
+            )
+            state = ivme.read_state(conn, name)
+            value = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
+    return CreateResult(
+        name=name,
+        view=f"{view_schema}.{name}",
+        strategy=strategy,
+        epsilon=epsilon,
+        count=value[0] if value else None,
+        db_size=state["db_size"],
+        seconds=time.perf_counter() - started,
+    )
+
+
+def drop(name: str, *, target: Target = None) -> None:
+    """Remove the view, its triggers and all of its state."""
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        with conn.transaction():
+            record = catalog.get(conn, name)
+            tables = [a.table for a in record.query.atoms]
+            for statement in ivme.drop_plan(name, record.view_schema, list(dict.fromkeys(tables))):
+                conn.execute(statement)
+            catalog.delete(conn, name)
+
+
+@dataclass
+class ViewSummary:
+    name: str
+    view: str
+    strategy: str
+    epsilon: float | None
+    count: int | None
+    definition: str
+
+
+def list_views(*, target: Target = None) -> list[ViewSummary]:
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        out = []
+        for record in catalog.all_views(conn):
+            state = ivme.read_state(conn, record.name)
+            out.append(
+                ViewSummary(
+                    name=record.name,
+                    view=f"{record.view_schema}.{record.name}",
+                    strategy=record.strategy,
+                    epsilon=state["epsilon"],
+                    count=state["count"],
+                    definition=record.definition,
+                )
+            )
+        return out
+
+
+def status(name: str, *, target: Target = None) -> dict[str, Any]:
+    """ε, N, θ, |D|, heavy values per relation, sizes of every state table, rebalance counters."""
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        record = catalog.get(conn, name)
+        info = ivme.status(conn, name)
+        info.update(name=name, view=f"{record.view_schema}.{name}", strategy=record.strategy,
+                    definition=record.definition)
+        return info
+
+
+@dataclass
+class VerifyReport:
+    name: str
+    maintained: int | None
+    recount: int | None
+    failures: list[ivme.CheckFailure] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.maintained == self.recount and not self.failures
+
+
+def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyReport:
+    """Recount the view in plain SQL and check every IVMε invariant against the base tables.
+
+    ``strict`` also demands the strict partition (heavy iff degree >= N^ε), which holds right
+    after a build or a major rebalancing.
+    """
+    started = time.perf_counter()
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        with conn.transaction():
+            # One snapshot for the recount and the state: block writers while we read.
+            record = catalog.get(conn, name)
+            resolved = _resolved(conn, record)
+            for table in resolved.tables.values():
+                conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table.schema or "public", table.name)))
+            maintained = conn.execute(
+                sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))
+            ).fetchone()
+            recount = conn.execute(record.definition).fetchone()  # type: ignore[call-overload]  # the user's own SQL
+            failures = ivme.verify_state(conn, resolved, name, strict=strict)
+    return VerifyReport(
+        name=name,
+        maintained=maintained[0] if maintained else None,
+        recount=recount[0] if recount else None,
+        failures=failures,
+        seconds=time.perf_counter() - started,
+    )
+
+
+def rebalance(name: str, *, epsilon: float | None = None, target: Target = None) -> dict[str, Any]:
+    """Force a major rebalancing (strict repartition at N^ε, views recomputed), optionally at a new ε."""
+    if epsilon is not None:
+        _check_epsilon(epsilon)
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        with conn.transaction():
+            catalog.get(conn, name)
+            conn.execute(ivme.rebalance_plan(name, epsilon))
+            if epsilon is not None:
+                catalog.set_epsilon(conn, name, epsilon)
+            return ivme.read_state(conn, name)
+
+
+def alter(name: str, *, epsilon: float, target: Target = None) -> dict[str, Any]:
+    """Change ε. The partitions are rebuilt at once (a major rebalancing) so every invariant holds."""
+    return rebalance(name, epsilon=epsilon, target=target)
+
+
+def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
+    with _session(target) as conn:
+        record = catalog.get(conn, name)
+        return list(dict.fromkeys(a.table for a in record.query.atoms))

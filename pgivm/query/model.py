@@ -1,0 +1,80 @@
+"""The logical model of a view definition: what pgivm maintains, independent of SQL text.
+
+A triangle count joins three binary relations in a cycle,
+
+    Q() = Σ_{a,b,c} R(a,b) · S(b,c) · T(c,a)
+
+where each of R, S, T is an *atom*: a base table and the two of its columns that carry the
+join variables. The graph form ``e x JOIN e y ... JOIN e z ...`` is the same shape with one
+table behind all three atoms (a self-join).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+RelationName = Literal["r", "s", "t"]
+Aggregate = Literal["count", "sum"]
+
+# The cyclic schema R(A,B), S(B,C), T(C,A): each relation's two variables, in order.
+VARIABLES: dict[RelationName, tuple[str, str]] = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A base table as PostgreSQL names it (identifiers already case-folded)."""
+
+    name: str
+    schema: str | None = None
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.name}" if self.schema else self.name
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One relation of the cyclic join, e.g. R(A,B) read from ``r.a`` and ``r.b``."""
+
+    relation: RelationName
+    table: TableRef
+    alias: str
+    first: str  # column holding the relation's first variable (A for R, B for S, C for T)
+    second: str  # column holding its second variable
+
+    @property
+    def variables(self) -> tuple[str, str]:
+        return VARIABLES[self.relation]
+
+
+@dataclass(frozen=True)
+class TriangleCount:
+    """``SELECT count(*) FROM R ⋈ S ⋈ T`` over a cycle of three binary equi-joins."""
+
+    r: Atom
+    s: Atom
+    t: Atom
+    aggregate: Aggregate  # "sum" for sum(1), which is NULL rather than 0 over an empty join
+    output_name: str
+    sql: str
+
+    @property
+    def atoms(self) -> tuple[Atom, Atom, Atom]:
+        return (self.r, self.s, self.t)
+
+    @property
+    def tables(self) -> list[TableRef]:
+        """The distinct base tables, in R, S, T order."""
+        seen: list[TableRef] = []
+        for atom in self.atoms:
+            if atom.table not in seen:
+                seen.append(atom.table)
+        return seen
+
+    def atoms_of(self, table: TableRef) -> list[Atom]:
+        """The atoms a change to ``table`` updates, in the order they must be applied."""
+        return [atom for atom in self.atoms if atom.table == table]
+
+    @property
+    def is_self_join(self) -> bool:
+        return len(self.tables) < 3

@@ -1,0 +1,42 @@
+-- The state of one relation K(X,Y) of the cycle R(A,B) -> S(B,C) -> T(C,A), partitioned on X.
+-- Rendered three times by rotation: K = R, S, T with L the next relation and M the previous one.
+--
+--   K_heavy  tuples whose X-value is heavy (degree >= theta/2; >= theta right after a major rebalancing)
+--   K_light  tuples whose X-value is light (degree < 3/2 theta; < theta right after a major rebalancing)
+--   K_degree per X-value: its degree in K (distinct tuples) and which part holds it
+--   V_KL     the auxiliary view V_KL(X,Z) = sum_Y K_heavy(X,Y) * L_light(Y,Z)
+--
+-- Tuples carry their multiplicity (a bag); rows whose multiplicity reaches 0 are deleted.
+
+CREATE TABLE {k_heavy} (
+    {x}  {type_x} NOT NULL,
+    {y}  {type_y} NOT NULL,
+    mult bigint NOT NULL CHECK (mult <> 0),
+    PRIMARY KEY ({x}, {y})
+);
+-- An update (alpha, beta) to the next relation L scans K_heavy by its second column: at most 2 N^(1-eps) rows.
+CREATE INDEX ON {k_heavy} ({y}, {x}) INCLUDE (mult);
+COMMENT ON TABLE {k_heavy} IS {k_heavy_comment};
+
+CREATE TABLE {k_light} (
+    {x}  {type_x} NOT NULL,
+    {y}  {type_y} NOT NULL,
+    mult bigint NOT NULL CHECK (mult <> 0),
+    PRIMARY KEY ({x}, {y})
+);
+COMMENT ON TABLE {k_light} IS {k_light_comment};
+
+CREATE TABLE {k_degree} (
+    {x}    {type_x} PRIMARY KEY,
+    degree bigint NOT NULL CHECK (degree > 0),
+    heavy  boolean NOT NULL
+);
+COMMENT ON TABLE {k_degree} IS {k_degree_comment};
+
+CREATE TABLE {v_kl} (
+    {x}  {type_x} NOT NULL,
+    {z}  {type_z} NOT NULL,
+    mult bigint NOT NULL CHECK (mult <> 0),
+    PRIMARY KEY ({x}, {z})
+);
+COMMENT ON TABLE {v_kl} IS {v_kl_comment};

@@ -1,0 +1,214 @@
+-- Maintenance of one relation K(X,Y) of the cycle, with L(Y,Z) the next relation and M(Z,X) the
+-- previous one (rendered for K = R, S, T). Follows ApplyUpdate and OnUpdate of Kara et al.,
+-- "Counting Triangles under Updates in Worst-Case Optimal Time", Figures 3 and 4.
+--
+-- For a single-tuple update (alpha, beta) -> m to K:
+--   delta Q = m * sum_z L(beta, z) * M(z, alpha)
+-- beta lives in exactly one part of L, so only two of the paper's four delta terms can be nonzero:
+--   beta heavy in L:  sum_z L_heavy(beta,z) * M_heavy(z,alpha)   loop over M_heavy(., alpha): <= 2 N^(1-eps)
+--                     + V_LM(beta, alpha)                          one lookup
+--   beta light in L:  sum_z L_light(beta,z) * M(z,alpha)          loop over L_light(beta, .): < 3/2 N^eps
+-- Every loop is written as an outer scan of the bounded side with correlated point lookups, so
+-- PostgreSQL cannot pick the unbounded side as the driver. The function runs with seqscan, hash
+-- and merge joins disabled (set by the calling trigger): each statement is an index nested loop.
+
+CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
+RETURNS void LANGUAGE plpgsql AS $pgivm$
+DECLARE
+    st           {state}%ROWTYPE;
+    alpha_heavy  boolean;  -- routing: is alpha in pi_X K_heavy?
+    beta_heavy   boolean;  -- beta's part in L; NULL when beta does not occur in L
+    delta_q      bigint := 0;
+    old_mult     bigint;
+    new_degree   bigint;
+BEGIN
+    SELECT * INTO st FROM {state};
+
+    -- OnUpdate routing: to K_heavy iff alpha is heavy (or epsilon = 0); a new value starts light.
+    SELECT heavy INTO alpha_heavy FROM {k_degree} WHERE {x} = alpha;
+    alpha_heavy := coalesce(alpha_heavy, st.epsilon = 0);
+    SELECT heavy INTO beta_heavy FROM {l_degree} WHERE {y} = beta;
+
+    -- ApplyUpdate lines 3-7: the change of the count.
+    IF beta_heavy THEN
+        SELECT coalesce(sum(mh.mult * (SELECT lh.mult FROM {l_heavy} lh WHERE lh.{y} = beta AND lh.{z} = mh.{z})), 0)
+          INTO delta_q
+          FROM {m_heavy} mh WHERE mh.{x} = alpha;
+        delta_q := delta_q + coalesce((SELECT v.mult FROM {v_lm} v WHERE v.{y} = beta AND v.{x} = alpha), 0);
+    ELSIF NOT beta_heavy THEN
+        SELECT coalesce(sum(ll.mult * coalesce(
+                   (SELECT mh.mult FROM {m_heavy} mh WHERE mh.{z} = ll.{z} AND mh.{x} = alpha),
+                   (SELECT ml.mult FROM {m_light} ml WHERE ml.{z} = ll.{z} AND ml.{x} = alpha))), 0)
+          INTO delta_q
+          FROM {l_light} ll WHERE ll.{y} = beta;
+    END IF;
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + m * delta_q;
+    END IF;
+
+    -- ApplyUpdate lines 8-11: the one auxiliary view this update touches.
+    IF alpha_heavy THEN
+        -- V_KL(alpha, z) += m * L_light(beta, z); nothing to do unless beta is light in L.
+        IF NOT beta_heavy THEN
+            MERGE INTO {v_kl} v
+            USING (SELECT ll.{z}, m * ll.mult AS d FROM {l_light} ll WHERE ll.{y} = beta) delta
+               ON v.{x} = alpha AND v.{z} = delta.{z}
+             WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
+             WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
+             WHEN NOT MATCHED THEN INSERT ({x}, {z}, mult) VALUES (alpha, delta.{z}, delta.d);
+        END IF;
+    ELSE
+        -- V_MK(z, beta) += M_heavy(z, alpha) * m.
+        MERGE INTO {v_mk} v
+        USING (SELECT mh.{z}, m * mh.mult AS d FROM {m_heavy} mh WHERE mh.{x} = alpha) delta
+           ON v.{z} = delta.{z} AND v.{y} = beta
+         WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
+         WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
+         WHEN NOT MATCHED THEN INSERT ({z}, {y}, mult) VALUES (delta.{z}, beta, delta.d);
+    END IF;
+
+    -- ApplyUpdate line 12: K_part(alpha, beta) += m, dropping the tuple when it reaches 0.
+    IF alpha_heavy THEN
+        SELECT mult INTO old_mult FROM {k_heavy} WHERE {x} = alpha AND {y} = beta;
+        IF old_mult IS NULL THEN
+            INSERT INTO {k_heavy} ({x}, {y}, mult) VALUES (alpha, beta, m);
+        ELSIF old_mult + m = 0 THEN
+            DELETE FROM {k_heavy} WHERE {x} = alpha AND {y} = beta;
+        ELSE
+            UPDATE {k_heavy} SET mult = old_mult + m WHERE {x} = alpha AND {y} = beta;
+        END IF;
+    ELSE
+        SELECT mult INTO old_mult FROM {k_light} WHERE {x} = alpha AND {y} = beta;
+        IF old_mult IS NULL THEN
+            INSERT INTO {k_light} ({x}, {y}, mult) VALUES (alpha, beta, m);
+        ELSIF old_mult + m = 0 THEN
+            DELETE FROM {k_light} WHERE {x} = alpha AND {y} = beta;
+        ELSE
+            UPDATE {k_light} SET mult = old_mult + m WHERE {x} = alpha AND {y} = beta;
+        END IF;
+    END IF;
+
+    -- Degrees and |D| count distinct tuples: only a tuple appearing or vanishing changes them,
+    -- and only then can a rebalancing be due.
+    IF old_mult IS NULL THEN
+        INSERT INTO {k_degree} AS d ({x}, degree, heavy) VALUES (alpha, 1, alpha_heavy)
+            ON CONFLICT ({x}) DO UPDATE SET degree = d.degree + 1
+            RETURNING degree INTO new_degree;
+        st.db_size := st.db_size + 1;
+    ELSIF old_mult + m = 0 THEN
+        UPDATE {k_degree} SET degree = degree - 1 WHERE {x} = alpha AND degree > 1 RETURNING degree INTO new_degree;
+        IF NOT FOUND THEN  -- alpha's last tuple: alpha leaves pi_X K
+            DELETE FROM {k_degree} WHERE {x} = alpha;
+            new_degree := 0;
+        END IF;
+        st.db_size := st.db_size - 1;
+    ELSE
+        RETURN;
+    END IF;
+
+    -- OnUpdate: size invariant floor(N/4) <= |D| < N first (major), else alpha's degree (minor).
+    IF st.db_size = st.n THEN
+        UPDATE {state} SET db_size = st.db_size, n = 2 * st.n;
+        PERFORM {major_rebalance}();
+    ELSIF st.db_size < st.n / 4 THEN
+        UPDATE {state} SET db_size = st.db_size, n = st.n / 2 - 1;
+        PERFORM {major_rebalance}();
+    ELSE
+        UPDATE {state} SET db_size = st.db_size;
+        IF NOT alpha_heavy AND new_degree >= 1.5 * st.theta THEN
+            PERFORM {move_k}(alpha, true);
+        ELSIF alpha_heavy AND new_degree > 0 AND new_degree < 0.5 * st.theta THEN
+            PERFORM {move_k}(alpha, false);
+        END IF;
+    END IF;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
+
+
+-- MinorRebalancing: move every tuple with X = alpha between K_light and K_heavy.
+-- Each moved tuple is a delete from one part and an insert into the other; the two cancel in
+-- the count, so only the auxiliary views change: as a light tuple (alpha, y) fed
+-- V_MK(z, y) += M_heavy(z, alpha) * mult, as a heavy tuple it feeds V_KL(alpha, z) += mult * L_light(y, z).
+-- Cost O(N^eps * N^max(eps, 1-eps)), amortized over the >= N^eps / 2 updates since the last move.
+CREATE FUNCTION {move_k}(alpha {type_x}, to_heavy boolean)
+RETURNS void LANGUAGE plpgsql AS $pgivm$
+DECLARE
+    direction bigint := CASE WHEN to_heavy THEN 1 ELSE -1 END;  -- +1: light -> heavy
+BEGIN
+    -- Contributions to V_MK, which holds alpha's tuples while they are light.
+    MERGE INTO {v_mk} v
+    USING (SELECT mh.{z}, k.{y}, -direction * sum(mh.mult * k.mult) AS d
+             FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
+                   UNION ALL
+                   SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
+             CROSS JOIN LATERAL (SELECT mh.{z}, mh.mult FROM {m_heavy} mh WHERE mh.{x} = alpha) mh
+            GROUP BY mh.{z}, k.{y}) delta
+       ON v.{z} = delta.{z} AND v.{y} = delta.{y}
+     WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
+     WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
+     WHEN NOT MATCHED THEN INSERT ({z}, {y}, mult) VALUES (delta.{z}, delta.{y}, delta.d);
+
+    -- Contributions to V_KL, which holds alpha's tuples while they are heavy.
+    MERGE INTO {v_kl} v
+    USING (SELECT ll.{z}, direction * sum(k.mult * ll.mult) AS d
+             FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
+                   UNION ALL
+                   SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
+             JOIN {l_light} ll ON ll.{y} = k.{y}
+            GROUP BY ll.{z}
+           HAVING sum(k.mult * ll.mult) <> 0) delta
+       ON v.{x} = alpha AND v.{z} = delta.{z}
+     WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
+     WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
+     WHEN NOT MATCHED THEN INSERT ({x}, {z}, mult) VALUES (alpha, delta.{z}, delta.d);
+
+    IF to_heavy THEN
+        WITH moved AS (DELETE FROM {k_light} WHERE {x} = alpha RETURNING {x}, {y}, mult)
+        INSERT INTO {k_heavy} ({x}, {y}, mult) SELECT {x}, {y}, mult FROM moved;
+    ELSE
+        WITH moved AS (DELETE FROM {k_heavy} WHERE {x} = alpha RETURNING {x}, {y}, mult)
+        INSERT INTO {k_light} ({x}, {y}, mult) SELECT {x}, {y}, mult FROM moved;
+    END IF;
+    UPDATE {k_degree} SET heavy = to_heavy WHERE {x} = alpha;
+    UPDATE {state} SET minor_rebalances = minor_rebalances + 1;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {move_k}({type_x}, boolean) IS {move_k_comment};
+
+
+-- Strict repartition of K at the current theta (part of MajorRebalancing): heavy iff degree >= theta,
+-- or always heavy when epsilon = 0. O(|K|).
+CREATE FUNCTION {repartition_k}()
+RETURNS void LANGUAGE plpgsql AS $pgivm$
+DECLARE
+    st {state}%ROWTYPE;
+BEGIN
+    SELECT * INTO st FROM {state};
+    UPDATE {k_degree}
+       SET heavy = (degree >= st.theta OR st.epsilon = 0)
+     WHERE heavy IS DISTINCT FROM (degree >= st.theta OR st.epsilon = 0);
+    WITH moved AS (
+        DELETE FROM {k_light} k USING {k_degree} d WHERE d.{x} = k.{x} AND d.heavy
+        RETURNING k.{x}, k.{y}, k.mult)
+    INSERT INTO {k_heavy} ({x}, {y}, mult) SELECT {x}, {y}, mult FROM moved;
+    WITH moved AS (
+        DELETE FROM {k_heavy} k USING {k_degree} d WHERE d.{x} = k.{x} AND NOT d.heavy
+        RETURNING k.{x}, k.{y}, k.mult)
+    INSERT INTO {k_light} ({x}, {y}, mult) SELECT {x}, {y}, mult FROM moved;
+END;
+$pgivm$;
+
+
+-- V_KL from scratch (part of MajorRebalancing and of the initial build): O(N^(1+min(eps, 1-eps))).
+CREATE FUNCTION {recompute_v_kl}()
+RETURNS void LANGUAGE plpgsql AS $pgivm$
+BEGIN
+    TRUNCATE {v_kl};
+    INSERT INTO {v_kl} ({x}, {z}, mult)
+    SELECT kh.{x}, ll.{z}, sum(kh.mult * ll.mult)
+      FROM {k_heavy} kh JOIN {l_light} ll ON ll.{y} = kh.{y}
+     GROUP BY kh.{x}, ll.{z}
+    HAVING sum(kh.mult * ll.mult) <> 0;
+END;
+$pgivm$;
