@@ -80,6 +80,16 @@ def _resolved(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedV
     )
 
 
+def _check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
+    """The definition is also the recount of ``verify``: PostgreSQL itself must accept it."""
+    try:
+        with conn.transaction():
+            conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
+    except psycopg.Error as err:
+        first = (str(err).strip().splitlines() or ["error"])[0]
+        raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
+
+
 def create(
     name: str,
     sql_text: str,
@@ -100,6 +110,8 @@ def create(
         migrate.upgrade(conn)
         with conn.transaction():
             view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
+            if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
+                raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
             if catalog.exists(conn, name):
                 raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
             taken = conn.execute(
@@ -108,6 +120,7 @@ def create(
             if taken and taken[0]:
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
             resolved = resolve(conn, query)
+            _check_postgres_accepts(conn, query.sql)
             for statement in ivme.install_plan(resolved, name, view_schema, epsilon).statements:
                 conn.execute(statement)
             catalog.insert(

@@ -42,6 +42,9 @@ def current_version(conn: psycopg.Connection) -> int:
 
 def upgrade(conn: psycopg.Connection) -> list[Migration]:
     """Bring the catalog to the newest version; returns the migrations applied now."""
+    newest = max((m.version for m in available_migrations()), default=0)
+    if current_version(conn) >= newest:  # the common case: nothing to do, no lock taken
+        return []
     applied = []
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])

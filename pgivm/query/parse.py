@@ -73,11 +73,15 @@ def _aggregate(select: exp.Select) -> tuple[Aggregate, str]:
     agg = item.this if isinstance(item, exp.Alias) else item
     if isinstance(agg, exp.Count) and not isinstance(agg.this, exp.Distinct):
         arg = agg.this
-        if isinstance(arg, exp.Star) or (isinstance(arg, exp.Literal) and arg.this == "1") or isinstance(arg, exp.Column):
+        if isinstance(arg, exp.Star) or _is_one(arg) or isinstance(arg, exp.Column):
             return "count", output_name or "count"
-    if isinstance(agg, exp.Sum) and isinstance(agg.this, exp.Literal) and agg.this.this == "1":
+    if isinstance(agg, exp.Sum) and _is_one(agg.this):
         return "sum", output_name or "sum"
     raise UnsupportedQuery(f"unsupported aggregate {agg.sql(dialect='postgres')}: use count(*), count(1) or sum(1)")
+
+
+def _is_one(node: exp.Expression | None) -> bool:
+    return isinstance(node, exp.Literal) and not node.is_string and node.this == "1"
 
 
 def _tables(select: exp.Select) -> dict[str, TableRef]:
@@ -100,6 +104,13 @@ def _tables(select: exp.Select) -> dict[str, TableRef]:
     for source in sources:
         if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
             raise UnsupportedQuery(f"only base tables are supported in FROM, not {source.sql(dialect='postgres')}")
+        if source.args.get("sample"):
+            raise UnsupportedQuery(f"TABLESAMPLE is not supported: {source.sql(dialect='postgres')}")
+        if source.args.get("only"):
+            raise UnsupportedQuery("FROM ONLY is not supported: pgivm maintains views over plain tables")
+        alias_node = source.args.get("alias")
+        if alias_node is not None and alias_node.args.get("columns"):
+            raise UnsupportedQuery(f"column alias lists are not supported: {source.sql(dialect='postgres')}")
         if source.args.get("catalog"):
             raise UnsupportedQuery(f"cross-database reference {source.sql(dialect='postgres')} is not supported")
         table = TableRef(name=_name(source.this), schema=_name(source.args.get("db")))  # type: ignore[arg-type]

@@ -41,8 +41,14 @@ def _lookup_table(conn: psycopg.Connection, table: TableRef) -> tuple[int, Table
     if row is None:
         raise PgivmError(f"table {table} does not exist", "create it first, or check the name and search_path")
     oid, schema, name, kind = row
-    if kind not in ("r", "p"):
+    if kind == "p":
+        raise UnsupportedQuery(f"{table} is a partitioned table, which pgivm does not maintain yet")
+    if kind != "r":
         raise UnsupportedQuery(f"{table} is not a table (relkind {kind!r}): pgivm maintains views over base tables")
+    children = conn.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = %s", [oid]).fetchone()
+    if children and children[0]:
+        # Triggers on the parent do not see rows written to a child, which the query reads.
+        raise UnsupportedQuery(f"{table} has inheritance children, which pgivm does not maintain yet")
     return oid, TableRef(name=name, schema=schema)
 
 

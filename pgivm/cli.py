@@ -1,0 +1,262 @@
+"""``pgivm``: the command line. A thin mirror of pgivm.command: parse, call, print.
+
+Exit codes: 0 success, 1 ``verify`` found a difference, 2 a user error (bad SQL, unknown view,
+unreachable server, ...), 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+import psycopg
+
+from pgivm import __version__, command
+from pgivm.errors import PgivmError
+
+EXIT_MISMATCH = 1
+EXIT_ERROR = 2
+
+
+def _print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
+    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    for n, row in enumerate(cells):
+        print("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
+        if n == 0:
+            print("  ".join("-" * w for w in widths))
+
+
+def _human_bytes(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+# --- commands ------------------------------------------------------------------------------
+
+
+def _cmd_init(args: argparse.Namespace) -> int:
+    applied = command.init(target=args.dsn)
+    print(f"catalog migrations applied: {', '.join(applied)}" if applied else "catalog is up to date")
+    return 0
+
+
+def _cmd_create(args: argparse.Namespace) -> int:
+    sql_text = args.sql
+    if args.file:
+        try:
+            with open(args.file, encoding="utf-8") as handle:
+                sql_text = handle.read()
+        except OSError as err:
+            raise PgivmError(f"cannot read {args.file}: {err.strerror}") from None
+    if not sql_text:
+        raise PgivmError("give the view definition with --sql or --file")
+    print(f"creating {args.name} ({args.strategy}, epsilon={args.epsilon}): building the state from the base tables ...",
+          file=sys.stderr)
+    result = command.create(
+        args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema, target=args.dsn
+    )
+    print(f"created view {result.view}: count = {result.count}, |D| = {result.db_size}, "
+          f"built in {result.seconds:.2f} s")
+    print(f"read it from any SQL client: SELECT * FROM {result.view};")
+    return 0
+
+
+def _cmd_drop(args: argparse.Namespace) -> int:
+    command.drop(args.name, target=args.dsn)
+    print(f"dropped {args.name}")
+    return 0
+
+
+def _cmd_list(args: argparse.Namespace) -> int:
+    views = command.list_views(target=args.dsn)
+    if args.json:
+        print(json.dumps([v.__dict__ for v in views], indent=2, default=str))
+    elif not views:
+        print("no pgivm views in this database (create one with `pgivm create`)")
+    else:
+        _print_table(
+            ["name", "view", "strategy", "epsilon", "count", "definition"],
+            [[v.name, v.view, v.strategy, v.epsilon, v.count, v.definition] for v in views],
+        )
+    return 0
+
+
+def _cmd_status(args: argparse.Namespace) -> int:
+    info = command.status(args.name, target=args.dsn)
+    if args.json:
+        print(json.dumps(info, indent=2, default=str))
+        return 0
+    print(f"view {info['view']} ({info['strategy']}): {info['definition']}")
+    _print_table(
+        ["count", "epsilon", "N", "theta = N^eps", "|D|", "updates", "major rebalances", "minor rebalances"],
+        [[info["count"], info["epsilon"], info["n"], f"{info['theta']:.2f}", info["db_size"],
+          info["updates_applied"], info["major_rebalances"], info["minor_rebalances"]]],
+    )
+    print()
+    _print_table(
+        ["relation", "values", "heavy values", "heavy tuples", "light tuples"],
+        [[k, r["values"], r["heavy_values"], r["heavy_tuples"], r["light_tuples"]] for k, r in info["relations"].items()],
+    )
+    print()
+    _print_table(["state table", "rows", "size"],
+                 [[t["table"], t["rows"], _human_bytes(t["bytes"])] for t in info["tables"]])
+    return 0
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    report = command.verify(args.name, strict=args.strict, target=args.dsn)
+    print(f"maintained: {report.maintained}")
+    print(f"recount:    {report.recount}")
+    for failure in report.failures:
+        print(f"invariant violated: {failure}")
+    if report.ok:
+        print(f"OK: {args.name} equals its recount and every IVMε invariant holds ({report.seconds:.2f} s)")
+        return 0
+    if report.maintained != report.recount:
+        print(f"MISMATCH: the maintained count differs from the recount by {_difference(report)}")
+    return EXIT_MISMATCH
+
+
+def _difference(report: command.VerifyReport) -> str:
+    if report.maintained is None or report.recount is None:
+        return f"{report.maintained} vs {report.recount}"
+    return f"{report.maintained - report.recount:+d}"
+
+
+def _cmd_rebalance(args: argparse.Namespace) -> int:
+    state = command.rebalance(args.name, target=args.dsn)
+    print(f"rebalanced {args.name}: N = {state['n']}, theta = {state['theta']:.2f}, |D| = {state['db_size']}, "
+          f"count = {state['count']}")
+    return 0
+
+
+def _cmd_alter(args: argparse.Namespace) -> int:
+    state = command.alter(args.name, epsilon=args.epsilon, target=args.dsn)
+    print(f"{args.name}: epsilon = {state['epsilon']}, repartitioned at theta = {state['theta']:.2f}, "
+          f"count = {state['count']}")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from pgivm import demo
+
+    return demo.run(
+        target=args.dsn, nodes=args.nodes, edges=args.edges, updates=args.updates, epsilon=args.epsilon,
+        seed=args.seed,
+    )
+
+
+def _cmd_server(args: argparse.Namespace) -> int:
+    from pgivm.server import EmbeddedServer
+
+    server = EmbeddedServer(port=args.port)
+    if args.action == "start":
+        status = server.start()
+        print(f"embedded PostgreSQL running (pid {status.pid}) with data in {status.data_dir}")
+        print(f"  psql \"{server.dsn()}\"")
+        print(f"  TCP: {server.url()}")
+    elif args.action == "stop":
+        print("stopped" if server.stop() else "not running")
+    else:
+        status = server.status()
+        if status.running:
+            print(f"running: pid {status.pid}, port {status.port}, data {status.data_dir}, {status.version or ''}".rstrip())
+            print(f"  psql \"{server.dsn()}\"")
+        else:
+            print(f"not running (data directory {status.data_dir})")
+    return 0
+
+
+# --- argument parsing ----------------------------------------------------------------------
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pgivm",
+        description="Incremental view maintenance for PostgreSQL: triangle counts kept exact by IVMε triggers.",
+        epilog="The database is --dsn, else $PGIVM_DSN, else the libpq PG* variables, else the embedded server.",
+    )
+    parser.add_argument("--version", action="version", version=f"pgivm {__version__}")
+    parser.add_argument("--dsn", help="libpq connection string or postgresql:// URL of the database")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("init", help="create or upgrade the pgivm catalog (also done by create)")
+    p.set_defaults(func=_cmd_init)
+
+    p = sub.add_parser("create", help="install a maintained view and build its state from the current data")
+    p.add_argument("name", help="name of the view to create (readable with SELECT * FROM name)")
+    p.add_argument("--sql", help="the view definition, e.g. a triangle count over three tables")
+    p.add_argument("--file", help="read the view definition from this file")
+    p.add_argument("--epsilon", type=float, default=0.5, help="IVMε trade-off in [0, 1] (default 0.5)")
+    p.add_argument("--strategy", default="ivme", choices=command.STRATEGIES, help="maintenance strategy")
+    p.add_argument("--schema", help="schema of the view (default: the current schema)")
+    p.set_defaults(func=_cmd_create)
+
+    p = sub.add_parser("drop", help="remove a view, its triggers and its state")
+    p.add_argument("name")
+    p.set_defaults(func=_cmd_drop)
+
+    p = sub.add_parser("list", help="list the maintained views")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_list)
+
+    p = sub.add_parser("status", help="epsilon, N, |D|, heavy values, state table sizes, rebalance counters")
+    p.add_argument("name")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_status)
+
+    p = sub.add_parser("verify", help="recount in plain SQL and check every IVMε invariant (exit 1 on a difference)")
+    p.add_argument("name")
+    p.add_argument("--strict", action="store_true", help="also require the strict partition (right after a rebalance)")
+    p.set_defaults(func=_cmd_verify)
+
+    p = sub.add_parser("rebalance", help="force a major rebalancing: strict repartition at N^epsilon, views rebuilt")
+    p.add_argument("name")
+    p.set_defaults(func=_cmd_rebalance)
+
+    p = sub.add_parser("alter", help="change a view's epsilon (repartitions at once)")
+    p.add_argument("name")
+    p.add_argument("--epsilon", type=float, required=True, help="new epsilon in [0, 1]")
+    p.set_defaults(func=_cmd_alter)
+
+    p = sub.add_parser("demo", help="a live triangle count on a generated skewed graph, checked against a recount")
+    p.add_argument("--nodes", type=int, default=2000, help="nodes of the generated graph (default 2000)")
+    p.add_argument("--edges", type=int, default=20000, help="edges loaded before the view is created (default 20000)")
+    p.add_argument("--updates", type=int, default=3000, help="single-row inserts and deletes to stream (default 3000)")
+    p.add_argument("--epsilon", type=float, default=0.5, help="IVMε epsilon (default 0.5)")
+    p.add_argument("--seed", type=int, default=7, help="random seed")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("server", help="start, stop or inspect the embedded PostgreSQL server")
+    p.add_argument("action", choices=["start", "stop", "status"])
+    p.add_argument("--port", type=int, help="TCP port (default: remembered, else 54329 or any free port)")
+    p.set_defaults(func=_cmd_server)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except PgivmError as err:
+        print(f"pgivm: error: {err}", file=sys.stderr)
+        return EXIT_ERROR
+    except psycopg.Error as err:
+        message = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        print(f"pgivm: database error: {message}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("pgivm: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

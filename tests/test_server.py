@@ -1,0 +1,254 @@
+"""Tests of the embedded PostgreSQL server and of DSN resolution, against real server processes."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target, resolve_dsn
+from pgivm.errors import ConnectionFailed, PgivmError
+from pgivm.server import EmbeddedServer, ServerStatus
+
+FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "max_connections": "200"}
+
+
+def free_port() -> int:
+    """A port nothing listens on (and, unlike 54329, one a developer's own server is not using)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def select_one(conninfo: str) -> int:
+    with psycopg.connect(conninfo, connect_timeout=10) as conn:
+        row = conn.execute("select 1").fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.fixture(scope="module")
+def server_port() -> int:
+    return free_port()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[EmbeddedServer]:
+    """One running server shared by the module; every test leaves it running."""
+    data_dir = tmp_path_factory.mktemp("server") / "pgdata"
+    embedded = EmbeddedServer(data_dir, port=server_port, settings=FAST_SETTINGS)
+    embedded.start()
+    yield embedded
+    embedded.stop()
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No connection settings inherited from the environment running the tests."""
+    for name in (*LIBPQ_ENV_VARS, "PGIVM_DSN", "PGIVM_DATA_DIR", "PGIVM_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+# ------------------------------------------------------------------------------------------- server
+
+
+def test_connects_over_unix_socket_and_tcp(server: EmbeddedServer) -> None:
+    assert select_one(server.dsn()) == 1
+    assert select_one(server.url()) == 1
+    with psycopg.connect(server.url()) as conn:
+        row = conn.execute(
+            "select inet_server_addr()::text, current_setting('max_connections')"
+        ).fetchone()
+    assert row == ("127.0.0.1/32", "200")
+
+
+def test_status_reports_the_running_server(server: EmbeddedServer, server_port: int) -> None:
+    status = server.start()
+    assert isinstance(status, ServerStatus)
+    assert status.running and status.initialized
+    assert status.pid is not None and status.pid > 0
+    assert status.port == server_port
+    assert status.data_dir == server.data_dir
+    assert status.socket_dir == server.data_dir
+    assert (status.socket_dir / f".s.PGSQL.{status.port}").is_socket()
+    assert status.version is not None and status.version.startswith("PostgreSQL ")
+    assert server.status() == status
+
+
+def test_urls_name_the_port_and_database(server: EmbeddedServer) -> None:
+    port = server.status().port
+    assert server.url("my db") == f"postgresql://postgres@127.0.0.1:{port}/my%20db"
+    assert server.jdbc_url("ivm") == f"jdbc:postgresql://127.0.0.1:{port}/ivm?user=postgres"
+    assert server.dsn("ivm") == f"host={server.data_dir} port={port} user=postgres dbname=ivm"
+
+
+def test_start_is_idempotent_and_other_handles_find_the_port(server: EmbeddedServer) -> None:
+    before = server.status()
+    assert server.start() == before
+    # A handle that names no port finds the running one, and ignores its own settings.
+    other = EmbeddedServer(server.data_dir, settings={"max_connections": "300"})
+    assert other.start() == before
+    assert other.dsn() == server.dsn()
+
+
+def test_stop_then_restart_reuses_the_recorded_port(server: EmbeddedServer) -> None:
+    port = server.status().port
+    assert server.stop() is True
+    assert server.stop() is False
+    stopped = server.status()
+    assert not stopped.running and stopped.pid is None and stopped.version is None
+    with pytest.raises(psycopg.OperationalError):
+        select_one(server.url())
+
+    restarted = EmbeddedServer(server.data_dir, settings=FAST_SETTINGS).start()
+    assert restarted.running and restarted.port == port
+    assert select_one(server.dsn()) == 1
+
+
+def test_stale_postmaster_pid_does_not_prevent_a_start(server: EmbeddedServer) -> None:
+    pidfile = server.data_dir / "postmaster.pid"
+    saved = pidfile.read_text().splitlines()
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    # A PID that no longer exists, then one reused by an unrelated live process (ours): PostgreSQL
+    # itself would refuse to start over the latter.
+    for stale_pid in (dead.pid, os.getpid()):
+        assert server.stop()
+        pidfile.write_text("\n".join([str(stale_pid), *saved[1:]]) + "\n")
+        assert not server.status().running
+        status = server.start()
+        assert status.running and status.pid != stale_pid
+        assert select_one(server.dsn()) == 1
+
+
+def test_failure_to_start_raises_a_one_line_pgivm_error(tmp_path: Path) -> None:
+    broken = EmbeddedServer(
+        tmp_path / "pgdata", port=free_port(), settings={"no_such_setting": "1"}
+    )
+    with pytest.raises(PgivmError) as caught:
+        broken.start()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "no_such_setting" in message
+    assert str(broken.log_file) in message
+    assert not broken.status().running
+
+
+def test_a_busy_port_is_reported_before_starting(server: EmbeddedServer, tmp_path: Path) -> None:
+    busy = EmbeddedServer(tmp_path / "pgdata", port=server.status().port)
+    with pytest.raises(PgivmError, match="already in use"):
+        busy.start()
+
+
+def test_concurrent_starts_share_one_server(tmp_path: Path) -> None:
+    data_dir, port = tmp_path / "pgdata", free_port()
+    script = textwrap.dedent(
+        f"""
+        from pathlib import Path
+        from pgivm.server import EmbeddedServer
+        server = EmbeddedServer(Path({str(data_dir)!r}), port={port}, settings={FAST_SETTINGS!r})
+        print(server.start().pid)
+        """
+    )
+    starters = [
+        subprocess.Popen(
+            [sys.executable, "-c", script],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
+    try:
+        results = [starter.communicate(timeout=120) for starter in starters]
+        assert [starter.returncode for starter in starters] == [0, 0], results
+        pids = {out.strip() for out, _ in results}
+        server = EmbeddedServer(data_dir)
+        assert pids == {str(server.status().pid)}
+        assert select_one(server.url()) == 1
+    finally:
+        EmbeddedServer(data_dir).stop()
+
+
+# ------------------------------------------------------------------------------------------- DSNs
+
+
+def test_explicit_dsn_beats_everything(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("PGIVM_DSN", "host=from-env")
+    clean_env.setenv("PGHOST", "from-libpq-env")
+    assert resolve_dsn("host=explicit dbname=x") == "host=explicit dbname=x"
+
+
+def test_pgivm_dsn_beats_libpq_environment(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("PGIVM_DSN", "host=from-env")
+    clean_env.setenv("PGHOST", "from-libpq-env")
+    assert resolve_dsn() == "host=from-env"
+
+
+@pytest.mark.parametrize("variable", LIBPQ_ENV_VARS)
+def test_libpq_environment_is_left_to_libpq(clean_env: pytest.MonkeyPatch, variable: str) -> None:
+    clean_env.setenv(variable, "5432" if variable == "PGPORT" else "somewhere")
+    assert resolve_dsn(start_embedded=False) == ""
+    assert describe_target(None).endswith("(from PG* environment)")
+
+
+def test_without_configuration_the_embedded_server_is_started(
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "pgdata"
+    clean_env.setenv("PGIVM_DATA_DIR", str(data_dir))
+    clean_env.setenv("PGIVM_PORT", str(free_port()))
+    with pytest.raises(PgivmError, match="no PostgreSQL server is configured"):
+        resolve_dsn(start_embedded=False)
+    assert describe_target(None) == f"embedded server at {data_dir} (not running)"
+    try:
+        dsn = resolve_dsn()
+        embedded = EmbeddedServer(data_dir)
+        assert dsn == embedded.dsn()
+        assert (
+            describe_target(dsn) == f"embedded server at {data_dir} (port {embedded.status().port})"
+        )
+        with connect(autocommit=True) as conn:
+            assert conn.execute("select current_user").fetchone() == ("postgres",)
+        assert conn.closed
+    finally:
+        EmbeddedServer(data_dir).stop()
+
+
+def test_describe_target_hides_passwords(clean_env: pytest.MonkeyPatch) -> None:
+    described = describe_target("postgresql://alice:s3cret@db.example:6543/shop?sslmode=require")
+    assert described == "host=db.example port=6543 dbname=shop user=alice"
+    assert "s3cret" not in describe_target("host=db user=bob password=s3cret")
+
+
+def test_connect_failure_is_a_one_line_connection_failed(clean_env: pytest.MonkeyPatch) -> None:
+    port = free_port()  # nothing listens there
+    with (
+        pytest.raises(ConnectionFailed) as caught,
+        connect(f"host=127.0.0.1 port={port} user=postgres connect_timeout=5"),
+    ):
+        pass
+    error = caught.value
+    assert error.message.startswith(
+        f"could not connect to host=127.0.0.1 port={port} user=postgres: "
+    )
+    assert "\n" not in str(error)
+    assert error.hint is not None and "PGIVM_DSN" in error.hint
+
+
+def test_connect_yields_a_working_connection(
+    server: EmbeddedServer, clean_env: pytest.MonkeyPatch
+) -> None:
+    clean_env.setenv("PGIVM_DSN", server.dsn())
+    with connect() as conn:
+        assert conn.execute("select 1").fetchone() == (1,)
+        assert not conn.autocommit
+    assert conn.closed
