@@ -10,33 +10,16 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from typing import Any
 
 import psycopg
 
 from pgivm import __version__, command
 from pgivm.errors import PgivmError
+from pgivm.report import human_bytes as _human_bytes
+from pgivm.report import print_table as _print_table
 
 EXIT_MISMATCH = 1
 EXIT_ERROR = 2
-
-
-def _print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> None:
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
-    for n, row in enumerate(cells):
-        print("  ".join(cell.ljust(widths[i]) if i == 0 else cell.rjust(widths[i]) for i, cell in enumerate(row)).rstrip())
-        if n == 0:
-            print("  ".join("-" * w for w in widths))
-
-
-def _human_bytes(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "kB", "MB", "GB"):
-        if value < 1024 or unit == "GB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{size} B"
 
 
 # --- commands ------------------------------------------------------------------------------
@@ -154,6 +137,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     )
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from pgivm.bench import runner
+
+    return runner.run(args)
+
+
 def _cmd_server(args: argparse.Namespace) -> int:
     from pgivm.server import EmbeddedServer
 
@@ -234,6 +223,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--epsilon", type=float, default=0.5, help="IVMε epsilon (default 0.5)")
     p.add_argument("--seed", type=int, default=7, help="random seed")
     p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("bench", help="benchmark single-row update throughput with and without IVMε views")
+    p.add_argument("--edges", help="edge list (SNAP style) to load; default: a generated power-law graph")
+    p.add_argument("--nodes", type=int, default=4000, help="nodes of the generated graph (default 4000)")
+    p.add_argument("--graph-edges", type=int, default=88000, help="edges of the generated graph (default 88000)")
+    p.add_argument("--held-out", type=int, default=2000, help="edges streamed as inserts then deletes (default 2000)")
+    p.add_argument("--epsilon", type=float, action="append", help="IVMε epsilon to measure (repeatable; default 0.5)")
+    p.add_argument("--database", default="pgivm_bench", help="scratch database, dropped and recreated (default pgivm_bench)")
+    p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("server", help="start, stop or inspect the embedded PostgreSQL server")
     p.add_argument("action", choices=["start", "stop", "status"])
