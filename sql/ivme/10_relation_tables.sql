@@ -36,7 +36,7 @@ COMMENT ON TABLE {k_degree} IS {k_degree_comment};
 CREATE TABLE {v_kl} (
     {x}  {type_x} NOT NULL,
     {z}  {type_z} NOT NULL,
-    mult bigint NOT NULL CHECK (mult <> 0),
+    mult bigint NOT NULL,  -- an upsert may pass through 0; the maintenance deletes such rows at once
     PRIMARY KEY ({x}, {z})
 );
 COMMENT ON TABLE {v_kl} IS {v_kl_comment};

@@ -21,6 +21,7 @@ DECLARE
     delta_q      bigint := 0;
     old_mult     bigint;
     new_degree   bigint;
+    zeros_z      {type_z}[];  -- view entries this update brought to 0, deleted by key
 BEGIN
     SELECT * INTO st FROM {state};
 
@@ -46,25 +47,32 @@ BEGIN
         UPDATE {result} SET count = count + m * delta_q;
     END IF;
 
-    -- ApplyUpdate lines 8-11: the one auxiliary view this update touches.
+    -- ApplyUpdate lines 8-11: the one auxiliary view this update touches. INSERT ... ON CONFLICT is
+    -- always driven by its (bounded) SELECT; a MERGE could be planned from the view's side.
     IF alpha_heavy THEN
         -- V_KL(alpha, z) += m * L_light(beta, z); nothing to do unless beta is light in L.
         IF NOT beta_heavy THEN
-            MERGE INTO {v_kl} v
-            USING (SELECT ll.{z}, m * ll.mult AS d FROM {l_light} ll WHERE ll.{y} = beta) delta
-               ON v.{x} = alpha AND v.{z} = delta.{z}
-             WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
-             WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
-             WHEN NOT MATCHED THEN INSERT ({x}, {z}, mult) VALUES (alpha, delta.{z}, delta.d);
+            WITH changed AS (
+                INSERT INTO {v_kl} AS v ({x}, {z}, mult)
+                SELECT alpha, ll.{z}, m * ll.mult FROM {l_light} ll WHERE ll.{y} = beta
+                ON CONFLICT ({x}, {z}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+                RETURNING v.{z}, v.mult)
+            SELECT array_agg({z}) INTO zeros_z FROM changed WHERE mult = 0;
+            IF zeros_z IS NOT NULL THEN
+                DELETE FROM {v_kl} WHERE {x} = alpha AND {z} = ANY (zeros_z);
+            END IF;
         END IF;
     ELSE
         -- V_MK(z, beta) += M_heavy(z, alpha) * m.
-        MERGE INTO {v_mk} v
-        USING (SELECT mh.{z}, m * mh.mult AS d FROM {m_heavy} mh WHERE mh.{x} = alpha) delta
-           ON v.{z} = delta.{z} AND v.{y} = beta
-         WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
-         WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
-         WHEN NOT MATCHED THEN INSERT ({z}, {y}, mult) VALUES (delta.{z}, beta, delta.d);
+        WITH changed AS (
+            INSERT INTO {v_mk} AS v ({z}, {y}, mult)
+            SELECT mh.{z}, beta, m * mh.mult FROM {m_heavy} mh WHERE mh.{x} = alpha
+            ON CONFLICT ({z}, {y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+            RETURNING v.{z}, v.mult)
+        SELECT array_agg({z}) INTO zeros_z FROM changed WHERE mult = 0;
+        IF zeros_z IS NOT NULL THEN
+            DELETE FROM {v_mk} WHERE {z} = ANY (zeros_z) AND {y} = beta;
+        END IF;
     END IF;
 
     -- ApplyUpdate line 12: K_part(alpha, beta) += m, dropping the tuple when it reaches 0.
@@ -135,33 +143,40 @@ CREATE FUNCTION {move_k}(alpha {type_x}, to_heavy boolean)
 RETURNS void LANGUAGE plpgsql AS $pgivm$
 DECLARE
     direction bigint := CASE WHEN to_heavy THEN 1 ELSE -1 END;  -- +1: light -> heavy
+    zeros_z   {type_z}[];
+    zeros_y   {type_y}[];
 BEGIN
     -- Contributions to V_MK, which holds alpha's tuples while they are light.
-    MERGE INTO {v_mk} v
-    USING (SELECT mh.{z}, k.{y}, -direction * sum(mh.mult * k.mult) AS d
-             FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
-                   UNION ALL
-                   SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
-             CROSS JOIN LATERAL (SELECT mh.{z}, mh.mult FROM {m_heavy} mh WHERE mh.{x} = alpha) mh
-            GROUP BY mh.{z}, k.{y}) delta
-       ON v.{z} = delta.{z} AND v.{y} = delta.{y}
-     WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
-     WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
-     WHEN NOT MATCHED THEN INSERT ({z}, {y}, mult) VALUES (delta.{z}, delta.{y}, delta.d);
+    WITH changed AS (
+        INSERT INTO {v_mk} AS v ({z}, {y}, mult)
+        SELECT mh.{z}, k.{y}, -direction * mh.mult * k.mult
+          FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
+                UNION ALL
+                SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
+         CROSS JOIN (SELECT {z}, mult FROM {m_heavy} WHERE {x} = alpha) mh
+        ON CONFLICT ({z}, {y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+        RETURNING v.{z}, v.{y}, v.mult)
+    SELECT array_agg({z}), array_agg({y}) INTO zeros_z, zeros_y FROM changed WHERE mult = 0;
+    FOR i IN 1 .. coalesce(array_length(zeros_z, 1), 0) LOOP
+        DELETE FROM {v_mk} WHERE {z} = zeros_z[i] AND {y} = zeros_y[i];
+    END LOOP;
 
     -- Contributions to V_KL, which holds alpha's tuples while they are heavy.
-    MERGE INTO {v_kl} v
-    USING (SELECT ll.{z}, direction * sum(k.mult * ll.mult) AS d
-             FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
-                   UNION ALL
-                   SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
-             JOIN {l_light} ll ON ll.{y} = k.{y}
-            GROUP BY ll.{z}
-           HAVING sum(k.mult * ll.mult) <> 0) delta
-       ON v.{x} = alpha AND v.{z} = delta.{z}
-     WHEN MATCHED AND v.mult + delta.d = 0 THEN DELETE
-     WHEN MATCHED THEN UPDATE SET mult = v.mult + delta.d
-     WHEN NOT MATCHED THEN INSERT ({x}, {z}, mult) VALUES (alpha, delta.{z}, delta.d);
+    WITH changed AS (
+        INSERT INTO {v_kl} AS v ({x}, {z}, mult)
+        SELECT alpha, ll.{z}, direction * sum(k.mult * ll.mult)
+          FROM (SELECT {y}, mult FROM {k_light} WHERE {x} = alpha AND to_heavy
+                UNION ALL
+                SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k
+          JOIN {l_light} ll ON ll.{y} = k.{y}
+         GROUP BY ll.{z}
+        HAVING sum(k.mult * ll.mult) <> 0
+        ON CONFLICT ({x}, {z}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+        RETURNING v.{z}, v.mult)
+    SELECT array_agg({z}) INTO zeros_z FROM changed WHERE mult = 0;
+    IF zeros_z IS NOT NULL THEN
+        DELETE FROM {v_kl} WHERE {x} = alpha AND {z} = ANY (zeros_z);
+    END IF;
 
     IF to_heavy THEN
         WITH moved AS (DELETE FROM {k_light} WHERE {x} = alpha RETURNING {x}, {y}, mult)
