@@ -8,6 +8,7 @@ while the view stays exact. The demo ends with a recount in plain SQL and the in
 
 from __future__ import annotations
 
+import os
 import random
 import sys
 import time
@@ -18,12 +19,17 @@ from psycopg import sql
 from pgivm import command
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
-from pgivm.connection import connect, describe_target
+from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target
 from pgivm.progress import Progress
 
 SCHEMA = "pgivm_demo_data"
 VIEW = "demo_triangles"
 RELATIONS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+
+
+def _configured() -> bool:
+    """Whether a database other than the embedded server was configured in the environment."""
+    return bool(os.environ.get("PGIVM_DSN")) or any(os.environ.get(v) for v in LIBPQ_ENV_VARS)
 
 
 def skewed_edges(nodes: int, edges: int, rnd: random.Random, skew: float = 1.0) -> list[tuple[int, int]]:
@@ -119,5 +125,7 @@ def run(
         print(f"{key.ljust(width)}  {value}", file=out)
     for failure in report.failures:
         print(f"invariant violated: {failure}", file=out)
-    print(f"\nquery it yourself: psql -c 'SELECT * FROM {SCHEMA}.{VIEW}'  (see `pgivm server status`)", file=out)
+    where = "the embedded server: `pgivm server status` prints its psql command" if target is None and not _configured() \
+        else describe_target(target)
+    print(f"\nquery it yourself: SELECT * FROM {SCHEMA}.{VIEW}  (on {where})", file=out)
     return 0 if report.ok else 1

@@ -252,3 +252,28 @@ def test_connect_yields_a_working_connection(
         assert conn.execute("select 1").fetchone() == (1,)
         assert not conn.autocommit
     assert conn.closed
+
+
+def test_cli_server_start_status_stop(
+    tmp_path: Path, clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``pgivm server start|status|stop`` on a data directory of its own, then the embedded default
+    is what a command without --dsn talks to."""
+    from pgivm import cli
+
+    clean_env.setenv("PGIVM_DATA_DIR", str(tmp_path / "pgdata"))
+    clean_env.setenv("PGIVM_PORT", str(free_port()))
+    try:
+        assert cli.main(["server", "start"]) == 0
+        assert "embedded PostgreSQL running" in capsys.readouterr().out
+        assert cli.main(["server", "status"]) == 0
+        assert capsys.readouterr().out.startswith("running:")
+        assert cli.main(["init"]) == 0  # no --dsn, no PGIVM_DSN, no PG*: the embedded server
+        assert "catalog migrations applied: 0001_catalog" in capsys.readouterr().out
+        assert cli.main(["list"]) == 0
+        assert "no pgivm views" in capsys.readouterr().out
+    finally:
+        assert cli.main(["server", "stop"]) == 0
+    assert capsys.readouterr().out.strip() == "stopped"
+    assert cli.main(["server", "status"]) == 0
+    assert capsys.readouterr().out.startswith("not running")
