@@ -11,7 +11,7 @@
 CREATE TABLE {k_heavy} (
     {x}  {type_x} NOT NULL,
     {y}  {type_y} NOT NULL,
-    mult bigint NOT NULL CHECK (mult <> 0),
+    mult bigint NOT NULL,  -- never 0 once a maintenance statement ends (verify checks it)
     PRIMARY KEY ({x}, {y})
 );
 -- An update (alpha, beta) to the next relation L scans K_heavy by its second column: at most 2 N^(1-eps) rows.
@@ -21,7 +21,7 @@ COMMENT ON TABLE {k_heavy} IS {k_heavy_comment};
 CREATE TABLE {k_light} (
     {x}  {type_x} NOT NULL,
     {y}  {type_y} NOT NULL,
-    mult bigint NOT NULL CHECK (mult <> 0),
+    mult bigint NOT NULL,  -- never 0 once a maintenance statement ends (verify checks it)
     PRIMARY KEY ({x}, {y})
 );
 COMMENT ON TABLE {k_light} IS {k_light_comment};

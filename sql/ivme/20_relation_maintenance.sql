@@ -19,16 +19,16 @@ DECLARE
     alpha_heavy  boolean;  -- routing: is alpha in pi_X K_heavy?
     beta_heavy   boolean;  -- beta's part in L; NULL when beta does not occur in L
     delta_q      bigint := 0;
-    old_mult     bigint;
+    new_mult     bigint;
     new_degree   bigint;
     zeros_z      {type_z}[];  -- view entries this update brought to 0, deleted by key
 BEGIN
-    SELECT * INTO st FROM {state};
-
     -- OnUpdate routing: to K_heavy iff alpha is heavy (or epsilon = 0); a new value starts light.
-    SELECT heavy INTO alpha_heavy FROM {k_degree} WHERE {x} = alpha;
+    SELECT s.*, (SELECT d.heavy FROM {k_degree} d WHERE d.{x} = alpha), (SELECT d.heavy FROM {l_degree} d WHERE d.{y} = beta)
+      INTO st.singleton, st.epsilon, st.n, st.theta, st.db_size, st.updates_applied, st.major_rebalances,
+           st.minor_rebalances, alpha_heavy, beta_heavy
+      FROM {state} s;
     alpha_heavy := coalesce(alpha_heavy, st.epsilon = 0);
-    SELECT heavy INTO beta_heavy FROM {l_degree} WHERE {y} = beta;
 
     -- ApplyUpdate lines 3-7: the change of the count.
     IF beta_heavy THEN
@@ -75,35 +75,32 @@ BEGIN
         END IF;
     END IF;
 
-    -- ApplyUpdate line 12: K_part(alpha, beta) += m, dropping the tuple when it reaches 0.
+    -- ApplyUpdate line 12: K_part(alpha, beta) += m. Stored multiplicities are never 0, so the
+    -- new multiplicity is m exactly when the tuple is new, and 0 when it vanishes.
     IF alpha_heavy THEN
-        SELECT mult INTO old_mult FROM {k_heavy} WHERE {x} = alpha AND {y} = beta;
-        IF old_mult IS NULL THEN
-            INSERT INTO {k_heavy} ({x}, {y}, mult) VALUES (alpha, beta, m);
-        ELSIF old_mult + m = 0 THEN
+        INSERT INTO {k_heavy} AS p ({x}, {y}, mult) VALUES (alpha, beta, m)
+            ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
+            RETURNING mult INTO new_mult;
+        IF new_mult = 0 THEN
             DELETE FROM {k_heavy} WHERE {x} = alpha AND {y} = beta;
-        ELSE
-            UPDATE {k_heavy} SET mult = old_mult + m WHERE {x} = alpha AND {y} = beta;
         END IF;
     ELSE
-        SELECT mult INTO old_mult FROM {k_light} WHERE {x} = alpha AND {y} = beta;
-        IF old_mult IS NULL THEN
-            INSERT INTO {k_light} ({x}, {y}, mult) VALUES (alpha, beta, m);
-        ELSIF old_mult + m = 0 THEN
+        INSERT INTO {k_light} AS p ({x}, {y}, mult) VALUES (alpha, beta, m)
+            ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
+            RETURNING mult INTO new_mult;
+        IF new_mult = 0 THEN
             DELETE FROM {k_light} WHERE {x} = alpha AND {y} = beta;
-        ELSE
-            UPDATE {k_light} SET mult = old_mult + m WHERE {x} = alpha AND {y} = beta;
         END IF;
     END IF;
 
     -- Degrees and |D| count distinct tuples: only a tuple appearing or vanishing changes them,
     -- and only then can a rebalancing be due.
-    IF old_mult IS NULL THEN
+    IF new_mult = m THEN
         INSERT INTO {k_degree} AS d ({x}, degree, heavy) VALUES (alpha, 1, alpha_heavy)
             ON CONFLICT ({x}) DO UPDATE SET degree = d.degree + 1
             RETURNING degree INTO new_degree;
         st.db_size := st.db_size + 1;
-    ELSIF old_mult + m = 0 THEN
+    ELSIF new_mult = 0 THEN
         UPDATE {k_degree} SET degree = degree - 1 WHERE {x} = alpha AND degree > 1 RETURNING degree INTO new_degree;
         IF NOT FOUND THEN  -- alpha's last tuple: alpha leaves pi_X K
             DELETE FROM {k_degree} WHERE {x} = alpha;
