@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import psycopg
 
 from pgivm import __version__, command
+from pgivm.strategies import STRATEGIES
 from pgivm.errors import PgivmError
 from pgivm.report import human_bytes as _human_bytes
 from pgivm.report import print_table as _print_table
@@ -41,13 +42,14 @@ def _cmd_create(args: argparse.Namespace) -> int:
             raise PgivmError(f"cannot read {args.file}: {err.strerror}") from None
     if not sql_text:
         raise PgivmError("give the view definition with --sql or --file")
-    print(f"creating {args.name} ({args.strategy}, epsilon={args.epsilon}): building the state from the base tables ...",
+    detail = f", epsilon={args.epsilon}" if args.strategy == "ivme" else ""
+    print(f"creating {args.name} ({args.strategy}{detail}): building the state from the base tables ...",
           file=sys.stderr)
     result = command.create(
         args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema, target=args.dsn
     )
-    print(f"created view {result.view}: count = {result.count}, |D| = {result.db_size}, "
-          f"built in {result.seconds:.2f} s")
+    size = f", |D| = {result.db_size}" if result.db_size is not None else ""
+    print(f"created view {result.view} ({result.strategy}): count = {result.count}{size}, built in {result.seconds:.2f} s")
     print(f"read it from any SQL client: SELECT * FROM {result.view};")
     return 0
 
@@ -78,16 +80,20 @@ def _cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(info, indent=2, default=str))
         return 0
     print(f"view {info['view']} ({info['strategy']}): {info['definition']}")
-    _print_table(
-        ["count", "epsilon", "N", "theta = N^eps", "|D|", "updates", "major rebalances", "minor rebalances"],
-        [[info["count"], info["epsilon"], info["n"], f"{info['theta']:.2f}", info["db_size"],
-          info["updates_applied"], info["major_rebalances"], info["minor_rebalances"]]],
-    )
-    print()
-    _print_table(
-        ["relation", "values", "heavy values", "heavy tuples", "light tuples"],
-        [[k, r["values"], r["heavy_values"], r["heavy_tuples"], r["light_tuples"]] for k, r in info["relations"].items()],
-    )
+    if info["strategy"] == "ivme":
+        _print_table(
+            ["count", "epsilon", "N", "theta = N^eps", "|D|", "updates", "major rebalances", "minor rebalances"],
+            [[info["count"], info["epsilon"], info["n"], f"{info['theta']:.2f}", info["db_size"],
+              info["updates_applied"], info["major_rebalances"], info["minor_rebalances"]]],
+        )
+        print()
+        _print_table(
+            ["relation", "values", "heavy values", "heavy tuples", "light tuples"],
+            [[k, r["values"], r["heavy_values"], r["heavy_tuples"], r["light_tuples"]]
+             for k, r in info["relations"].items()],
+        )
+    else:
+        _print_table(["count", "updates"], [[info["count"], info["updates_applied"]]])
     print()
     _print_table(["state table", "rows", "size"],
                  [[t["table"], t["rows"], _human_bytes(t["bytes"])] for t in info["tables"]])
@@ -185,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sql", help="the view definition, e.g. a triangle count over three tables")
     p.add_argument("--file", help="read the view definition from this file")
     p.add_argument("--epsilon", type=float, default=0.5, help="IVMε trade-off in [0, 1] (default 0.5)")
-    p.add_argument("--strategy", default="ivme", choices=command.STRATEGIES, help="maintenance strategy")
+    p.add_argument("--strategy", default="ivme", choices=list(STRATEGIES),
+                   help="ivme (default), first-order (classical delta queries) or recompute (after every statement)")
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
     p.set_defaults(func=_cmd_create)
 

@@ -25,11 +25,10 @@ from pgivm.errors import PgivmError
 from pgivm.query import parse_view_sql
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView, resolve
-from pgivm.strategies import ivme
+from pgivm.strategies import STRATEGIES, common, ivme
 
 Target = Union[str, psycopg.Connection, None]
 
-STRATEGIES = (ivme.NAME,)
 _MAX_NAME_BYTES = 40  # state objects are named pgivm_<name>_...; PostgreSQL truncates names at 63 bytes
 
 
@@ -65,7 +64,7 @@ class CreateResult:
     strategy: str
     epsilon: float
     count: int | None
-    db_size: int
+    db_size: int | None  # |D| for ivme
     seconds: float
 
 
@@ -104,6 +103,7 @@ def create(
     _check_epsilon(epsilon)
     if strategy not in STRATEGIES:
         raise PgivmError(f"unknown strategy {strategy!r}", f"choose one of: {', '.join(STRATEGIES)}")
+    module = STRATEGIES[strategy]
     query = parse_view_sql(sql_text)
     started = time.perf_counter()
     with _session(target) as conn:
@@ -121,21 +121,21 @@ def create(
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
             resolved = resolve(conn, query)
             _check_postgres_accepts(conn, query.sql)
-            for statement in ivme.install_plan(resolved, name, view_schema, epsilon).statements:
+            for statement in module.install_plan(resolved, name, view_schema, epsilon):
                 conn.execute(statement)
             catalog.insert(
                 conn,
                 catalog.ViewRecord(
                     name=name,
                     view_schema=view_schema,
-                    state_schema=ivme.state_schema_for(name),
+                    state_schema=common.state_schema_for(name),
                     strategy=strategy,
-                    epsilon=epsilon,
+                    epsilon=epsilon if strategy == ivme.NAME else None,
                     definition=query.sql,
                     model=catalog.model_to_json(query, resolved.tables),
                 ),
             )
-            state = ivme.read_state(conn, name)
+            state = common.read_state(conn, name)
             value = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
     return CreateResult(
         name=name,
@@ -143,7 +143,7 @@ def create(
         strategy=strategy,
         epsilon=epsilon,
         count=value[0] if value else None,
-        db_size=state["db_size"],
+        db_size=state.get("db_size"),
         seconds=time.perf_counter() - started,
     )
 
@@ -155,7 +155,7 @@ def drop(name: str, *, target: Target = None) -> None:
         with conn.transaction():
             record = catalog.get(conn, name)
             tables = [a.table for a in record.query.atoms]
-            for statement in ivme.drop_plan(name, record.view_schema, list(dict.fromkeys(tables))):
+            for statement in common.drop_plan(name, record.view_schema, list(dict.fromkeys(tables))):
                 conn.execute(statement)
             catalog.delete(conn, name)
 
@@ -175,13 +175,13 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
         migrate.upgrade(conn)
         out = []
         for record in catalog.all_views(conn):
-            state = ivme.read_state(conn, record.name)
+            state = common.read_state(conn, record.name)
             out.append(
                 ViewSummary(
                     name=record.name,
                     view=f"{record.view_schema}.{record.name}",
                     strategy=record.strategy,
-                    epsilon=state["epsilon"],
+                    epsilon=state.get("epsilon"),
                     count=state["count"],
                     definition=record.definition,
                 )
@@ -194,7 +194,7 @@ def status(name: str, *, target: Target = None) -> dict[str, Any]:
     with _session(target) as conn:
         migrate.upgrade(conn)
         record = catalog.get(conn, name)
-        info = ivme.status(conn, name)
+        info = STRATEGIES[record.strategy].status(conn, name)
         info.update(name=name, view=f"{record.view_schema}.{name}", strategy=record.strategy,
                     definition=record.definition)
         return info
@@ -205,7 +205,7 @@ class VerifyReport:
     name: str
     maintained: int | None
     recount: int | None
-    failures: list[ivme.CheckFailure] = field(default_factory=list)
+    failures: list[common.CheckFailure] = field(default_factory=list)
     seconds: float = 0.0
 
     @property
@@ -232,7 +232,7 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
                 sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))
             ).fetchone()
             recount = conn.execute(record.definition).fetchone()  # type: ignore[call-overload]  # the user's own SQL
-            failures = ivme.verify_state(conn, resolved, name, strict=strict)
+            failures = STRATEGIES[record.strategy].verify_state(conn, resolved, name, strict=strict)
     return VerifyReport(
         name=name,
         maintained=maintained[0] if maintained else None,
@@ -249,11 +249,13 @@ def rebalance(name: str, *, epsilon: float | None = None, target: Target = None)
     with _session(target) as conn:
         migrate.upgrade(conn)
         with conn.transaction():
-            catalog.get(conn, name)
+            record = catalog.get(conn, name)
+            if record.strategy != ivme.NAME:
+                raise PgivmError(f"view {name!r} uses strategy {record.strategy}, which has no epsilon and no rebalancing")
             conn.execute(ivme.rebalance_plan(name, epsilon))
             if epsilon is not None:
                 catalog.set_epsilon(conn, name, epsilon)
-            return ivme.read_state(conn, name)
+            return common.read_state(conn, name)
 
 
 def alter(name: str, *, epsilon: float, target: Target = None) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm import __version__
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "drop", "list", "status", "verify", "rebalance", "alter", "demo", "server"]
+COMMANDS = ["init", "create", "drop", "list", "status", "verify", "rebalance", "alter", "demo", "bench", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
 
@@ -217,7 +217,7 @@ def test_create_with_sql(capsys: pytest.CaptureFixture[str], dsn: str, conn: psy
     expected = load_rst(conn)
     db_size = rst_db_size(conn)
     run = ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
-    assert f"created view public.tri: count = {expected}, |D| = {db_size}," in run.out
+    assert f"created view public.tri (ivme): count = {expected}, |D| = {db_size}," in run.out
     assert "SELECT * FROM public.tri" in run.out
     assert view_value(conn) == expected == scalar(conn, TRIANGLE_SQL)
     columns = conn.execute("SELECT * FROM tri").description
@@ -287,7 +287,7 @@ def test_create_into_another_schema_over_schema_qualified_tables(
     )
     expected = scalar(conn, view_sql)
     run = ok(capsys, dsn, "create", "tri", "--sql", view_sql, "--schema", "reports")
-    assert f"created view reports.tri: count = {expected}," in run.out
+    assert f"created view reports.tri (ivme): count = {expected}," in run.out
     assert view_value(conn, "tri", "reports") == expected
     assert scalar(conn, "SELECT to_regclass('public.tri')") is None
     conn.execute('INSERT INTO "Graph Data".r VALUES (1, 1), (2, 2); DELETE FROM "Graph Data".t WHERE c = 3')
@@ -502,7 +502,7 @@ def test_drop_removes_view_state_and_triggers(capsys: pytest.CaptureFixture[str]
     conn.execute("CREATE TRIGGER users_own AFTER INSERT ON r FOR EACH ROW EXECUTE FUNCTION keep()")
     rows_before = {t: scalar(conn, sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))) for t in "rst"}
     ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
-    assert len(user_triggers(conn, "r", "s", "t")) == 3 * 4 + 1
+    assert len(user_triggers(conn, "r", "s", "t")) == 3 * 5 + 1  # lock, insert, delete, update, truncate per table, plus the user's own
     assert schema_exists(conn, "pgivm_tri")
 
     run = ok(capsys, dsn, "drop", "tri")
@@ -538,7 +538,7 @@ def test_edge_table_self_join(capsys: pytest.CaptureFixture[str], dsn: str, conn
     assert f"count = {expected}," in run.out
     assert f"|D| = {3 * distinct_pairs(conn, 'e', 'src', 'dst')}," in run.out
     assert view_value(conn) == expected
-    assert sorted(user_triggers(conn, "e")) == sorted(f"pgivm_tri_{op}" for op in ("insert", "delete", "update", "truncate"))
+    assert sorted(user_triggers(conn, "e")) == sorted(f"pgivm_tri_{op}" for op in ("lock", "insert", "delete", "update", "truncate"))
     assert "OK" in ok(capsys, dsn, "verify", "tri", "--strict").out
     info = status_json(capsys, dsn)
     assert info["relations"]["R"]["values"] == info["relations"]["S"]["values"] == info["relations"]["T"]["values"]

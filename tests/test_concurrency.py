@@ -296,9 +296,9 @@ def test_many_sessions_on_shared_triangles(dsn: str, conn: psycopg.Connection, f
     assert monitor_error is None, monitor_error
     assert all(t.statements >= STATEMENTS for t in tallies)
     assert sum(t.rollbacks for t in tallies) > 0  # some transactions rolled back whole
-    # A deadlock needs a multi-statement transaction holding the state row (single statements
-    # take row locks first and the state row last, then commit), so there are at most that many.
-    assert sum(t.deadlocks for t in tallies) <= sum(t.transactions for t in tallies), tallies
+    # Every writing statement takes the view's lock before touching a row (a BEFORE statement
+    # trigger), so writers queue on it and can never wait on each other's rows: no deadlocks.
+    assert sum(t.deadlocks for t in tallies) == 0, tallies
 
     # Writers really contended: someone waited on a lock, and the value moved while they did.
     assert seen.max_lock_waiters >= 1, seen

@@ -1,0 +1,52 @@
+-- First-order IVM of one relation K(X,Y) of the cycle, with L(Y,Z) next and M(Z,X) previous
+-- (rendered for K = R, S, T). The classical delta query for an update (alpha, beta) -> m:
+--   delta Q = m * sum_z L(beta, z) * M(z, alpha)
+-- one loop over L(beta, .) probing M(z, alpha): O(N) per update when beta has high degree.
+-- The relations are kept as indexed copies (one row per distinct tuple with its multiplicity):
+-- row triggers of a multi-row statement see the statement's final base table, and a self-join
+-- would read the very table being changed, so the delta must read a copy kept in step.
+
+CREATE TABLE {k_tuples} (
+    {x}  {type_x} NOT NULL,
+    {y}  {type_y} NOT NULL,
+    mult bigint NOT NULL,  -- never 0 once a maintenance statement ends
+    PRIMARY KEY ({x}, {y})
+);
+COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
+
+CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
+RETURNS void LANGUAGE plpgsql AS $pgivm$
+DECLARE
+    delta_q  bigint;
+    new_mult bigint;
+BEGIN
+    SELECT coalesce(sum(l.mult * (SELECT mt.mult FROM {m_tuples} mt WHERE mt.{z} = l.{z} AND mt.{x} = alpha)), 0)
+      INTO delta_q
+      FROM {l_tuples} l WHERE l.{y} = beta;
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + m * delta_q;
+    END IF;
+    INSERT INTO {k_tuples} AS p ({x}, {y}, mult) VALUES (alpha, beta, m)
+        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
+        RETURNING mult INTO new_mult;
+    IF new_mult = 0 THEN
+        DELETE FROM {k_tuples} WHERE {x} = alpha AND {y} = beta;
+    END IF;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
+
+-- (Re)load K from its base table, set at a time.
+CREATE FUNCTION {load_k}()
+RETURNS void LANGUAGE plpgsql
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+AS $pgivm$
+BEGIN
+    TRUNCATE {k_tuples};
+    INSERT INTO {k_tuples} ({x}, {y}, mult)
+    SELECT {base_x}, {base_y}, count(*)
+      FROM {base_table} base
+     WHERE base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
+     GROUP BY 1, 2;
+END;
+$pgivm$;
