@@ -46,7 +46,8 @@ def _cmd_create(args: argparse.Namespace) -> int:
     print(f"creating {args.name} ({args.strategy}{detail}): building the state from the base tables ...",
           file=sys.stderr)
     result = command.create(
-        args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema, target=args.dsn
+        args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema,
+        batch_threshold=args.batch_threshold, target=args.dsn,
     )
     size = f", |D| = {result.db_size}" if result.db_size is not None else ""
     print(f"created view {result.view} ({result.strategy}): count = {result.count}{size}, built in {result.seconds:.2f} s")
@@ -194,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strategy", default="ivme", choices=list(STRATEGIES),
                    help="ivme (default), first-order (classical delta queries) or recompute (after every statement)")
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
+    p.add_argument("--batch-threshold", type=int,
+                   help="statements changing more rows than this are maintained set at a time (default 64)")
     p.set_defaults(func=_cmd_create)
 
     p = sub.add_parser("drop", help="remove a view, its triggers and its state")

@@ -96,11 +96,18 @@ def create(
     epsilon: float = ivme.DEFAULT_EPSILON,
     strategy: str = ivme.NAME,
     schema: str | None = None,
+    batch_threshold: int | None = None,
     target: Target = None,
 ) -> CreateResult:
-    """Install a maintained view ``name`` for the query ``sql_text`` and build its state."""
+    """Install a maintained view ``name`` for the query ``sql_text`` and build its state.
+
+    ``batch_threshold``: statements changing more rows than this are maintained set at a time
+    (default ``common.BATCH_THRESHOLD``); 0 sends every statement through the batch path.
+    """
     _check_name(name)
     _check_epsilon(epsilon)
+    if batch_threshold is not None and batch_threshold < 0:
+        raise PgivmError(f"batch threshold must be 0 or more, got {batch_threshold}")
     if strategy not in STRATEGIES:
         raise PgivmError(f"unknown strategy {strategy!r}", f"choose one of: {', '.join(STRATEGIES)}")
     module = STRATEGIES[strategy]
@@ -121,7 +128,7 @@ def create(
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
             resolved = resolve(conn, query)
             _check_postgres_accepts(conn, query.sql)
-            for statement in module.install_plan(resolved, name, view_schema, epsilon):
+            for statement in module.install_plan(resolved, name, view_schema, epsilon, batch_threshold):
                 conn.execute(statement)
             catalog.insert(
                 conn,

@@ -214,10 +214,11 @@ def setup_form(conn: psycopg.Connection, form: Form, rnd: random.Random, rows: i
 
 
 def run_stream(conn: psycopg.Connection, form: Form, epsilon: float, seed: int, steps: int,
-               strategy: str = "ivme") -> Tracker:
+               strategy: str = "ivme", batch_threshold: int | None = None) -> Tracker:
     rnd = random.Random(seed)
     setup_form(conn, form, rnd, rows=25)
-    command.create("tri", form.view_sql, epsilon=epsilon, strategy=strategy, target=conn)
+    command.create("tri", form.view_sql, epsilon=epsilon, strategy=strategy, batch_threshold=batch_threshold,
+                   target=conn)
     report = command.verify("tri", strict=True, target=conn)
     assert report.ok, [str(f) for f in report.failures]
 
@@ -287,12 +288,27 @@ def test_random_stream_matches_recount(conn: psycopg.Connection, form: Form, eps
         assert state[1] == 0
 
 
+@pytest.mark.parametrize("epsilon", [0.0, 0.25, 0.5, 1.0])
+@pytest.mark.parametrize("form", [RST, EDGE], ids=lambda f: f.name)
+def test_set_at_a_time_path_matches_recount(conn: psycopg.Connection, form: Form, epsilon: float) -> None:
+    """Every statement, even a single row, through K_delta and apply_batch_K (batch threshold 0)."""
+    tracker = run_stream(conn, form, epsilon, seed=int(epsilon * 100) + 3, steps=200, batch_threshold=0)
+    assert tracker.halved and tracker.max_n > 0
+    if 0 < epsilon < 1 and form is RST:
+        assert conn.execute("SELECT minor_rebalances FROM pgivm_tri.state").fetchone()[0] > 0
+
+
 @pytest.mark.parametrize("strategy", ["first-order", "recompute"])
 @pytest.mark.parametrize("form", [RST, EDGE], ids=lambda f: f.name)
 def test_baseline_strategies_match_recount(conn: psycopg.Connection, form: Form, strategy: str) -> None:
     """The baselines pass the same randomized stream, checked after every statement."""
     tracker = run_stream(conn, form, 0.5, seed=99, steps=200, strategy=strategy)
     assert tracker.statements == 200
+
+
+def test_first_order_set_at_a_time_path_matches_recount(conn: psycopg.Connection) -> None:
+    tracker = run_stream(conn, EDGE, 0.5, seed=5, steps=150, strategy="first-order", batch_threshold=0)
+    assert tracker.statements == 150
 
 
 def test_same_stream_same_count_for_every_epsilon(server_dsn: str, dsn: str) -> None:

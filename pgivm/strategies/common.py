@@ -95,40 +95,76 @@ def lock_tables_plan(view: ResolvedView) -> list[sql.Composable]:
     ]
 
 
-def row_triggers_plan(names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str) -> sql.Composed:
-    """The triggers of ``table``: take the view's lock per statement, apply each row change to every
-    relation the table feeds (R, S, T order), reload those relations after TRUNCATE."""
+# A statement changing more rows than this goes set-at-a-time through K_delta and apply_batch_K;
+# smaller ones go tuple by tuple (measured by `pgivm bench bulk`: see README).
+BATCH_THRESHOLD = 64
+
+
+def _net_change(view: ResolvedView, atom: Atom, event: str) -> sql.Composable:
+    """The statement's net change of ``atom``'s relation: (x, y, m) per distinct join key, m <> 0."""
+
+    def rows(table: str, sign: str) -> sql.Composable:
+        first, second = atom_columns(view, atom, table)
+        return sql.SQL("SELECT {first} AS x, {second} AS y, {sign} AS m FROM {table} WHERE {c1} IS NOT NULL AND {c2} IS NOT NULL").format(
+            first=first, second=second, sign=sql.SQL(sign), table=sql.SQL(table),  # type: ignore[arg-type]
+            c1=sql.SQL("{}.{}").format(sql.SQL(table), sql.Identifier(atom.first)),  # type: ignore[arg-type]
+            c2=sql.SQL("{}.{}").format(sql.SQL(table), sql.Identifier(atom.second)),  # type: ignore[arg-type]
+        )
+
+    if event == "insert":
+        source: sql.Composable = rows("new_rows", "1")
+    elif event == "delete":
+        source = rows("old_rows", "-1")
+    else:
+        source = sql.SQL("{} UNION ALL {}").format(rows("new_rows", "1"), rows("old_rows", "-1"))
+    return sql.SQL("SELECT x, y, sum(m)::bigint AS m FROM ({}) rows GROUP BY x, y HAVING sum(m) <> 0").format(source)
+
+
+def _apply_block(names: Names, view: ResolvedView, atoms: list[Atom], event: str, threshold: int) -> sql.Composable:
+    blocks = []
+    for atom in atoms:
+        k = atom.relation
+        x, y = atom.variables
+        blocks.append(sql.SQL(
+            "        -- {relation}\n"
+            "        IF changed_rows <= {threshold} THEN\n"
+            "            FOR change IN {net} LOOP\n"
+            "                PERFORM {apply}(change.x, change.y, change.m);\n"
+            "            END LOOP;\n"
+            "        ELSE\n"
+            "            INSERT INTO {delta} ({x}, {y}, mult) {net};\n"
+            "            PERFORM {apply_batch}();\n"
+            "        END IF;"
+        ).format(
+            relation=sql.SQL(k.upper()),  # type: ignore[arg-type]
+            threshold=sql.Literal(threshold),
+            net=_net_change(view, atom, event),
+            apply=names(f"apply_{k}"), apply_batch=names(f"apply_batch_{k}"), delta=names(f"{k}_delta"),
+            x=sql.Identifier(x), y=sql.Identifier(y),
+        ))
+    return sql.SQL("\n").join(blocks)
+
+
+def table_triggers_plan(
+    names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None
+) -> sql.Composed:
+    """The triggers of ``table``: take the view's lock per statement, apply each statement's net
+    change to every relation the table feeds (R, S, T order), reload them after TRUNCATE."""
     atoms = view.query.atoms_of(table)
     letters = "".join(a.relation for a in atoms)
     qualified = view.qualified(table)
-
-    def apply_lines(row: str, sign: int) -> sql.Composable:
-        lines = []
-        for atom in atoms:
-            first, second = atom_columns(view, atom, row)
-            lines.append(
-                sql.SQL(
-                    "        IF {row}.{c1} IS NOT NULL AND {row}.{c2} IS NOT NULL THEN\n"
-                    "            PERFORM {apply}({first}, {second}, {sign});\n"
-                    "        END IF;"
-                ).format(
-                    row=sql.SQL(row),  # type: ignore[arg-type]
-                    c1=sql.Identifier(atom.first), c2=sql.Identifier(atom.second),
-                    apply=names(f"apply_{atom.relation}"), first=first, second=second, sign=sql.Literal(sign),
-                )
-            )
-        return sql.SQL("\n").join(lines)
-
-    columns = list(dict.fromkeys(c for a in atoms for c in (a.first, a.second)))
     described = f"{qualified} as {', '.join(a.relation.upper() for a in atoms)}"
-    return render("common/row_triggers.sql", {
+    threshold = BATCH_THRESHOLD if batch_threshold is None else batch_threshold
+    return render("common/table_triggers.sql", {
         "state": names("state"),
         "restart": names("restart"),
+        "batch_threshold": sql.SQL(str(threshold)),  # type: ignore[arg-type]
         "on_statement": names(f"on_statement_{letters}"),
-        "on_write": names(f"on_write_{letters}"),
+        "on_change": names(f"on_change_{letters}"),
         "on_truncate": names(f"on_truncate_{letters}"),
-        "apply_old": apply_lines("OLD", -1),
-        "apply_new": apply_lines("NEW", 1),
+        "apply_insert": _apply_block(names, view, atoms, "insert", threshold),
+        "apply_delete": _apply_block(names, view, atoms, "delete", threshold),
+        "apply_update": _apply_block(names, view, atoms, "update", threshold),
         "reload": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"load_{a.relation}")) for a in atoms),
         "table": table_ident(qualified),
         "lock_trigger": sql.Identifier(f"pgivm_{name}_lock"),
@@ -136,11 +172,8 @@ def row_triggers_plan(names: Names, view: ResolvedView, name: str, table: TableR
         "delete_trigger": sql.Identifier(f"pgivm_{name}_delete"),
         "update_trigger": sql.Identifier(f"pgivm_{name}_update"),
         "truncate_trigger": sql.Identifier(f"pgivm_{name}_truncate"),
-        "join_columns_changed": sql.SQL(" OR ").join(
-            sql.SQL("OLD.{c} IS DISTINCT FROM NEW.{c}").format(c=sql.Identifier(c)) for c in columns
-        ),
         "on_statement_comment": sql.Literal(f"pgivm view {name}: take the view's lock before a statement on {qualified}"),
-        "on_write_comment": sql.Literal(f"pgivm view {name}: maintain the {strategy} state for row changes of {described}"),
+        "on_change_comment": sql.Literal(f"pgivm view {name}: maintain the {strategy} state for changes of {described}"),
         "on_truncate_comment": sql.Literal(f"pgivm view {name}: rebuild the {strategy} state after TRUNCATE of {qualified}"),
     })
 

@@ -22,7 +22,7 @@ from pgivm.strategies.common import (
     read_state,
     render,
     revoke_plan,
-    row_triggers_plan,
+    table_triggers_plan,
     run_checks,
     table_ident,
     table_sizes,
@@ -63,6 +63,7 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
         "result": names("result"),
         "k_tuples": names(f"{k}_tuples"), "l_tuples": names(f"{l}_tuples"), "m_tuples": names(f"{m}_tuples"),
         "apply_k": names(f"apply_{k}"), "load_k": names(f"load_{k}"),
+        "k_delta": names(f"{k}_delta"), "apply_batch_k": names(f"apply_batch_{k}"),
         "base_table": table_ident(view.qualified(atom.table)),
         "base_x": base_x, "base_y": base_y,
         "base_x_column": sql.Identifier(atom.first), "base_y_column": sql.Identifier(atom.second),
@@ -71,7 +72,9 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
     }
 
 
-def install_plan(view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None) -> list[sql.Composable]:
+def install_plan(
+    view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
+) -> list[sql.Composable]:
     names = Names.of(name)
     plan: list[sql.Composable] = lock_tables_plan(view)
     plan.append(render("first_order/00_view_state.sql", _view_params(names, name, view.query.sql)))
@@ -79,7 +82,7 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, epsilon: float
     plan.append(render("first_order/30_view.sql", _view_params(names, name, view.query.sql)))
     plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
         names("load_r"), names("load_s"), names("load_t"), names("restart")))
-    plan += [row_triggers_plan(names, view, name, table, "first-order IVM") for table in view.query.tables]
+    plan += [table_triggers_plan(names, view, name, table, "first-order IVM", batch_threshold) for table in view.query.tables]
     plan.append(user_view_plan(names, view.query, name, view_schema, "first-order IVM"))
     plan.append(revoke_plan(names))
     return plan

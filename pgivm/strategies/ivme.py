@@ -28,7 +28,7 @@ from pgivm.strategies.common import (
     read_state,
     render,
     revoke_plan,
-    row_triggers_plan,
+    table_triggers_plan,
     run_checks,
     table_ident,
     table_sizes,
@@ -74,6 +74,8 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
         "v_mk": names(AUX_VIEW[m]),
         "apply_k": names(f"apply_{k}"),
         "move_k": names(f"move_{k}"),
+        "k_delta": names(f"{k}_delta"),
+        "apply_batch_k": names(f"apply_batch_{k}"),
         "repartition_k": names(f"repartition_{k}"),
         "recompute_v_kl": names(f"recompute_{AUX_VIEW[k]}"),
         "load_k": names(f"load_{k}"),
@@ -93,6 +95,8 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
         ),
         "apply_k_comment": sql.Literal(f"IVMε ApplyUpdate + OnUpdate for a single-tuple update to {upper}"),
         "move_k_comment": sql.Literal(f"IVMε MinorRebalancing of one {x.upper()}-value of {upper}"),
+        "k_delta_comment": sql.Literal(f"pgivm scratch: the net change of {upper} by the current multi-row statement"),
+        "apply_batch_k_comment": sql.Literal(f"IVMε, set at a time: apply the multi-row change in {k}_delta to {upper}"),
     }
 
 
@@ -128,7 +132,9 @@ def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.
     }
 
 
-def install_plan(view: ResolvedView, name: str, view_schema: str, epsilon: float) -> list[sql.Composable]:
+def install_plan(
+    view: ResolvedView, name: str, view_schema: str, epsilon: float, batch_threshold: int | None = None
+) -> list[sql.Composable]:
     """DDL for the state, the maintenance functions, the build from existing data, and the triggers.
 
     Run it in one transaction: the base tables are locked against writes first so that no change
@@ -146,12 +152,13 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, epsilon: float
     )
     plan += [_render("10_relation_tables.sql", _relation_params(names, k, types)) for k in RELATIONS]
     plan += [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    plan += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
     plan.append(_render("30_view_maintenance.sql", view_params))
     plan += [_render("40_relation_load.sql", _load_params(names, view, atom)) for atom in view.query.atoms]
     # The build: every relation loaded set-at-a-time, then preprocessing (N = 2|D|+1, strict partition, views, count).
     plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
         names("load_r"), names("load_s"), names("load_t"), names("restart")))
-    plan += [row_triggers_plan(names, view, name, table, "IVMε") for table in view.query.tables]
+    plan += [table_triggers_plan(names, view, name, table, "IVMε", batch_threshold) for table in view.query.tables]
     plan.append(user_view_plan(names, view.query, name, view_schema, "IVMε"))
     plan.append(revoke_plan(names))
     return plan

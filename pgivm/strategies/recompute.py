@@ -28,7 +28,9 @@ from pgivm.strategies.common import (
 NAME = "recompute"
 
 
-def install_plan(view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None) -> list[sql.Composable]:
+def install_plan(
+    view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
+) -> list[sql.Composable]:
     names = Names.of(name)
     plan: list[sql.Composable] = lock_tables_plan(view)
     plan.append(render("recompute/00_view.sql", {

@@ -50,3 +50,37 @@ BEGIN
      GROUP BY 1, 2;
 END;
 $pgivm$;
+
+-- A multi-row statement's net change of K, applied set at a time (see common/table_triggers.sql).
+CREATE UNLOGGED TABLE {k_delta} (
+    {x}      {type_x} NOT NULL,
+    {y}      {type_y} NOT NULL,
+    mult     bigint NOT NULL,
+    new_mult bigint,
+    PRIMARY KEY ({x}, {y})
+);
+
+CREATE FUNCTION {apply_batch_k}()
+RETURNS void LANGUAGE plpgsql
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+AS $pgivm$
+DECLARE
+    delta_q numeric;
+BEGIN
+    SELECT coalesce(sum(d.mult * l.mult * mt.mult), 0) INTO delta_q
+      FROM {k_delta} d
+      JOIN {l_tuples} l ON l.{y} = d.{y}
+      JOIN {m_tuples} mt ON mt.{z} = l.{z} AND mt.{x} = d.{x};
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + delta_q::bigint;
+    END IF;
+    WITH changed AS (
+        INSERT INTO {k_tuples} AS p ({x}, {y}, mult)
+        SELECT {x}, {y}, mult FROM {k_delta}
+        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
+        RETURNING p.{x}, p.{y}, p.mult)
+    UPDATE {k_delta} d SET new_mult = c.mult FROM changed c WHERE d.{x} = c.{x} AND d.{y} = c.{y};
+    DELETE FROM {k_tuples} p USING {k_delta} d WHERE d.new_mult = 0 AND p.{x} = d.{x} AND p.{y} = d.{y};
+    DELETE FROM {k_delta};
+END;
+$pgivm$;

@@ -1,16 +1,20 @@
 -- Triggers on one base table that feeds relations of the view (one relation, or several for a
 -- self-join such as the graph form over one edge table). Rendered once per base table, for every
--- strategy that maintains per relation with apply_<k>(x, y, m) functions (ivme, first-order).
+-- strategy that maintains per relation K with apply_K(x, y, m) and apply_batch_K() (ivme, first-order).
 --
--- Each row change is applied to every relation the table feeds, in the order R, S, T, each
--- seeing the state left by the previous one: that is exactly the delta of the self-join count.
--- An UPDATE is a delete of the old row followed by an insert of the new one.
+-- Statement-level triggers with transition tables: a statement's net change of each relation
+-- (inserted rows +1, deleted rows -1, grouped by the join columns, NULL keys dropped since they
+-- never join) is applied to R, then S, then T, each seeing the state left by the previous one,
+-- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
+-- alone nets to nothing. Small changes go tuple by tuple through apply_K; a statement with more
+-- than {batch_threshold} rows goes set-at-a-time through K_delta and apply_batch_K.
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state, with a fixed search_path, and with seqscan, hash and merge joins off
--- so every maintenance statement is an index nested loop from the bounded side.
+-- so every single-tuple statement is an index nested loop from the bounded side.
 
 -- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows.
+-- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
+-- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
 CREATE FUNCTION {on_statement}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -23,7 +27,7 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION {on_statement}() IS {on_statement_comment};
 
-CREATE FUNCTION {on_write}()
+CREATE FUNCTION {on_change}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
@@ -31,20 +35,27 @@ SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 -- of every statement: milliseconds spent compiling a one-row lookup.
 SET jit = off
 AS $pgivm$
+DECLARE
+    changed_rows bigint;
+    change       record;
 BEGIN
-    -- Serializes the view's writers; under REPEATABLE READ or SERIALIZABLE a concurrent writer
-    -- that committed first makes this a serialization failure instead of a lost triangle.
-    UPDATE {state} SET updates_applied = updates_applied + 1;
-    IF TG_OP <> 'INSERT' THEN
-{apply_old}
+    IF TG_OP = 'DELETE' THEN
+        SELECT count(*) INTO changed_rows FROM old_rows;
+    ELSE
+        SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
-    IF TG_OP <> 'DELETE' THEN
-{apply_new}
+    UPDATE {state} SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF TG_OP = 'INSERT' THEN
+{apply_insert}
+    ELSIF TG_OP = 'DELETE' THEN
+{apply_delete}
+    ELSE
+{apply_update}
     END IF;
     RETURN NULL;
 END;
 $pgivm$;
-COMMENT ON FUNCTION {on_write}() IS {on_write_comment};
+COMMENT ON FUNCTION {on_change}() IS {on_change_comment};
 
 CREATE FUNCTION {on_truncate}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -52,7 +63,7 @@ SET search_path = pg_catalog, pg_temp
 SET jit = off
 AS $pgivm$
 BEGIN
-    UPDATE {state} SET updates_applied = updates_applied + 1;
+    UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
 {reload}
     PERFORM {restart}();
     RETURN NULL;
@@ -63,11 +74,10 @@ COMMENT ON FUNCTION {on_truncate}() IS {on_truncate_comment};
 CREATE TRIGGER {lock_trigger} BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table}
     FOR EACH STATEMENT EXECUTE FUNCTION {on_statement}();
 CREATE TRIGGER {insert_trigger} AFTER INSERT ON {table}
-    FOR EACH ROW EXECUTE FUNCTION {on_write}();
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
 CREATE TRIGGER {delete_trigger} AFTER DELETE ON {table}
-    FOR EACH ROW EXECUTE FUNCTION {on_write}();
--- Only an UPDATE that changes a join column changes the view.
+    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
 CREATE TRIGGER {update_trigger} AFTER UPDATE ON {table}
-    FOR EACH ROW WHEN ({join_columns_changed}) EXECUTE FUNCTION {on_write}();
+    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
 CREATE TRIGGER {truncate_trigger} AFTER TRUNCATE ON {table}
     FOR EACH STATEMENT EXECUTE FUNCTION {on_truncate}();
