@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ivme (default), first-order (classical delta queries) or recompute (after every statement)")
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
     p.add_argument("--batch-threshold", type=int,
-                   help="statements changing more rows than this are maintained set at a time (default 64)")
+                   help="statements changing more rows than this are maintained set at a time (default 256)")
     p.set_defaults(func=_cmd_create)
 
     p = sub.add_parser("drop", help="remove a view, its triggers and its state")
@@ -234,13 +234,47 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="random seed")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("bench", help="benchmark single-row update throughput with and without IVMε views")
-    p.add_argument("--edges", help="edge list (SNAP style) to load; default: a generated power-law graph")
-    p.add_argument("--nodes", type=int, default=4000, help="nodes of the generated graph (default 4000)")
-    p.add_argument("--graph-edges", type=int, default=88000, help="edges of the generated graph (default 88000)")
-    p.add_argument("--held-out", type=int, default=2000, help="edges streamed as inserts then deletes (default 2000)")
-    p.add_argument("--epsilon", type=float, action="append", help="IVMε epsilon to measure (repeatable; default 0.5)")
-    p.add_argument("--database", default="pgivm_bench", help="scratch database, dropped and recreated (default pgivm_bench)")
+    p = sub.add_parser("bench", help="benchmarks: single-row updates, scaling on adversarial skew, bulk statements",
+                       description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
+                                   "table, updates and scaling also write a PNG plot to --out.")
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "all"],
+                   help="updates (default): single-row updates on a graph under every strategy and ε; "
+                        "scaling: per-update time against N on adversarial skew, with fitted slopes; "
+                        "bulk: one large INSERT ... SELECT, DELETE and COPY; all: the three in order")
+    p.add_argument("--dsn", default=argparse.SUPPRESS,
+                   help="libpq connection string or URL of a server where the scratch database may be created "
+                        "(same as pgivm --dsn)")
+    p.add_argument("--database", default="pgivm_bench",
+                   help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
+    p.add_argument("--out", default="benchmarks/out",
+                   help="directory for the PNG plots, created if missing (default benchmarks/out)")
+    p.add_argument("--seed", type=int, default=1, help="random seed of the generated data and streams (default 1)")
+    g = p.add_argument_group("graph (updates and bulk)")
+    g.add_argument("--edges", help="edge list (SNAP style) to load; default: a generated power-law graph")
+    g.add_argument("--nodes", type=int, default=4000, help="nodes of the generated graph (default 4000)")
+    g.add_argument("--graph-edges", type=int, default=88000, help="edges of the generated graph (default 88000)")
+    g = p.add_argument_group("updates")
+    g.add_argument("--held-out", type=int, default=2000,
+                   help="K: edges left out of the load, streamed as K inserts then K deletes (default 2000)")
+    g.add_argument("--epsilon", type=float, action="append",
+                   help="IVMε epsilon to measure (repeatable; default 0, 0.25, 0.5, 0.75 and 1)")
+    g.add_argument("--recompute-held-out", type=int, default=50,
+                   help="held-out edges streamed under the recompute strategy, which recounts on every "
+                        "statement (default 50)")
+    g = p.add_argument_group("scaling")
+    g.add_argument("--sizes", default="10000,30000,100000,300000,1000000",
+                   help="database sizes N (tuples over R, S, T), comma-separated "
+                        "(default 10000,30000,100000,300000,1000000)")
+    g.add_argument("--updates", type=int, default=200,
+                   help="single-row updates per strategy and size: half inserts, then the same rows deleted "
+                        "(default 200)")
+    g.add_argument("--budget", type=float, default=40.0,
+                   help="seconds of updates per strategy and size: inserting stops after half of it, so slow "
+                        "strategies use fewer updates at large N; the table says how many (default 40)")
+    g.add_argument("--hubs", type=int, default=4, help="hub b-values in S, each paired with N/(2·hubs) c-values (default 4)")
+    g = p.add_argument_group("bulk")
+    g.add_argument("--bulk-sizes", default="10000,100000",
+                   help="rows per bulk statement, comma-separated (default 10000,100000)")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("server", help="start, stop or inspect the embedded PostgreSQL server")

@@ -16,6 +16,7 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.strategies.common import (
     CheckFailure,
     Names,
+    analyze_plan,
     atom_columns,
     checks,
     lock_tables_plan,
@@ -82,6 +83,7 @@ def install_plan(
     plan.append(render("first_order/30_view.sql", _view_params(names, name, view.query.sql)))
     plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
         names("load_r"), names("load_s"), names("load_t"), names("restart")))
+    plan.append(analyze_plan(names, [f"{k}_tuples" for k in RELATIONS]))
     plan += [table_triggers_plan(names, view, name, table, "first-order IVM", batch_threshold) for table in view.query.tables]
     plan.append(user_view_plan(names, view.query, name, view_schema, "first-order IVM"))
     plan.append(revoke_plan(names))

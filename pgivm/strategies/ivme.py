@@ -22,6 +22,7 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.strategies.common import (
     CheckFailure,
     Names,
+    analyze_plan,
     atom_columns,
     checks,
     lock_tables_plan,
@@ -158,6 +159,8 @@ def install_plan(
     # The build: every relation loaded set-at-a-time, then preprocessing (N = 2|D|+1, strict partition, views, count).
     plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
         names("load_r"), names("load_s"), names("load_t"), names("restart")))
+    plan.append(analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
+                             + list(AUX_VIEW.values())))
     plan += [table_triggers_plan(names, view, name, table, "IVMε", batch_threshold) for table in view.query.tables]
     plan.append(user_view_plan(names, view.query, name, view_schema, "IVMε"))
     plan.append(revoke_plan(names))

@@ -63,10 +63,14 @@ CREATE UNLOGGED TABLE {k_delta} (
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+-- The state is hot in memory: index probes cost about as much as sequential reads, so a small
+-- batch is best served by index nested loops and only a large one by hash joins.
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
     delta_q numeric;
 BEGIN
+    ANALYZE {k_delta};  -- index nested loops for a small batch, hash joins for a large one
     SELECT coalesce(sum(d.mult * l.mult * mt.mult), 0) INTO delta_q
       FROM {k_delta} d
       JOIN {l_tuples} l ON l.{y} = d.{y}

@@ -19,6 +19,9 @@ COMMENT ON TABLE {k_delta} IS {k_delta_comment};
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+-- The state is hot in memory: index probes cost about as much as sequential reads, so a small
+-- batch is best served by index nested loops and only a large one by hash joins.
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
     st        {state}%ROWTYPE;
@@ -30,13 +33,17 @@ DECLARE
     moving    record;
 BEGIN
     SELECT * INTO st FROM {state};
+    -- The planner must know the batch's size to choose index nested loops for a small batch and
+    -- hash joins for a large one.
+    ANALYZE {k_delta};
 
     -- Routing, as OnUpdate does it: alpha's current part; a new value is light (heavy at epsilon = 0).
     UPDATE {k_delta} d
        SET heavy = st.epsilon = 0 OR EXISTS (SELECT 1 FROM {k_degree} g WHERE g.{x} = d.{x} AND g.heavy);
 
     -- delta Q = sum over the batch of m * sum_z L(beta, z) * M(z, alpha), with
-    -- L(beta,.) M(., alpha) = L_heavy M_heavy + V_LM + L_light (M_heavy + M_light).
+    -- L(beta,.) M(., alpha) = L_heavy M_heavy + V_LM + L_light M_heavy + L_light M_light.
+    -- Four plain joins (not a union of M's parts), so a small batch gets index nested loops.
     SELECT coalesce(sum(v), 0) INTO delta_q FROM (
         SELECT d.mult * mh.mult * lh.mult AS v
           FROM {k_delta} d
@@ -46,11 +53,15 @@ BEGIN
         SELECT d.mult * v.mult
           FROM {k_delta} d JOIN {v_lm} v ON v.{y} = d.{y} AND v.{x} = d.{x}
         UNION ALL
-        SELECT d.mult * ll.mult * m.mult
+        SELECT d.mult * ll.mult * mh.mult
           FROM {k_delta} d
           JOIN {l_light} ll ON ll.{y} = d.{y}
-          JOIN (SELECT {z}, {x}, mult FROM {m_heavy} UNION ALL SELECT {z}, {x}, mult FROM {m_light}) m
-            ON m.{z} = ll.{z} AND m.{x} = d.{x}
+          JOIN {m_heavy} mh ON mh.{z} = ll.{z} AND mh.{x} = d.{x}
+        UNION ALL
+        SELECT d.mult * ll.mult * ml.mult
+          FROM {k_delta} d
+          JOIN {l_light} ll ON ll.{y} = d.{y}
+          JOIN {m_light} ml ON ml.{z} = ll.{z} AND ml.{x} = d.{x}
     ) terms;
     IF delta_q <> 0 THEN
         UPDATE {result} SET count = count + delta_q::bigint;
