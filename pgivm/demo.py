@@ -17,6 +17,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import command
+from pgivm.bench.graphs import power_law_graph
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target
@@ -30,19 +31,6 @@ RELATIONS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 def _configured() -> bool:
     """Whether a database other than the embedded server was configured in the environment."""
     return bool(os.environ.get("PGIVM_DSN")) or any(os.environ.get(v) for v in LIBPQ_ENV_VARS)
-
-
-def skewed_edges(nodes: int, edges: int, rnd: random.Random, skew: float = 1.0) -> list[tuple[int, int]]:
-    """Distinct undirected edges whose endpoints follow a Zipf-like law: a few hubs, many leaves."""
-    weights = [1.0 / (rank + 1) ** skew for rank in range(nodes)]
-    chosen: set[tuple[int, int]] = set()
-    while len(chosen) < edges:
-        for u, v in zip(rnd.choices(range(nodes), weights, k=edges), rnd.choices(range(nodes), k=edges)):
-            if u != v:
-                chosen.add((min(u, v), max(u, v)))
-            if len(chosen) >= edges:
-                break
-    return sorted(chosen)
 
 
 def _setup(conn: psycopg.Connection, edges: list[tuple[int, int]]) -> None:
@@ -68,7 +56,7 @@ def run(
     out = out or sys.stdout
     rnd = random.Random(seed)
     print(f"pgivm demo on {describe_target(target)}", file=out)
-    graph = skewed_edges(nodes, edges, rnd)
+    graph = power_law_graph(nodes, edges, seed=seed)
     with connect(target, autocommit=True) as conn:
         migrate.upgrade(conn)
         print(f"loading a skewed graph: {nodes:,} nodes, {len(graph):,} edges, into "

@@ -234,6 +234,13 @@ def read_state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
     return info
 
 
+def basic_status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
+    """The state row, the count and the size of every state table."""
+    info = read_state(conn, name)
+    info["tables"] = table_sizes(conn, name)
+    return info
+
+
 def table_sizes(conn: psycopg.Connection, name: str) -> list[dict[str, Any]]:
     """Rows and bytes (with indexes) of every table of the view's state schema."""
     names = Names.of(name)

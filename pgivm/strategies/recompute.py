@@ -15,13 +15,12 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.strategies.common import (
     CheckFailure,
     Names,
+    basic_status,
     count_query,
     lock_tables_plan,
-    read_state,
     render,
     revoke_plan,
     table_ident,
-    table_sizes,
     user_view_plan,
 )
 
@@ -55,9 +54,7 @@ def install_plan(
 
 
 def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
-    info = read_state(conn, name)
-    info["tables"] = table_sizes(conn, name)
-    return info
+    return basic_status(conn, name)
 
 
 def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
