@@ -47,12 +47,36 @@ def _cmd_create(args: argparse.Namespace) -> int:
           file=sys.stderr)
     result = command.create(
         args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema,
-        batch_threshold=args.batch_threshold, target=args.dsn,
+        batch_threshold=args.batch_threshold, target=args.dsn, preprocess=args.preprocess,
     )
     size = f", |D| = {result.db_size}" if result.db_size is not None else ""
     print(f"created view {result.view} ({result.strategy}): count = {result.count}{size}, built in {result.seconds:.2f} s")
     print(f"read it from any SQL client: SELECT * FROM {result.view};")
     return 0
+
+
+def _cmd_load(args: argparse.Namespace) -> int:
+    columns = [c.strip() for c in args.columns.split(",") if c.strip()]
+    result = command.load(
+        args.table, args.file, columns, fmt=args.fmt, master=args.master, symmetric=args.symmetric,
+        drop_self_loops=args.drop_self_loops, distinct=args.distinct, header=args.header, target=args.dsn,
+    )
+    print(f"loaded {result.rows:,} rows from {result.file} into {result.table} in {result.seconds:.1f} s "
+          f"({result.rows_per_second:,.0f} rows/s)")
+    return 0
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    if not args.spark:
+        return _cmd_verify(argparse.Namespace(name=args.name, strict=False, dsn=args.dsn))
+    report = command.validate_spark(args.name, master=args.master, target=args.dsn)
+    print(f"maintained: {report.maintained}")
+    print(f"spark:      {report.spark}")
+    if report.ok:
+        print(f"OK: {args.name} equals the Spark recount ({report.seconds:.1f} s)")
+        return 0
+    print(f"MISMATCH: the maintained count differs from the Spark recount")
+    return EXIT_MISMATCH
 
 
 def _cmd_drop(args: argparse.Namespace) -> int:
@@ -197,7 +221,33 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
     p.add_argument("--batch-threshold", type=int,
                    help="statements changing more rows than this are maintained set at a time (default 256)")
+    p.add_argument("--preprocess", choices=["postgres", "spark"], default="postgres",
+                   help="build the state in PostgreSQL (default) or in Spark, written back over JDBC (ivme only)")
     p.set_defaults(func=_cmd_create)
+
+    p = sub.add_parser("load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
+                       description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "
+                                   "then one INSERT ... SELECT, so a pgivm view on TABLE is maintained set at a time). "
+                                   "A malformed line aborts the load and leaves TABLE unchanged.")
+    p.add_argument("table", help="target table (optionally schema-qualified); it must exist")
+    p.add_argument("file", help="input file (or a directory of Parquet files)")
+    p.add_argument("--columns", required=True, help="comma-separated target columns, e.g. src,dst")
+    p.add_argument("--format", dest="fmt", default="csv", choices=["csv", "tsv", "parquet", "edges"],
+                   help="csv (default), tsv, parquet, or edges: a whitespace SNAP edge list with # comments, "
+                        "an optional node-count header line, extra columns ignored")
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    p.add_argument("--symmetric", action="store_true", help="also load (v, u) for every (u, v)")
+    p.add_argument("--drop-self-loops", action="store_true", help="skip rows with u = v")
+    p.add_argument("--distinct", action="store_true",
+                   help="drop duplicate rows of this load (with --symmetric: each edge exactly once per direction)")
+    p.add_argument("--header", action="store_true", help="the first line is a header (csv, tsv, edges)")
+    p.set_defaults(func=_cmd_load)
+
+    p = sub.add_parser("validate", help="recount a view from its base tables, in PostgreSQL or in Spark (exit 1 on a difference)")
+    p.add_argument("name")
+    p.add_argument("--spark", action="store_true", help="recount in Spark over JDBC instead of PostgreSQL")
+    p.add_argument("--master", default="local[*]", help="Spark master with --spark (default local[*])")
+    p.set_defaults(func=_cmd_validate)
 
     p = sub.add_parser("drop", help="remove a view, its triggers and its state")
     p.add_argument("name")

@@ -98,6 +98,7 @@ def create(
     schema: str | None = None,
     batch_threshold: int | None = None,
     target: Target = None,
+    preprocess: str = "postgres",
 ) -> CreateResult:
     """Install a maintained view ``name`` for the query ``sql_text`` and build its state.
 
@@ -128,8 +129,18 @@ def create(
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
             resolved = resolve(conn, query)
             _check_postgres_accepts(conn, query.sql)
-            for statement in module.install_plan(resolved, name, view_schema, epsilon, batch_threshold):
-                conn.execute(statement)
+            plan = module.install_plan(resolved, name, view_schema, epsilon, batch_threshold)
+            if preprocess == "spark":  # the state build runs in Spark (pgivm.spark.preprocess)
+                if strategy != ivme.NAME:
+                    raise PgivmError("--preprocess spark is only for the ivme strategy")
+                from pgivm.spark import preprocess as spark_preprocess
+
+                spark_preprocess.run_install_plan(conn, plan, resolved, name, epsilon)
+            elif preprocess != "postgres":
+                raise PgivmError(f"unknown preprocess {preprocess!r}", "choose postgres or spark")
+            else:
+                for statement in plan:
+                    conn.execute(statement)
             catalog.insert(
                 conn,
                 catalog.ViewRecord(
@@ -274,3 +285,68 @@ def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
     with _session(target) as conn:
         record = catalog.get(conn, name)
         return list(dict.fromkeys(a.table for a in record.query.atoms))
+
+
+# --- Spark (optional: pip install 'pgivm[spark]') ----------------------------------------------
+
+
+def load(
+    table: str,
+    path: str,
+    columns: list[str],
+    *,
+    fmt: str = "csv",
+    master: str = "local[*]",
+    symmetric: bool = False,
+    drop_self_loops: bool = False,
+    distinct: bool = False,
+    header: bool = False,
+    target: str | None = None,
+) -> Any:
+    """Append a file (csv, tsv, SNAP edges, parquet) to ``table`` through Spark and JDBC, atomically.
+
+    Returns a ``pgivm.spark.load.LoadResult``. See that module for the formats and options.
+    """
+    from pgivm.spark import load as spark_load
+
+    return spark_load.load(table, path, columns, fmt=fmt, master=master, symmetric=symmetric,
+                           drop_self_loops=drop_self_loops, distinct=distinct, header=header, dsn=target)
+
+
+@dataclass
+class SparkValidateReport:
+    name: str
+    maintained: int | None
+    spark: int
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.maintained == self.spark
+
+
+def validate_spark(name: str, *, master: str = "local[*]", target: Target = None) -> SparkValidateReport:
+    """Recount the view's join in Spark from the base tables (JDBC) and compare with the maintained count.
+
+    The base tables are locked against writers (SHARE) while Spark reads them, so both counts see
+    the same data. Only for count(*)-style views (sum(1), count(*), count(1)): a count of a join
+    column equals count(*) because NULL join values never join.
+    """
+    from pgivm.spark.validate import spark_recount
+
+    with _session(target) as conn:
+        migrate.upgrade(conn)
+        with conn.transaction():
+            record = catalog.get(conn, name)
+            resolved = _resolved(conn, record)
+            for table in resolved.tables.values():
+                conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table.schema or "public", table.name)))
+            maintained = conn.execute(
+                sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))
+            ).fetchone()
+            recount = spark_recount(conn, resolved, master=master)
+    value = maintained[0] if maintained else None
+    spark_count = recount.count
+    if value is None and spark_count == 0:
+        spark_count = None  # type: ignore[assignment]  # sum(1) over an empty join is NULL
+    return SparkValidateReport(name=name, maintained=value, spark=spark_count, seconds=recount.seconds)

@@ -27,7 +27,7 @@ from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm import __version__
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "drop", "list", "status", "verify", "rebalance", "alter", "demo", "bench", "server"]
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "rebalance", "alter", "demo", "bench", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
 

@@ -1,18 +1,24 @@
-"""``pgivm bench``: set up a scratch database and run the workloads, printing a table each."""
+"""``pgivm bench``: set up a scratch database and run the workloads, printing a table each.
+
+Workloads (one module each): ``updates`` (single-row updates on a graph, every strategy and ε),
+``scaling`` (per-update time against N on adversarial skew), ``bulk`` (one large INSERT ...
+SELECT, DELETE or COPY); ``all`` runs the three in this order. Plots go to ``--out``.
+"""
 
 from __future__ import annotations
 
 import argparse
+import os
 import platform
+from pathlib import Path
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from pgivm.bench import graphs, updates
+from pgivm.bench import bulk, graphs, scaling, updates
 from pgivm.connection import connect, describe_target, resolve_dsn
 from pgivm.errors import PgivmError
-
 
 def _scratch_database(dsn: str, name: str) -> str:
     with connect(dsn, autocommit=True) as admin:
@@ -25,23 +31,88 @@ def _scratch_database(dsn: str, name: str) -> str:
     return make_conninfo(dsn, dbname=name)
 
 
-def run(args: argparse.Namespace) -> int:
-    dsn = resolve_dsn(args.dsn)
+def _drop_database(dsn: str, name: str) -> None:
+    with connect(dsn, autocommit=True) as admin:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+def _other_active_sessions(conn: psycopg.Connection) -> int:
+    """Client sessions of other users of the server that are running a statement right now."""
+    row = conn.execute(
+        "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend' "
+        "AND state = 'active' AND pid <> pg_backend_pid()").fetchone()
+    return int(row[0]) if row else 0
+
+
+def _graph(args: argparse.Namespace) -> tuple[list[tuple[int, int]], str]:
     if args.edges:
         edges = graphs.read_edge_list(args.edges)
-        source = f"{args.edges} ({len(edges):,} undirected edges)"
-    else:
-        edges = graphs.power_law_graph(args.nodes, args.graph_edges)
-        source = f"generated power-law graph ({args.nodes:,} nodes, {len(edges):,} edges)"
-    epsilons = args.epsilon or [0.5]
-    print(f"pgivm bench on {describe_target(args.dsn)}; {platform.processor() or platform.machine()}, "
-          f"{platform.python_implementation()} {platform.python_version()}")
-    print(f"graph: {source}; R, S, T hold every edge in both directions; "
-          f"{args.held_out:,} held-out edges inserted then deleted, one row per statement")
+        return edges, f"{args.edges} ({len(edges):,} undirected edges)"
+    edges = graphs.power_law_graph(args.nodes, args.graph_edges)
+    return edges, f"generated power-law graph ({args.nodes:,} nodes, {len(edges):,} edges)"
+
+
+def _sizes(text: str, option: str, minimum: int = 1) -> list[int]:
+    try:
+        sizes = [int(float(part)) for part in text.replace("_", "").split(",") if part.strip()]
+    except ValueError:
+        raise PgivmError(f"{option} takes comma-separated numbers, got {text!r}") from None
+    if not sizes or min(sizes) < minimum:
+        raise PgivmError(f"{option} takes numbers of at least {minimum}, got {text!r}")
+    return sizes
+
+
+def _check(args: argparse.Namespace) -> None:
+    for epsilon in args.epsilon or []:
+        if not 0 <= epsilon <= 1:
+            raise PgivmError(f"--epsilon must be between 0 and 1, got {epsilon:g}")
+    for option in ("held_out", "recompute_held_out", "updates", "hubs", "nodes", "graph_edges"):
+        if getattr(args, option) < 1:
+            raise PgivmError(f"--{option.replace('_', '-')} must be at least 1")
+    if args.budget <= 0:
+        raise PgivmError("--budget must be positive")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the options, create the scratch database, run the chosen workload(s), drop it."""
+    _check(args)
+    sizes = _sizes(args.sizes, "--sizes", minimum=100)
+    bulk_sizes = _sizes(args.bulk_sizes, "--bulk-sizes")
+    chosen = ["updates", "scaling", "bulk"] if args.workload == "all" else [args.workload]
+    out = Path(args.out)
+    if {"updates", "scaling"} & set(chosen):
+        out.mkdir(parents=True, exist_ok=True)
+    edges, source = _graph(args) if {"updates", "bulk"} & set(chosen) else ([], "")
+
+    dsn = resolve_dsn(args.dsn)
+    print(f"pgivm bench {args.workload} on {describe_target(args.dsn)}, scratch database {args.database}; "
+          f"{platform.processor() or platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
     scratch = _scratch_database(dsn, args.database)
     with psycopg.connect(scratch, autocommit=True) as conn:
         version = conn.execute("SHOW server_version").fetchone()[0]  # type: ignore[index]
-        results = updates.run(conn, edges, args.held_out, epsilons)
-    print(f"\nsingle-row updates (PostgreSQL {version}):")
-    updates.print_table(results)
+        print(f"PostgreSQL {version}; every statement autocommits; latencies are client round trips")
+        busy = _other_active_sessions(conn)
+        if busy:
+            print(f"note: {busy} other session(s) are running statements on this server: timings may be perturbed")
+        print(_load_line())
+        if "updates" in chosen:
+            updates.main(conn, updates.Config(
+                edges=edges, held_out=args.held_out, epsilons=tuple(args.epsilon or updates.DEFAULT_EPSILONS),
+                recompute_held_out=args.recompute_held_out, seed=args.seed), source, out)
+        if "scaling" in chosen:
+            scaling.main(conn, scaling.Config(
+                sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed), out)
+        if "bulk" in chosen:
+            bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, seed=args.seed), source)
+    _drop_database(dsn, args.database)
     return 0
+
+
+def _load_line() -> str:
+    """The machine's load average before the run: other work on the same cores perturbs every latency."""
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "load average: unknown"
+    return f"load average before the run: {one:.2f} (1 min), {five:.2f} (5 min) on {os.cpu_count()} cores"
+

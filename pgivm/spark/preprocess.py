@@ -1,0 +1,296 @@
+"""``pgivm create --preprocess spark``: the IVMε state computed in Spark, written over JDBC.
+
+Mirrors ``load_K()`` + ``restart()`` of ``sql/ivme/30_view_maintenance.sql`` and
+``40_relation_load.sql`` exactly:
+
+* K = one row per distinct (X, Y) of its base table (NULL join columns skipped) with its
+  multiplicity (the number of duplicate rows);
+* |D| = the number of distinct tuples over R, S, T; N = 2|D| + 1; θ = N^ε (computed by PostgreSQL's
+  ``power(n::float8, epsilon)``, as ``major_rebalance()`` does);
+* degree(x) = distinct tuples of K with that X-value; heavy iff degree >= θ, or always when ε = 0;
+* V_RS(a,c) = Σ_b R_heavy(a,b)·S_light(b,c), V_ST(b,a) = Σ_c S_heavy·T_light,
+  V_TR(c,b) = Σ_a T_heavy·R_light, zero sums dropped;
+* the count over the heavy/light decomposition: V_RS⋈T + V_ST⋈R + V_TR⋈S + hhh + lll.
+
+The integration (``run_install_plan``): ``command.create`` hands over the IVMε install plan. Every
+statement runs in the caller's transaction as usual, except the set-at-a-time build
+(``SELECT load_r(), load_s(), load_t(), restart()``), which is replaced: while that transaction
+holds SHARE ROW EXCLUSIVE locks on the base tables (writers wait, readers don't), Spark reads the
+base tables over JDBC with partitioned reads, computes the state, and writes it into unlogged
+staging tables in a scratch schema ``pgivm_stage_<hex>``; the locked transaction then copies them
+into the state tables, sets ε, N, θ, |D| and the count, drops the scratch schema, and goes on with
+the plan (ANALYZE, triggers, the user's view). Nothing can change between the read and the
+triggers, so the triggers start from an exact state.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm.connection import connect
+from pgivm.errors import PgivmError
+from pgivm.query.model import VARIABLES
+from pgivm.query.resolve import ResolvedView
+from pgivm.strategies.common import Names, atom_columns, table_ident
+
+RELATIONS = ("r", "s", "t")
+NEXT = {"r": "s", "s": "t", "t": "r"}
+PREVIOUS = {"r": "t", "s": "r", "t": "s"}
+AUX_VIEW = {"r": "v_rs", "s": "v_st", "t": "v_tr"}
+INTEGER_TYPES = {"smallint", "integer", "bigint"}
+READ_PARTITIONS = 4
+WRITE_PARTITIONS = 4
+BATCH_SIZE = 10_000
+
+last_timings: dict[str, float] = {}  # seconds of the last Spark build, for reports and tests
+
+
+@dataclass
+class JdbcTarget:
+    url: str
+    props: dict[str, str]
+
+    @classmethod
+    def of(cls, conn: psycopg.Connection) -> JdbcTarget:
+        from pgivm.spark.session import jdbc_url_from_dsn
+
+        url, props = jdbc_url_from_dsn(conn.info.dsn)
+        if conn.info.password and "password" not in props:
+            props["password"] = conn.info.password
+        return cls(url, props)
+
+    def write(self, df: Any, table: str) -> None:
+        (df.repartition(WRITE_PARTITIONS).write.mode("overwrite")
+           .option("batchsize", BATCH_SIZE)
+           .option("numPartitions", WRITE_PARTITIONS)
+           .jdbc(self.url + "?reWriteBatchedInserts=true", table, properties=self.props))
+
+
+def read_relations(spark: Any, conn: psycopg.Connection, view: ResolvedView, jdbc: JdbcTarget) -> dict[str, Any]:
+    """Per relation k, a DataFrame (x, y) of its base table's rows (a bag; NULL join columns skipped).
+
+    Integer join columns are read with a partitioned JDBC read on the first column (bounds from
+    min/max through ``conn``); other types as text in one partition.
+    """
+    out: dict[str, Any] = {}
+    cache: dict[tuple[Any, str, str], Any] = {}
+    for atom in view.query.atoms:
+        key = (view.qualified(atom.table), atom.first, atom.second)
+        if key in cache:
+            out[atom.relation] = cache[key]
+            continue
+        x, y = atom.variables
+        integer = view.variable_types[x] in INTEGER_TYPES and view.variable_types[y] in INTEGER_TYPES
+        base_x, base_y = atom_columns(view, atom, "base")
+        cast = sql.SQL("::bigint") if integer else sql.SQL("::text")
+        query = sql.SQL(
+            "(SELECT ({bx}){cast} AS x, ({by}){cast} AS y FROM {table} base "
+            "WHERE base.{cx} IS NOT NULL AND base.{cy} IS NOT NULL) pgivm_q"
+        ).format(bx=base_x, by=base_y, cast=cast, table=table_ident(view.qualified(atom.table)),
+                 cx=sql.Identifier(atom.first), cy=sql.Identifier(atom.second)).as_string(conn)
+        bounds = None
+        if integer:
+            row = conn.execute(sql.SQL("SELECT min(x), max(x) FROM {}").format(sql.SQL(query))).fetchone()  # type: ignore[arg-type]
+            if row and row[0] is not None:
+                bounds = (int(row[0]), int(row[1]))
+        if bounds:
+            df = spark.read.jdbc(jdbc.url, query, column="x", lowerBound=bounds[0], upperBound=bounds[1] + 1,
+                                 numPartitions=READ_PARTITIONS, properties={**jdbc.props, "fetchsize": "10000"})
+        else:
+            df = spark.read.jdbc(jdbc.url, query, properties={**jdbc.props, "fetchsize": "10000"})
+        cache[key] = out[atom.relation] = df
+    return out
+
+
+def aggregate(rows: Any) -> Any:
+    """K with multiplicities: one row per distinct (x, y), mult = number of duplicate rows."""
+    from pyspark.sql import functions as F
+
+    return rows.groupBy("x", "y").agg(F.count(F.lit(1)).cast("bigint").alias("mult"))
+
+
+def partition(rel: Any, theta: float, always_heavy: bool) -> tuple[Any, Any]:
+    """(parts(x, y, mult, heavy), degree(x, degree, heavy)) at the strict threshold θ."""
+    from pyspark.sql import functions as F
+
+    degree = rel.groupBy("x").agg(F.count(F.lit(1)).cast("bigint").alias("degree"))
+    heavy = F.lit(True) if always_heavy else (F.col("degree").cast("double") >= F.lit(float(theta)))
+    degree = degree.withColumn("heavy", heavy)
+    parts = rel.join(degree.select("x", "heavy"), "x")
+    return parts, degree
+
+
+def aux_view(k_heavy: Any, l_light: Any) -> Any:
+    """V_KL(x, z) = Σ_y K_heavy(x, y) · L_light(y, z), zero sums dropped."""
+    from pyspark.sql import functions as F
+
+    kh = k_heavy.select("x", "y", F.col("mult").alias("m1"))
+    ll = l_light.select(F.col("x").alias("y"), F.col("y").alias("z"), F.col("mult").alias("m2"))
+    return (kh.join(ll, "y").groupBy("x", "z").agg(F.sum(F.col("m1") * F.col("m2")).alias("mult"))
+              .filter(F.col("mult") != 0))
+
+
+def _triangle(r: Any, s: Any, t: Any) -> int:
+    """Σ R(a,b)·S(b,c)·T(c,a) over (x, y, mult) frames: R(x=a,y=b), S(x=b,y=c), T(x=c,y=a)."""
+    from pyspark.sql import functions as F
+
+    rr = r.select(F.col("x").alias("a"), F.col("y").alias("b"), F.col("mult").alias("mr"))
+    ss = s.select(F.col("x").alias("b"), F.col("y").alias("c"), F.col("mult").alias("ms"))
+    tt = t.select(F.col("x").alias("c"), F.col("y").alias("a"), F.col("mult").alias("mt"))
+    row = rr.join(ss, "b").join(tt, ["c", "a"]).agg(F.sum(F.col("mr") * F.col("ms") * F.col("mt"))).first()
+    return int(row[0] or 0)
+
+
+def _aux_join(v: Any, m: Any) -> int:
+    """Σ V_KL(x, z) · M(z, x)."""
+    from pyspark.sql import functions as F
+
+    mm = m.select(F.col("x").alias("z"), F.col("y").alias("x"), F.col("mult").alias("mm"))
+    row = v.join(mm, ["x", "z"]).agg(F.sum(F.col("mult") * F.col("mm"))).first()
+    return int(row[0] or 0)
+
+
+def heavy_light_count(rels: dict[str, Any], parts: dict[str, Any], views: dict[str, Any]) -> int:
+    """The count over the eight heavy/light combinations: V_RS⋈T + V_ST⋈R + V_TR⋈S + hhh + lll."""
+    from pyspark.sql import functions as F
+
+    heavy = {k: parts[k].filter(F.col("heavy")).drop("heavy") for k in RELATIONS}
+    light = {k: parts[k].filter(~F.col("heavy")).drop("heavy") for k in RELATIONS}
+    total = sum(_aux_join(views[k], rels[PREVIOUS[k]]) for k in RELATIONS)
+    total += _triangle(heavy["r"], heavy["s"], heavy["t"])
+    total += _triangle(light["r"], light["s"], light["t"])
+    return total
+
+
+@dataclass
+class SparkState:
+    db_size: int
+    n: int
+    theta: float
+    count: int
+    parts: dict[str, Any]
+    degrees: dict[str, Any]
+    views: dict[str, Any]
+
+
+def compute_state(rows: dict[str, Any], epsilon: float, theta_of: Any) -> SparkState:
+    """The IVMε state from the base rows; ``theta_of(n)`` gives N^ε (PostgreSQL's float8 power)."""
+    rels = {k: aggregate(rows[k]).cache() for k in RELATIONS}
+    db_size = sum(rels[k].count() for k in RELATIONS)
+    n = 2 * db_size + 1
+    theta = float(theta_of(n))
+    parts, degrees = {}, {}
+    for k in RELATIONS:
+        parts[k], degrees[k] = partition(rels[k], theta, epsilon == 0)
+        parts[k] = parts[k].cache()
+    from pyspark.sql import functions as F
+
+    views = {k: aux_view(parts[k].filter(F.col("heavy")), parts[NEXT[k]].filter(~F.col("heavy"))).cache()
+             for k in RELATIONS}
+    count = heavy_light_count(rels, parts, views)
+    return SparkState(db_size, n, theta, count, parts, degrees, views)
+
+
+def _build_statement(names: Names) -> sql.Composable:
+    return sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
+        names("load_r"), names("load_s"), names("load_t"), names("restart"))
+
+
+def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view: ResolvedView, name: str,
+                     epsilon: float, master: str = "local[*]") -> None:
+    """Execute the IVMε install plan in ``conn``'s transaction with the build done by Spark."""
+    names = Names.of(name)
+    build = _build_statement(names).as_string(conn)
+    replaced = False
+    for statement in plan:
+        if not replaced and statement.as_string(conn) == build:
+            build_with_spark(conn, view, name, epsilon, master)
+            replaced = True
+        else:
+            conn.execute(statement)
+    if not replaced:
+        raise PgivmError("internal error: the IVMε install plan has no build step for --preprocess spark to replace")
+
+
+def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, epsilon: float,
+                     master: str = "local[*]") -> None:
+    """Fill the (empty, just created) state tables of view ``name`` from a Spark computation."""
+    from pgivm.spark.session import conninfo_of, get_spark
+
+    started = time.perf_counter()
+    names = Names.of(name)
+    spark = get_spark(master)
+    jdbc = JdbcTarget.of(conn)
+    stage = f"pgivm_stage_{uuid.uuid4().hex[:12]}"
+    with connect(conninfo_of(conn), autocommit=True) as side:
+        side.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(stage)))
+    try:
+        rows = read_relations(spark, conn, view, jdbc)
+
+        def theta_of(n: int) -> float:
+            return conn.execute("SELECT power(%s::float8, %s::float8)", [n, float(epsilon)]).fetchone()[0]  # type: ignore[index]
+
+        state = compute_state(rows, epsilon, theta_of)
+        computed = time.perf_counter()
+        for k in RELATIONS:
+            jdbc.write(state.parts[k], f'"{stage}"."{k}_parts"')
+            jdbc.write(state.degrees[k], f'"{stage}"."{k}_degree"')
+            jdbc.write(state.views[k], f'"{stage}"."{AUX_VIEW[k]}"')
+        written = time.perf_counter()
+        with conn.transaction():  # a savepoint: on failure its locks on the staging tables go with it
+            _copy_into_state(conn, view, names, stage)
+            conn.execute(
+                sql.SQL("UPDATE {} SET db_size = %s, n = %s, theta = power(%s::float8, epsilon), "
+                        "major_rebalances = major_rebalances + 1").format(names("state")),
+                [state.db_size, state.n, state.n])
+            conn.execute(sql.SQL("UPDATE {} SET count = %s").format(names("result")), [state.count])
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(stage)))
+        for k in RELATIONS:
+            state.parts[k].unpersist()
+            state.views[k].unpersist()
+        last_timings.clear()
+        last_timings.update(compute=computed - started, write=written - computed,
+                            copy=time.perf_counter() - written, total=time.perf_counter() - started)
+        print(f"spark preprocessing: |D| = {state.db_size}, N = {state.n}, theta = {state.theta:.2f}, "
+              f"count = {state.count}; computed in {computed - started:.1f} s, written in {written - computed:.1f} s, "
+              f"copied in {last_timings['copy']:.1f} s", file=sys.stderr)
+    except BaseException:
+        from pgivm.spark.session import conninfo_of
+
+        with connect(conninfo_of(conn), autocommit=True) as side:
+            side.execute("SET lock_timeout = '5s'")
+            try:
+                side.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(stage)))
+            except psycopg.Error:
+                pass
+        raise
+
+
+def _copy_into_state(conn: psycopg.Connection, view: ResolvedView, names: Names, stage: str) -> None:
+    types = view.variable_types
+    for k in RELATIONS:
+        x, y = VARIABLES[k]
+        z = VARIABLES[NEXT[k]][1]
+        tx, ty, tz = (sql.SQL(types[v]) for v in (x, y, z))  # type: ignore[arg-type]  # from format_type()
+        parts = sql.Identifier(stage, f"{k}_parts")
+        conn.execute(sql.SQL("TRUNCATE {}, {}, {}, {}").format(
+            names(f"{k}_heavy"), names(f"{k}_light"), names(f"{k}_degree"), names(AUX_VIEW[k])))
+        for part, flag in (("heavy", sql.SQL("")), ("light", sql.SQL("NOT "))):
+            conn.execute(sql.SQL(
+                "INSERT INTO {dst} ({x}, {y}, mult) SELECT x::{tx}, y::{ty}, mult FROM {src} WHERE {flag}heavy"
+            ).format(dst=names(f"{k}_{part}"), x=sql.Identifier(x), y=sql.Identifier(y), tx=tx, ty=ty,
+                     src=parts, flag=flag))
+        conn.execute(sql.SQL(
+            "INSERT INTO {dst} ({x}, degree, heavy) SELECT x::{tx}, degree, heavy FROM {src}"
+        ).format(dst=names(f"{k}_degree"), x=sql.Identifier(x), tx=tx, src=sql.Identifier(stage, f"{k}_degree")))
+        conn.execute(sql.SQL(
+            "INSERT INTO {dst} ({x}, {z}, mult) SELECT x::{tx}, z::{tz}, mult FROM {src}"
+        ).format(dst=names(AUX_VIEW[k]), x=sql.Identifier(x), z=sql.Identifier(z), tx=tx, tz=tz,
+                 src=sql.Identifier(stage, AUX_VIEW[k])))

@@ -1,0 +1,136 @@
+"""``pgivm bench``, end to end on a tiny workload: the tables it prints and the plots it writes.
+
+No timing is asserted (the numbers depend on the machine): only that every workload ran under
+every strategy (each view is verified by the benchmark itself, which fails on a drift), that the
+tables have the expected rows and columns with units, and that the PNG files are real images.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from pgivm.cli import main
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+TINY = ["--nodes", "150", "--graph-edges", "900", "--held-out", "20", "--recompute-held-out", "5",
+        "--sizes", "300,1000", "--updates", "20", "--bulk-sizes", "100"]
+
+
+def tables(out: str) -> list[tuple[list[str], list[list[str]]]]:
+    """Every table in ``out`` as (headers, rows), cut at the columns of the rule under the header."""
+    lines = out.splitlines()
+    found = []
+    for i, line in enumerate(lines):
+        if i == 0 or not line.startswith("-") or set(line) - {"-", " "}:
+            continue
+        spans, start = [], 0
+        for dashes in line.split("  "):
+            spans.append((start, start + len(dashes)))
+            start += len(dashes) + 2
+
+        def cells(text: str) -> list[str]:
+            return [text[a:b].strip() for a, b in spans]
+
+        rows = []
+        for row in lines[i + 1:]:
+            if not row.strip() or row.startswith(" "):
+                break
+            rows.append(cells(row))
+        found.append((cells(lines[i - 1]), rows))
+    return found
+
+
+def table_with(out: str, header: str) -> tuple[list[str], list[list[str]]]:
+    matches = [t for t in tables(out) if header in t[0]]
+    assert len(matches) == 1, f"expected one table with a {header!r} column in:\n{out}"
+    return matches[0]
+
+
+def column(table: tuple[list[str], list[list[str]]], name: str) -> list[str]:
+    headers, rows = table
+    return [row[headers.index(name)] for row in rows]
+
+
+def assert_png(path: Path) -> None:
+    assert path.is_file(), f"{path} was not written"
+    data = path.read_bytes()
+    assert len(data) > 1000 and data.startswith(PNG_SIGNATURE), f"{path} is not a PNG image"
+
+
+def database_exists(dsn: str, name: str) -> bool:
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        row = conn.execute("SELECT count(*) FROM pg_database WHERE datname = %s", [name]).fetchone()
+        return bool(row and row[0])
+
+
+def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    scratch = f"pgivm_bench_test_{uuid.uuid4().hex[:10]}"
+    out_dir = tmp_path / "plots" / "nested"  # created by the command
+    try:
+        code = main(["bench", "all", "--dsn", dsn, "--database", scratch, "--out", str(out_dir), *TINY])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    out = captured.out
+    assert "Traceback" not in captured.err
+    assert out.index("== updates") < out.index("== scaling") < out.index("== bulk")
+
+    # updates: every strategy, each ε, with units in the headers; recompute on its shorter stream
+    updates = table_with(out, "updates/s")
+    assert updates[0] == ["strategy", "updates", "updates/s", "vs no view (×)", "median (ms)", "p99 (ms)",
+                          "max (ms)", "build (s)", "state (MB)", "θ", "heavy values", "rebalances minor/major"]
+    assert column(updates, "strategy") == ["no view", "ivme ε=0", "ivme ε=0.25", "ivme ε=0.5", "ivme ε=0.75",
+                                           "ivme ε=1", "first-order", "recompute"]
+    assert column(updates, "updates") == ["40"] * 7 + ["10"]
+    states = column(updates, "state (MB)")
+    assert states[0] == "" and all(float(s) > 0 for s in states[1:-1])
+    assert all(float(v) > 0 for v in column(updates, "median (ms)"))
+    thetas = [float(t.replace(",", "")) for t in column(updates, "θ")[1:6]]
+    assert thetas[0] == 1 and thetas == sorted(thetas), "θ = N^ε grows with ε"
+    assert column(updates, "heavy values")[6:] == ["", ""]
+
+    # scaling: three strategies at each of the two sizes, slopes for the two the paper predicts
+    scaling = table_with(out, "state rows read/update")
+    assert scaling[0] == ["N (tuples)", "strategy", "updates", "median (ms)", "p99 (ms)",
+                          "state rows read/update", "build (s)", "stream (s)"]
+    sizes = [int(n.replace(",", "")) for n in column(scaling, "N (tuples)")]
+    assert len(sizes) == 6 and 250 <= sizes[0] <= 300 and 900 <= sizes[3] <= 1000
+    assert column(scaling, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
+    assert column(scaling, "updates") == ["20"] * 6
+    reads = column(scaling, "state rows read/update")
+    assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:3] + reads[4:])
+    for label in ("ivme ε=0.5: median time slope", "first-order: median time slope"):
+        assert label in out
+
+    # bulk: every statement under every strategy
+    bulk = table_with(out, "statement")
+    assert bulk[0] == ["strategy", "statement", "rows", "time (s)", "rows/s", "vs no view (×)", "triangles after"]
+    assert column(bulk, "strategy") == [s for s in ("no view", "ivme ε=0.5", "first-order") for _ in range(3)]
+    assert column(bulk, "statement") == ["INSERT … SELECT", "DELETE … USING", "COPY"] * 3
+    assert set(column(bulk, "rows")) == {"100"}
+    counts = column(bulk, "triangles after")
+    assert counts[0:3] == counts[3:6] == counts[6:9], "every view's count equals the recount"
+
+    assert_png(out_dir / "updates_tradeoff.png")
+    assert_png(out_dir / "scaling.png")
+    assert not database_exists(dsn, scratch), "the scratch database is dropped after a successful run"
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--sizes", "1e4,abc"], "--sizes"),
+    (["--bulk-sizes", "0"], "--bulk-sizes"),
+    (["--epsilon", "1.5"], "--epsilon"),
+    (["--updates", "0"], "--updates"),
+])
+def test_bad_options_are_user_errors(capsys: pytest.CaptureFixture[str], args: list[str], words: str) -> None:
+    """Checked before any database is touched: exit 2 and one ``pgivm: error:`` line."""
+    code = main(["--dsn", "host=127.0.0.1 port=1 connect_timeout=1", "bench", "scaling", *args])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert captured.err.strip().startswith("pgivm: error:") and words in captured.err

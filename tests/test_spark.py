@@ -1,0 +1,188 @@
+"""Spark integration against a real PostgreSQL: load, create --preprocess spark, validate --spark.
+
+One SparkSession (local[2]) for the whole module. pyspark comes with the dev extra and Java with the
+machine; neither is optional here, so a broken install fails these tests instead of skipping them.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from conftest import DATA_DIR, EDGE_SQL, TRIANGLE_SQL
+from pgivm import cli, command
+from pgivm.errors import PgivmError
+
+from pgivm.spark import preprocess, session
+
+FACEBOOK = DATA_DIR / "facebook_combined.txt"
+GRQC = DATA_DIR / "ca-GrQc.txt"
+FACEBOOK_JOIN_COUNT = 6 * 1_612_010  # 9,672,060
+GRQC_JOIN_COUNT = 6 * 48_260  # 289,560
+MASTER = "local[2]"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def spark():
+    spark = session.get_spark(MASTER)
+    yield spark
+    session.stop_spark()
+
+
+def stage_tables(conn: psycopg.Connection) -> list[str]:
+    return [r[0] for r in conn.execute(
+        "SELECT relname FROM pg_class WHERE relname LIKE 'pgivm_stage%' "
+        "UNION ALL SELECT nspname FROM pg_namespace WHERE nspname LIKE 'pgivm_stage%'")]
+
+
+def churn(conn: psycopg.Connection, tables: dict[str, tuple[str, str]], count: int, seed: int) -> None:
+    """Single-row deletes of existing rows and inserts of new and old rows, one statement each."""
+    rnd = random.Random(seed)
+    rows = {t: conn.execute(f"SELECT {x}, {y} FROM {t}").fetchall() for t, (x, y) in tables.items()}
+    for i in range(count):
+        table = rnd.choice(list(tables))
+        x, y = tables[table]
+        if i % 2 == 0:
+            row = rows[table].pop(rnd.randrange(len(rows[table])))
+            conn.execute(f"DELETE FROM {table} WHERE ctid = (SELECT ctid FROM {table} WHERE {x} = %s AND {y} = %s LIMIT 1)", row)
+        else:
+            u = rnd.choice([0, 1, 2, 107, 348, 414, 686, 1684, 1912, 3437, rnd.randrange(5000)])
+            row = (u, rnd.randrange(5000)) if rnd.random() < 0.7 else rnd.choice(rows[table])
+            conn.execute(f"INSERT INTO {table} ({x}, {y}) VALUES (%s, %s)", row)
+            rows[table].append(row)
+
+
+def test_jdbc_url_from_dsn() -> None:
+    url, props = session.jdbc_url_from_dsn("host=/tmp/sock port=5433 dbname=db user=postgres")
+    assert url == "jdbc:postgresql://127.0.0.1:5433/db" and props["user"] == "postgres"
+    url, props = session.jdbc_url_from_dsn("postgresql://u:pw@db.example:6000/x")
+    assert url == "jdbc:postgresql://db.example:6000/x" and props == {"user": "u", "password": "pw",
+                                                                       "driver": "org.postgresql.Driver"}
+
+
+def test_missing_java_and_driver_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojava"))
+    with pytest.raises(PgivmError, match="JAVA_HOME"):
+        session._check_java()
+    monkeypatch.setenv("PGIVM_JDBC_JAR", str(tmp_path / "missing.jar"))
+    with pytest.raises(PgivmError, match="PGIVM_JDBC_JAR"):
+        session._jar_config()
+
+
+def test_grqc_load_create_spark_validate_and_churn(conn: psycopg.Connection, dsn: str, capsys) -> None:
+    conn.execute("CREATE TABLE e (src int NOT NULL, dst int NOT NULL)")
+    loaded = command.load("e", str(GRQC), ["src", "dst"], fmt="edges", master=MASTER, symmetric=True,
+                          drop_self_loops=True, distinct=True, target=dsn)
+    print(f"ca-GrQc: {loaded.rows} rows in {loaded.seconds:.1f} s ({loaded.rows_per_second:,.0f} rows/s)")
+    assert loaded.rows == 2 * 14_484
+    assert conn.execute(EDGE_SQL).fetchone()[0] == GRQC_JOIN_COUNT
+
+    created = command.create("tri", EDGE_SQL, epsilon=0.5, target=dsn, preprocess="spark")
+    assert created.count == GRQC_JOIN_COUNT
+    assert command.verify("tri", strict=True, target=dsn).ok
+    report = command.validate_spark("tri", master=MASTER, target=dsn)
+    assert report.ok and report.spark == GRQC_JOIN_COUNT
+    assert stage_tables(conn) == []
+
+    assert cli.main(["--dsn", dsn, "validate", "tri", "--spark", "--master", MASTER]) == 0
+    assert f"spark:      {GRQC_JOIN_COUNT}" in capsys.readouterr().out
+
+    conn.execute("CREATE INDEX ON e (src, dst)")
+    churn(conn, {"e": ("src", "dst")}, count=300, seed=3)
+    final = command.verify("tri", target=dsn)
+    assert final.ok, final.failures
+    assert command.validate_spark("tri", master=MASTER, target=dsn).ok
+
+
+def test_malformed_file_names_file_and_line_and_changes_nothing(conn: psycopg.Connection, dsn: str, tmp_path: Path,
+                                                                 capsys) -> None:
+    conn.execute("CREATE TABLE r (a int, b int)")
+    conn.execute("CREATE TABLE s (b int, c int)")
+    conn.execute("CREATE TABLE t (c int, a int)")
+    for table in "rst":
+        conn.execute(f"INSERT INTO {table} VALUES (1, 2), (2, 1), (1, 1)")
+    command.create("tri", TRIANGLE_SQL, target=dsn)
+    before = conn.execute("SELECT * FROM tri").fetchone()[0]
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1,2\n3,4\nfive,6\n7,8\n")
+    with pytest.raises(PgivmError, match=r"bad\.csv:3: malformed line: not an integer"):
+        command.load("r", str(bad), ["a", "b"], fmt="csv", master=MASTER, target=dsn)
+    short = tmp_path / "short.csv"
+    short.write_text("1,2\n3,4\n5,6\n7\n")
+    assert cli.main(["--dsn", dsn, "load", "r", str(short), "--columns", "a,b", "--master", MASTER]) == 2
+    err = capsys.readouterr().err
+    assert "short.csv:4: malformed line" in err and len(err.strip().splitlines()) == 1
+    assert conn.execute("SELECT count(*) FROM r").fetchone()[0] == 3
+    assert stage_tables(conn) == []
+    # A good load into a table under a view: one INSERT ... SELECT, maintained exactly.
+    good = tmp_path / "good.tsv"
+    good.write_text("a\tb\n" + "".join(f"{i % 7}\t{(i * 3) % 5}\n" for i in range(500)))
+    assert cli.main(["--dsn", dsn, "load", "r", str(good), "--columns", "a,b", "--format", "tsv", "--header",
+                     "--master", MASTER]) == 0
+    assert conn.execute("SELECT count(*) FROM r").fetchone()[0] == 503
+    assert conn.execute("SELECT * FROM tri").fetchone()[0] != before
+    assert command.verify("tri", target=dsn).ok
+    assert stage_tables(conn) == []
+    # The CLI: create --preprocess spark on the same tables, then both views stay exact.
+    assert cli.main(["--dsn", dsn, "create", "tri2", "--sql", TRIANGLE_SQL, "--preprocess", "spark"]) == 0
+    assert cli.main(["--dsn", dsn, "verify", "tri2", "--strict"]) == 0
+    assert cli.main(["--dsn", dsn, "validate", "tri2"]) == 0
+    conn.execute("DELETE FROM s WHERE b = 1")
+    assert command.verify("tri2", target=dsn).ok and command.verify("tri", target=dsn).ok
+
+
+def _state_rows(conn: psycopg.Connection, name: str) -> dict[str, set]:
+    out = {}
+    for table in [f"{k}_{p}" for k in "rst" for p in ("heavy", "light", "degree")] + ["v_rs", "v_st", "v_tr", "result"]:
+        out[table] = set(conn.execute(f'SELECT * FROM "pgivm_{name}"."{table}"').fetchall())
+    out["state"] = set(conn.execute(f'SELECT epsilon, n, theta, db_size FROM "pgivm_{name}".state').fetchall())
+    return out
+
+
+@pytest.mark.slow
+def test_facebook_spark_preprocess_matches_postgres(conn: psycopg.Connection, dsn: str) -> None:
+    tables = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+    for table, (x, y) in tables.items():
+        conn.execute(f"CREATE TABLE {table} ({x} int NOT NULL, {y} int NOT NULL)")
+        loaded = command.load(table, str(FACEBOOK), [x, y], fmt="edges", master=MASTER, symmetric=True,
+                              drop_self_loops=True, distinct=True, target=dsn)
+        assert loaded.rows == 2 * 88_234
+        print(f"ego-Facebook into {table}: {loaded.rows} rows in {loaded.seconds:.1f} s "
+              f"({loaded.rows_per_second:,.0f} rows/s)")
+
+    started = time.perf_counter()
+    spark_created = command.create("tri_spark", TRIANGLE_SQL, epsilon=0.5, target=dsn, preprocess="spark")
+    spark_seconds = time.perf_counter() - started
+    assert spark_created.count == FACEBOOK_JOIN_COUNT
+    started = time.perf_counter()
+    pg_created = command.create("tri_pg", TRIANGLE_SQL, epsilon=0.5, target=dsn)
+    pg_seconds = time.perf_counter() - started
+    print(f"ego-Facebook create: spark {spark_seconds:.1f} s ({preprocess.last_timings}), postgres {pg_seconds:.1f} s")
+    assert pg_created.count == FACEBOOK_JOIN_COUNT
+    assert _state_rows(conn, "tri_spark") == _state_rows(conn, "tri_pg")  # the same state, table by table
+    started = time.perf_counter()
+    assert command.verify("tri_spark", strict=True, target=dsn).ok
+    print(f"verify --strict: {time.perf_counter() - started:.1f} s")
+    report = command.validate_spark("tri_spark", master=MASTER, target=dsn)
+    assert report.spark == FACEBOOK_JOIN_COUNT and report.ok
+    print(f"validate --spark: {report.seconds:.1f} s")
+    command.drop("tri_pg", target=dsn)
+
+    # Another epsilon: the Spark build at 0.25 is strict and exact too.
+    started = time.perf_counter()
+    other = command.create("tri25", TRIANGLE_SQL, epsilon=0.25, target=dsn, preprocess="spark")
+    print(f"ego-Facebook create at epsilon 0.25 with spark: {time.perf_counter() - started:.1f} s")
+    assert other.count == FACEBOOK_JOIN_COUNT
+    checked = command.verify("tri25", strict=True, target=dsn)
+    assert checked.ok, checked.failures
+    command.drop("tri25", target=dsn)
+
+    for table, (x, y) in tables.items():
+        conn.execute(f"CREATE INDEX ON {table} ({x}, {y})")
+    churn(conn, tables, count=200, seed=5)
+    final = command.verify("tri_spark", target=dsn)
+    assert final.ok, final.failures
