@@ -218,6 +218,18 @@ def status(name: str, *, target: Target = None) -> dict[str, Any]:
         return info
 
 
+def _locked_view(conn: psycopg.Connection, name: str) -> tuple[catalog.ViewRecord, ResolvedView, Any]:
+    """The view's catalog record, its resolved query and its maintained value, with its base tables
+    locked against writers (SHARE) until the caller's transaction ends: a recount then sees the
+    same data as the maintained value."""
+    record = catalog.get(conn, name)
+    resolved = _resolved(conn, record)
+    for table in resolved.tables.values():
+        conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(common.table_ident(table)))
+    maintained = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))).fetchone()
+    return record, resolved, maintained
+
+
 @dataclass
 class VerifyReport:
     name: str
@@ -241,14 +253,7 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
     with _session(target) as conn:
         migrate.upgrade(conn)
         with conn.transaction():
-            # One snapshot for the recount and the state: block writers while we read.
-            record = catalog.get(conn, name)
-            resolved = _resolved(conn, record)
-            for table in resolved.tables.values():
-                conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table.schema or "public", table.name)))
-            maintained = conn.execute(
-                sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))
-            ).fetchone()
+            record, resolved, maintained = _locked_view(conn, name)
             recount = conn.execute(record.definition).fetchone()  # type: ignore[call-overload]  # the user's own SQL
             failures = STRATEGIES[record.strategy].verify_state(conn, resolved, name, strict=strict)
     return VerifyReport(
@@ -337,13 +342,7 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
     with _session(target) as conn:
         migrate.upgrade(conn)
         with conn.transaction():
-            record = catalog.get(conn, name)
-            resolved = _resolved(conn, record)
-            for table in resolved.tables.values():
-                conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(sql.Identifier(table.schema or "public", table.name)))
-            maintained = conn.execute(
-                sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))
-            ).fetchone()
+            record, resolved, maintained = _locked_view(conn, name)
             recount = spark_recount(conn, resolved, master=master)
     value = maintained[0] if maintained else None
     spark_count = recount.count
