@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import statistics
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import psycopg
@@ -31,7 +31,7 @@ Row = tuple[int, int]
 # --- base tables ------------------------------------------------------------------------------
 
 
-def load_tables(conn: psycopg.Connection, rows: dict[str, Iterable[Row]]) -> None:
+def load_tables(conn: psycopg.Connection, rows: Mapping[str, Iterable[Row]]) -> None:
     """(Re)create R(a,b), S(b,c), T(c,a) with COPY, index each on its two columns, ANALYZE.
 
     The index is what the streams' own single-row DELETEs use to find their row, with or without
@@ -72,12 +72,6 @@ def copy_rows(conn: psycopg.Connection, table: str, rows: Iterable[Row]) -> int:
 def copy_text(rows: Iterable[Row]) -> bytes:
     """Rows in COPY's text format, built before any timing starts."""
     return "".join(f"{u}\t{v}\n" for u, v in rows).encode()
-
-
-def table_size(conn: psycopg.Connection) -> int:
-    """Tuples in R, S and T together."""
-    row = conn.execute("SELECT (SELECT count(*) FROM r) + (SELECT count(*) FROM s) + (SELECT count(*) FROM t)").fetchone()
-    return int(row[0]) if row else 0
 
 
 # --- the view under test ----------------------------------------------------------------------

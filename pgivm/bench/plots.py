@@ -95,11 +95,11 @@ def scaling(sizes: list[SizeResult], fits: list[Fit], path: Path) -> Path | None
 
 
 def _plain_log_labels(ax: Any) -> None:
-    """Tick labels as plain numbers (0.5, 10, 1e+06) instead of 5×10⁻¹; minor ticks labelled too
+    """Tick labels as plain numbers (0.5, 10, 1,000,000) instead of 5×10⁻¹; minor ticks labelled too
     when an axis spans less than a decade (else it would have no label at all)."""
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
-    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    plain = FuncFormatter(lambda value, _: f"{value:,.0f}" if value >= 1000 else f"{value:g}")
     for axis, (low, high) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
         axis.set_major_formatter(plain)
         axis.set_minor_formatter(plain if high < 10 * low else NullFormatter())

@@ -41,7 +41,6 @@ from pgivm.bench.common import (
     Row,
     StreamResult,
     Strategy,
-    Update,
     cell,
     create_view,
     drop_view,
