@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Union
 
@@ -116,7 +116,7 @@ def create(
     started = time.perf_counter()
     with _session(target) as conn:
         migrate.upgrade(conn)
-        with conn.transaction():
+        with _spark_scratch(conn, preprocess) as scratch, conn.transaction():
             view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
             if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
                 raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
@@ -135,7 +135,7 @@ def create(
                     raise PgivmError("--preprocess spark is only for the ivme strategy")
                 from pgivm.spark import preprocess as spark_preprocess
 
-                spark_preprocess.run_install_plan(conn, plan, resolved, name, epsilon)
+                spark_preprocess.run_install_plan(conn, plan, resolved, name, epsilon, scratch)
             elif preprocess != "postgres":
                 raise PgivmError(f"unknown preprocess {preprocess!r}", "choose postgres or spark")
             else:
@@ -164,6 +164,17 @@ def create(
         db_size=state.get("db_size"),
         seconds=time.perf_counter() - started,
     )
+
+
+def _spark_scratch(conn: psycopg.Connection, preprocess: str) -> AbstractContextManager[Any]:
+    """For ``--preprocess spark``: drops the Spark build's scratch schema if ``create`` fails,
+    after its transaction has rolled back (the schema is committed on a side connection, so the
+    rollback alone would leave it behind). A no-op for the PostgreSQL build."""
+    if preprocess != "spark":
+        return nullcontext()
+    from pgivm.spark import preprocess as spark_preprocess
+
+    return spark_preprocess.scratch_schemas(conn)
 
 
 def drop(name: str, *, target: Target = None) -> None:

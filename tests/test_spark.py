@@ -186,3 +186,37 @@ def test_facebook_spark_preprocess_matches_postgres(conn: psycopg.Connection, ds
     churn(conn, tables, count=200, seed=5)
     final = command.verify("tri_spark", target=dsn)
     assert final.ok, final.failures
+
+
+def _boom(*args, **kwargs):  # type: ignore[no-untyped-def]
+    raise RuntimeError("boom")
+
+
+@pytest.mark.parametrize("fail_in", ["copy into the state", "after the build"])
+def test_failed_spark_create_leaves_nothing_behind(conn: psycopg.Connection, dsn: str,
+                                                   monkeypatch: pytest.MonkeyPatch, fail_in: str) -> None:
+    """A failure once Spark has written its scratch schema, inside the build's copy or later in
+    ``create`` (after the build committed its DROP of the scratch schema into the transaction):
+    the rollback and the cleanup leave no scratch schema, no view, no state and no trigger."""
+    for table, (x, y) in {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}.items():
+        conn.execute(f"CREATE TABLE {table} ({x} int, {y} int)")
+        conn.execute(f"INSERT INTO {table} SELECT i % 7, (i * 3) % 5 FROM generate_series(1, 200) i")
+    triggers = "SELECT count(*) FROM pg_trigger WHERE tgrelid IN ('r'::regclass, 's'::regclass, 't'::regclass)"
+    if fail_in == "copy into the state":
+        monkeypatch.setattr(preprocess, "_copy_into_state", _boom)
+    else:
+        monkeypatch.setattr(command.catalog, "insert", _boom)
+    with pytest.raises(RuntimeError, match="boom"):
+        command.create("tri", TRIANGLE_SQL, target=dsn, preprocess="spark")
+    assert stage_tables(conn) == []
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pgivm\\_%' "
+                        "AND nspname <> 'pgivm'").fetchone()[0] == 0, "no state schema"
+    assert conn.execute("SELECT to_regclass('tri')").fetchone()[0] is None
+    assert conn.execute(triggers).fetchone()[0] == 0
+    assert command.list_views(target=dsn) == []
+
+    monkeypatch.undo()  # the same create now succeeds, and leaves no scratch schema either
+    created = command.create("tri", TRIANGLE_SQL, target=dsn, preprocess="spark")
+    assert created.count == conn.execute(TRIANGLE_SQL).fetchone()[0]
+    assert command.verify("tri", strict=True, target=dsn).ok
+    assert stage_tables(conn) == []

@@ -21,6 +21,12 @@ staging tables in a scratch schema ``pgivm_stage_<hex>``; the locked transaction
 into the state tables, sets ε, N, θ, |D| and the count, drops the scratch schema, and goes on with
 the plan (ANALYZE, triggers, the user's view). Nothing can change between the read and the
 triggers, so the triggers start from an exact state.
+
+The scratch schema is created on a side connection (Spark's JDBC connections must see it), so it
+is committed at once, outside the caller's transaction; the DROP of it inside that transaction
+is undone if the transaction rolls back. ``scratch_schemas`` (around the caller's transaction)
+therefore drops every scratch schema of a failed ``create`` once the rollback has released the
+transaction's locks: nothing of a failed build is left behind.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from __future__ import annotations
 import sys
 import time
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -178,6 +186,13 @@ class SparkState:
     parts: dict[str, Any]
     degrees: dict[str, Any]
     views: dict[str, Any]
+    relations: dict[str, Any]  # K with multiplicities (cached)
+
+    def unpersist(self) -> None:
+        """Free the cached frames (a long-lived session runs many builds)."""
+        for frames in (self.relations, self.parts, self.views):
+            for df in frames.values():
+                df.unpersist()
 
 
 def compute_state(rows: dict[str, Any], epsilon: float, theta_of: Any) -> SparkState:
@@ -195,7 +210,60 @@ def compute_state(rows: dict[str, Any], epsilon: float, theta_of: Any) -> SparkS
     views = {k: aux_view(parts[k].filter(F.col("heavy")), parts[NEXT[k]].filter(~F.col("heavy"))).cache()
              for k in RELATIONS}
     count = heavy_light_count(rels, parts, views)
-    return SparkState(db_size, n, theta, count, parts, degrees, views)
+    return SparkState(db_size, n, theta, count, parts, degrees, views, rels)
+
+
+class ScratchSchemas:
+    """The scratch schemas ``pgivm_stage_<hex>`` that Spark builds create during one ``create``.
+
+    Each is created and committed on a side connection, so that Spark's own JDBC connections can
+    write into it. ``drop_all`` removes them from a side connection; call it only when the caller's
+    transaction is over (or rolled back to its savepoint), or it would wait for that transaction's
+    locks on the schema.
+    """
+
+    def __init__(self, conninfo: str) -> None:
+        self.conninfo = conninfo
+        self.names: list[str] = []
+
+    def create(self) -> str:
+        name = f"pgivm_stage_{uuid.uuid4().hex[:12]}"
+        with connect(self.conninfo, autocommit=True) as side:
+            side.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(name)))
+        self.names.append(name)
+        return name
+
+    def drop_all(self) -> None:
+        """Drop every scratch schema (IF EXISTS: a committed build has dropped its own); never raises."""
+        if not self.names:
+            return
+        try:
+            with connect(self.conninfo, autocommit=True) as side:
+                side.execute("SET lock_timeout = '30s'")
+                for name in self.names:
+                    side.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(name)))
+        except (psycopg.Error, PgivmError) as err:
+            first = (str(err).strip().splitlines() or ["error"])[0]
+            print(f"pgivm: warning: could not drop the scratch schema(s) {', '.join(self.names)}: {first}; "
+                  f"drop them with DROP SCHEMA ... CASCADE", file=sys.stderr)
+
+
+@contextmanager
+def scratch_schemas(conn: psycopg.Connection) -> Iterator[ScratchSchemas]:
+    """Around a transaction (or savepoint) of ``conn`` that may run Spark builds: if the block
+    raises, i.e. after the transaction has rolled back, drop the scratch schemas they created.
+
+    Use as ``with scratch_schemas(conn) as scratch, conn.transaction(): ...`` so that the
+    transaction ends (and releases its locks) before the schemas are dropped.
+    """
+    from pgivm.spark.session import conninfo_of
+
+    scratch = ScratchSchemas(conninfo_of(conn))
+    try:
+        yield scratch
+    except BaseException:
+        scratch.drop_all()
+        raise
 
 
 def _build_statement(names: Names) -> sql.Composable:
@@ -204,14 +272,18 @@ def _build_statement(names: Names) -> sql.Composable:
 
 
 def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view: ResolvedView, name: str,
-                     epsilon: float, master: str = "local[*]") -> None:
-    """Execute the IVMε install plan in ``conn``'s transaction with the build done by Spark."""
+                     epsilon: float, scratch: ScratchSchemas, master: str = "local[*]") -> None:
+    """Execute the IVMε install plan in ``conn``'s transaction with the build done by Spark.
+
+    ``scratch`` records the scratch schema; the caller drops it if its transaction fails (see
+    ``scratch_schemas``).
+    """
     names = Names.of(name)
     build = _build_statement(names).as_string(conn)
     replaced = False
     for statement in plan:
         if not replaced and statement.as_string(conn) == build:
-            build_with_spark(conn, view, name, epsilon, master)
+            build_with_spark(conn, view, name, epsilon, scratch, master)
             replaced = True
         else:
             conn.execute(statement)
@@ -220,24 +292,26 @@ def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view:
 
 
 def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, epsilon: float,
-                     master: str = "local[*]") -> None:
-    """Fill the (empty, just created) state tables of view ``name`` from a Spark computation."""
-    from pgivm.spark.session import conninfo_of, get_spark
+                     scratch: ScratchSchemas, master: str = "local[*]") -> None:
+    """Fill the (empty, just created) state tables of view ``name`` from a Spark computation.
+
+    On success the scratch schema is dropped inside ``conn``'s transaction; on failure it is left
+    to ``scratch`` (the caller drops it once its transaction has rolled back).
+    """
+    from pgivm.spark.session import get_spark
 
     started = time.perf_counter()
     names = Names.of(name)
     spark = get_spark(master)
     jdbc = JdbcTarget.of(conn)
-    stage = f"pgivm_stage_{uuid.uuid4().hex[:12]}"
-    with connect(conninfo_of(conn), autocommit=True) as side:
-        side.execute(sql.SQL("CREATE SCHEMA {}").format(sql.Identifier(stage)))
+    stage = scratch.create()
+    rows = read_relations(spark, conn, view, jdbc)
+
+    def theta_of(n: int) -> float:
+        return conn.execute("SELECT power(%s::float8, %s::float8)", [n, float(epsilon)]).fetchone()[0]  # type: ignore[index]
+
+    state = compute_state(rows, epsilon, theta_of)
     try:
-        rows = read_relations(spark, conn, view, jdbc)
-
-        def theta_of(n: int) -> float:
-            return conn.execute("SELECT power(%s::float8, %s::float8)", [n, float(epsilon)]).fetchone()[0]  # type: ignore[index]
-
-        state = compute_state(rows, epsilon, theta_of)
         computed = time.perf_counter()
         for k in RELATIONS:
             jdbc.write(state.parts[k], f'"{stage}"."{k}_parts"')
@@ -252,25 +326,14 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
                 [state.db_size, state.n, state.n])
             conn.execute(sql.SQL("UPDATE {} SET count = %s").format(names("result")), [state.count])
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(stage)))
-        for k in RELATIONS:
-            state.parts[k].unpersist()
-            state.views[k].unpersist()
-        last_timings.clear()
-        last_timings.update(compute=computed - started, write=written - computed,
-                            copy=time.perf_counter() - written, total=time.perf_counter() - started)
-        print(f"spark preprocessing: |D| = {state.db_size}, N = {state.n}, theta = {state.theta:.2f}, "
-              f"count = {state.count}; computed in {computed - started:.1f} s, written in {written - computed:.1f} s, "
-              f"copied in {last_timings['copy']:.1f} s", file=sys.stderr)
-    except BaseException:
-        from pgivm.spark.session import conninfo_of
-
-        with connect(conninfo_of(conn), autocommit=True) as side:
-            side.execute("SET lock_timeout = '5s'")
-            try:
-                side.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(stage)))
-            except psycopg.Error:
-                pass
-        raise
+    finally:
+        state.unpersist()
+    last_timings.clear()
+    last_timings.update(compute=computed - started, write=written - computed,
+                        copy=time.perf_counter() - written, total=time.perf_counter() - started)
+    print(f"spark preprocessing: |D| = {state.db_size}, N = {state.n}, theta = {state.theta:.2f}, "
+          f"count = {state.count}; computed in {computed - started:.1f} s, written in {written - computed:.1f} s, "
+          f"copied in {last_timings['copy']:.1f} s", file=sys.stderr)
 
 
 def _copy_into_state(conn: psycopg.Connection, view: ResolvedView, names: Names, stage: str) -> None:

@@ -32,7 +32,5 @@ def spark_recount(conn: psycopg.Connection, view, master: str = "local[*]", epsi
     spark = get_spark(master)
     rows = read_relations(spark, conn, view, JdbcTarget.of(conn))
     state = compute_state(rows, epsilon, lambda n: float(n) ** epsilon)
-    for k in state.parts:
-        state.parts[k].unpersist()
-        state.views[k].unpersist()
+    state.unpersist()
     return SparkRecount(count=state.count, db_size=state.db_size, seconds=time.perf_counter() - started)
