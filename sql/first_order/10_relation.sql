@@ -10,7 +10,7 @@ CREATE TABLE {k_tuples} (
     {x}  {type_x} NOT NULL,
     {y}  {type_y} NOT NULL,
     mult bigint NOT NULL,  -- never 0 once a maintenance statement ends
-    PRIMARY KEY ({x}, {y})
+    PRIMARY KEY ({x}, {y}) INCLUDE (mult)  -- the delta loop's scan and probes read the index alone
 );
 COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
 

@@ -12,7 +12,7 @@ CREATE TABLE {k_heavy} (
     {x}  {type_x} NOT NULL,
     {y}  {type_y} NOT NULL,
     mult bigint NOT NULL,  -- never 0 once a maintenance statement ends (verify checks it)
-    PRIMARY KEY ({x}, {y})
+    PRIMARY KEY ({x}, {y}) INCLUDE (mult)  -- the delta loops' scans and probes read the index alone
 );
 -- An update (alpha, beta) to the next relation L scans K_heavy by its second column: at most 2 N^(1-eps) rows.
 CREATE INDEX ON {k_heavy} ({y}, {x}) INCLUDE (mult);
@@ -22,7 +22,7 @@ CREATE TABLE {k_light} (
     {x}  {type_x} NOT NULL,
     {y}  {type_y} NOT NULL,
     mult bigint NOT NULL,  -- never 0 once a maintenance statement ends (verify checks it)
-    PRIMARY KEY ({x}, {y})
+    PRIMARY KEY ({x}, {y}) INCLUDE (mult)  -- the delta loops' scans and probes read the index alone
 );
 COMMENT ON TABLE {k_light} IS {k_light_comment};
 

@@ -7,7 +7,8 @@
 -- beta lives in exactly one part of L, so only two of the paper's four delta terms can be nonzero:
 --   beta heavy in L:  sum_z L_heavy(beta,z) * M_heavy(z,alpha)   loop over M_heavy(., alpha): <= 2 N^(1-eps)
 --                     + V_LM(beta, alpha)                          one lookup
---   beta light in L:  sum_z L_light(beta,z) * M(z,alpha)          loop over L_light(beta, .): < 3/2 N^eps
+--   beta light in L:  sum_z L_light(beta,z) * M_light(z,alpha)    loop over L_light(beta, .): < 3/2 N^eps
+--                     + sum_z M_heavy(z,alpha) * L_light(beta,z)  loop over M_heavy(., alpha): <= 2 N^(1-eps)
 -- Every loop is written as an outer scan of the bounded side with correlated point lookups, so
 -- PostgreSQL cannot pick the unbounded side as the driver. The function runs with seqscan, hash
 -- and merge joins disabled (set by the calling trigger): each statement is an index nested loop.
@@ -37,11 +38,14 @@ BEGIN
           FROM {m_heavy} mh WHERE mh.{x} = alpha;
         delta_q := delta_q + coalesce((SELECT v.mult FROM {v_lm} v WHERE v.{y} = beta AND v.{x} = alpha), 0);
     ELSIF NOT beta_heavy THEN
-        SELECT coalesce(sum(ll.mult * coalesce(
-                   (SELECT mh.mult FROM {m_heavy} mh WHERE mh.{z} = ll.{z} AND mh.{x} = alpha),
-                   (SELECT ml.mult FROM {m_light} ml WHERE ml.{z} = ll.{z} AND ml.{x} = alpha))), 0)
+        -- M = M_light + M_heavy: one probe per row of L_light(beta, .) into M_light, and the heavy
+        -- part from M_heavy(., alpha) (<= 2 N^(1-eps) rows, read below for V_MK anyway) probing L_light.
+        SELECT coalesce(sum(ll.mult * (SELECT ml.mult FROM {m_light} ml WHERE ml.{z} = ll.{z} AND ml.{x} = alpha)), 0)
           INTO delta_q
           FROM {l_light} ll WHERE ll.{y} = beta;
+        delta_q := delta_q + coalesce(
+            (SELECT sum(mh.mult * (SELECT ll.mult FROM {l_light} ll WHERE ll.{y} = beta AND ll.{z} = mh.{z}))
+               FROM {m_heavy} mh WHERE mh.{x} = alpha), 0);
     END IF;
     IF delta_q <> 0 THEN
         UPDATE {result} SET count = count + m * delta_q;
