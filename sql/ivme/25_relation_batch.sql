@@ -13,7 +13,7 @@ CREATE UNLOGGED TABLE {k_delta} (
     heavy    boolean,          -- the part the tuple goes to (alpha's part before the batch)
     new_mult bigint,           -- its multiplicity after the batch (0: it vanished; = mult: it is new)
     PRIMARY KEY ({x}, {y})
-);
+) WITH (fillfactor = 50);  -- room on every page for the one in-place (HOT) update of each row below
 COMMENT ON TABLE {k_delta} IS {k_delta_comment};
 
 CREATE FUNCTION {apply_batch_k}()
@@ -38,8 +38,17 @@ BEGIN
     ANALYZE {k_delta};
 
     -- Routing, as OnUpdate does it: alpha's current part; a new value is light (heavy at epsilon = 0).
+    -- With it each tuple's multiplicity after the batch, from its current one: one pass over the
+    -- batch (a tuple lives in its X-value's part, so at most one of the two parts holds it).
     UPDATE {k_delta} d
-       SET heavy = st.epsilon = 0 OR EXISTS (SELECT 1 FROM {k_degree} g WHERE g.{x} = d.{x} AND g.heavy);
+       SET heavy = cur.heavy, new_mult = d.mult + cur.mult
+      FROM (SELECT b.{x}, b.{y}, st.epsilon = 0 OR coalesce(g.heavy, false) AS heavy,
+                   coalesce(kh.mult, kl.mult, 0) AS mult
+              FROM {k_delta} b
+              LEFT JOIN {k_degree} g ON g.{x} = b.{x}
+              LEFT JOIN {k_heavy} kh ON kh.{x} = b.{x} AND kh.{y} = b.{y}
+              LEFT JOIN {k_light} kl ON kl.{x} = b.{x} AND kl.{y} = b.{y}) cur
+     WHERE d.{x} = cur.{x} AND d.{y} = cur.{y};
 
     -- delta Q = sum over the batch of m * sum_z L(beta, z) * M(z, alpha), with
     -- L(beta,.) M(., alpha) = L_heavy M_heavy + V_LM + L_light M_heavy + L_light M_light.
@@ -93,19 +102,13 @@ BEGIN
     SELECT array_agg({z}), array_agg({y}) INTO zeros_b, zeros_c FROM changed WHERE mult = 0;
     DELETE FROM {v_mk} v USING unnest(zeros_b, zeros_c) AS zero(z, y) WHERE v.{z} = zero.z AND v.{y} = zero.y;
 
-    -- The batch into the parts; remember each tuple's new multiplicity.
-    WITH changed AS (
-        INSERT INTO {k_heavy} AS p ({x}, {y}, mult)
-        SELECT {x}, {y}, mult FROM {k_delta} WHERE heavy
-        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
-        RETURNING p.{x}, p.{y}, p.mult)
-    UPDATE {k_delta} d SET new_mult = c.mult FROM changed c WHERE d.{x} = c.{x} AND d.{y} = c.{y};
-    WITH changed AS (
-        INSERT INTO {k_light} AS p ({x}, {y}, mult)
-        SELECT {x}, {y}, mult FROM {k_delta} WHERE NOT heavy
-        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
-        RETURNING p.{x}, p.{y}, p.mult)
-    UPDATE {k_delta} d SET new_mult = c.mult FROM changed c WHERE d.{x} = c.{x} AND d.{y} = c.{y};
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO {k_heavy} AS p ({x}, {y}, mult)
+    SELECT {x}, {y}, new_mult FROM {k_delta} WHERE heavy AND new_mult <> 0
+    ON CONFLICT ({x}, {y}) DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO {k_light} AS p ({x}, {y}, mult)
+    SELECT {x}, {y}, new_mult FROM {k_delta} WHERE NOT heavy AND new_mult <> 0
+    ON CONFLICT ({x}, {y}) DO UPDATE SET mult = EXCLUDED.mult;
     DELETE FROM {k_heavy} p USING {k_delta} d
      WHERE d.heavy AND d.new_mult = 0 AND p.{x} = d.{x} AND p.{y} = d.{y};
     DELETE FROM {k_light} p USING {k_delta} d
