@@ -284,13 +284,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="random seed")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("bench", help="benchmarks: single-row updates, scaling on adversarial skew, bulk statements",
+    p = sub.add_parser("bench", help="benchmarks: single-row updates, scaling on adversarial skew, bulk statements, "
+                                     "Spark loads and builds",
                        description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
                                    "table, updates and scaling also write a PNG plot to --out.")
-    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "all"],
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
-                        "bulk: one large INSERT ... SELECT, DELETE and COPY; all: the three in order")
+                        "bulk: one large INSERT ... SELECT, DELETE and COPY; "
+                        "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "
+                        "the PostgreSQL build, and loads under a view, on --edges and a generated graph of "
+                        "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
+                        "all: updates, scaling and bulk in order (not load)")
     p.add_argument("--dsn", default=argparse.SUPPRESS,
                    help="libpq connection string or URL of a server where the scratch database may be created "
                         "(same as pgivm --dsn)")
@@ -299,7 +304,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="benchmarks/out",
                    help="directory for the PNG plots, created if missing (default benchmarks/out)")
     p.add_argument("--seed", type=int, default=1, help="random seed of the generated data and streams (default 1)")
-    g = p.add_argument_group("graph (updates and bulk)")
+    g = p.add_argument_group("graph (updates, bulk; load: the file graph)")
     g.add_argument("--edges", help="edge list (SNAP style) to load; default: a generated power-law graph")
     g.add_argument("--nodes", type=int, default=4000, help="nodes of the generated graph (default 4000)")
     g.add_argument("--graph-edges", type=int, default=88000, help="edges of the generated graph (default 88000)")
@@ -325,6 +330,12 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("bulk")
     g.add_argument("--bulk-sizes", default="10000,100000",
                    help="rows per bulk statement, comma-separated (default 10000,100000)")
+    g = p.add_argument_group("load (the --edges file, if given, and a generated power-law graph)")
+    g.add_argument("--load-graph-edges", type=int, default=1_000_000,
+                   help="undirected edges of the generated graph; 0: none, only --edges (default 1000000)")
+    g.add_argument("--load-graph-nodes", type=int, default=100_000,
+                   help="nodes of the generated graph (default 100000)")
+    g.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     p.set_defaults(func=_cmd_bench)
 
     p = sub.add_parser("server", help="start, stop or inspect the embedded PostgreSQL server")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import time
+import uuid
 from pathlib import Path
 
 import psycopg
@@ -220,3 +221,65 @@ def test_failed_spark_create_leaves_nothing_behind(conn: psycopg.Connection, dsn
     assert created.count == conn.execute(TRIANGLE_SQL).fetchone()[0]
     assert command.verify("tri", strict=True, target=dsn).ok
     assert stage_tables(conn) == []
+
+
+def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``pgivm bench load`` end to end on a small edge file and a small generated graph: the tables it
+    prints, the rows both methods loaded, and the triangle counts of both builds and of the loads
+    under a view, which must all agree (no timing is asserted)."""
+    from test_bench import column, table_with
+
+    from pgivm.bench import graphs
+
+    edge_file = tmp_path / "tiny.txt"
+    pairs = [(u, (u * 7 + 3) % 40) for u in range(60)] + [(u, u + d) for u in range(39) for d in (1, 2)]
+    edge_file.write_text("# a tiny SNAP-style graph\n40\n" + "".join(f"{u} {v}\n" for u, v in pairs)
+                         + "5 5\n1 0\n0 1\n")  # a self-loop and duplicates in both directions
+    undirected = {(min(u, v), max(u, v)) for u, v in pairs + [(0, 1)] if u != v}
+    assert set(graphs.read_edge_list(edge_file)) == undirected
+    directed = undirected | {(v, u) for u, v in undirected}
+    nodes = {u for e in directed for u in e}
+    expected = sum(1 for a, b in directed for c in nodes if (b, c) in directed and (c, a) in directed)
+
+    scratch = f"pgivm_bench_test_{uuid.uuid4().hex[:10]}"
+    try:
+        code = cli.main(["bench", "load", "--dsn", dsn, "--database", scratch, "--edges", str(edge_file),
+                         "--load-graph-edges", "400", "--load-graph-nodes", "100", "--master", MASTER])
+        captured = capsys.readouterr()
+        assert code == 0, captured.err
+    finally:
+        with psycopg.connect(dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
+    out = captured.out
+    assert "Traceback" not in captured.err
+    print(out)
+
+    session_table = table_with(out, "Spark session")
+    assert column(session_table, "time (s)")[0] == "already running"  # the module's session
+
+    loads = table_with(out, "vs COPY (×)")
+    assert loads[0] == ["graph", "into", "method", "rows", "time (s)", "rows/s", "vs COPY (×)",
+                        "Spark read / JDBC write / move (s)", "triangles after"]
+    generated = "power-law, 100 nodes, 400 edges"
+    assert column(loads, "graph") == ["tiny.txt"] * 6 + [generated] * 6
+    assert column(loads, "into") == (["empty table"] * 2 + ["R, no view"] * 2 + ["R under ivme ε=0.5"] * 2) * 2
+    assert column(loads, "method") == ["psycopg COPY", "pgivm load"] * 6
+    rows = [int(r.replace(",", "")) for r in column(loads, "rows")]
+    assert rows == [len(directed)] * 6 + [800] * 6
+    assert all(float(t) >= 0 for t in column(loads, "time (s)"))
+    steps = column(loads, "Spark read / JDBC write / move (s)")
+    assert all(s == "" for s in steps[0::2]) and all(len(s.split(" / ")) == 3 for s in steps[1::2])
+
+    creates = table_with(out, "preprocess")
+    assert creates[0] == ["graph", "preprocess", "create (s)", "Spark compute / write / copy (s)", "|D|", "triangles"]
+    assert column(creates, "graph") == ["tiny.txt"] * 2 + [generated] * 2
+    assert column(creates, "preprocess") == ["postgres", "spark"] * 2
+    triangles = [int(t.replace(",", "")) for t in column(creates, "triangles")]
+    assert triangles[0] == triangles[1] == expected > 0 and triangles[2] == triangles[3] > 0
+    assert column(creates, "|D|")[:2] == [f"{3 * len(directed):,}"] * 2
+    after = column(loads, "triangles after")
+    assert after == ["", "", "", "", f"{expected:,}", f"{expected:,}"] + ["", "", "", ""] + [f"{triangles[2]:,}"] * 2
+    assert "pgivm load into R under the view" in out and "creating it again" in out
+
+    with psycopg.connect(dsn, autocommit=True) as admin:
+        assert admin.execute("SELECT count(*) FROM pg_database WHERE datname = %s", [scratch]).fetchone()[0] == 0

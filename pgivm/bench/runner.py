@@ -3,6 +3,8 @@
 Workloads (one module each): ``updates`` (single-row updates on a graph, every strategy and ε),
 ``scaling`` (per-update time against N on adversarial skew), ``bulk`` (one large INSERT ...
 SELECT, DELETE or COPY); ``all`` runs the three in this order. Plots go to ``--out``.
+``load`` (``pgivm load`` against COPY, ``create --preprocess spark`` against the PostgreSQL
+build, loads under a view) needs Spark and minutes on a 10⁶-edge graph, so ``all`` leaves it out.
 """
 
 from __future__ import annotations
@@ -10,13 +12,14 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+from contextlib import ExitStack
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
-from pgivm.bench import bulk, graphs, scaling, updates
+from pgivm.bench import bulk, graphs, load, scaling, updates
 from pgivm.connection import connect, describe_target, resolve_dsn
 from pgivm.errors import PgivmError
 
@@ -71,6 +74,13 @@ def _check(args: argparse.Namespace) -> None:
             raise PgivmError(f"--{option.replace('_', '-')} must be at least 1")
     if args.budget <= 0:
         raise PgivmError("--budget must be positive")
+    if args.load_graph_edges < 0:
+        raise PgivmError("--load-graph-edges must be 0 (no generated graph) or more")
+    if args.load_graph_edges and args.load_graph_edges > args.load_graph_nodes * (args.load_graph_nodes - 1) // 4:
+        raise PgivmError(f"--load-graph-edges {args.load_graph_edges:,} is too many for --load-graph-nodes "
+                         f"{args.load_graph_nodes:,}", "allow at most nodes·(nodes−1)/4 edges")
+    if args.workload == "load" and not args.edges and not args.load_graph_edges:
+        raise PgivmError("bench load has no graph", "pass --edges FILE, or --load-graph-edges above 0")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -83,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     if {"updates", "scaling"} & set(chosen):
         out.mkdir(parents=True, exist_ok=True)
     edges, source = _graph(args) if {"updates", "bulk"} & set(chosen) else ([], "")
+    if args.edges and "load" in chosen and not Path(args.edges).is_file():
+        raise PgivmError(f"cannot read edge list {args.edges}: no such file")
 
     dsn = resolve_dsn(args.dsn)
     print(f"pgivm bench {args.workload} on {describe_target(args.dsn)}, scratch database {args.database}; "
@@ -104,6 +116,13 @@ def run(args: argparse.Namespace) -> int:
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed), out)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, seed=args.seed), source)
+        if "load" in chosen:
+            with ExitStack() as stack:
+                chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []
+                if args.load_graph_edges:
+                    chosen_graphs.append(stack.enter_context(
+                        load.generated(args.load_graph_nodes, args.load_graph_edges, args.seed)))
+                load.main(conn, load.Config(graphs=chosen_graphs, dsn=scratch, master=args.master))
     _drop_database(dsn, args.database)
     return 0
 

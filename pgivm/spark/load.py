@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,9 @@ class LoadResult:
     file: str
     rows: int
     seconds: float
+    # seconds per step: "read" (Spark parses the file), "write" (JDBC into the staging table),
+    # "move" (the one INSERT ... SELECT into the target, with a view's maintenance, and the commit)
+    steps: dict[str, float] = field(default_factory=dict)
 
     @property
     def rows_per_second(self) -> float:
@@ -139,6 +142,7 @@ def load(
     spark = get_spark(master)
     from pyspark.sql import functions as F
 
+    read_started = time.perf_counter()
     df = read_file(spark, path, columns, fmt, header)
     if drop_self_loops:
         df = df.filter(F.col(columns[0]) != F.col(columns[1]))
@@ -154,20 +158,26 @@ def load(
     with connect(dsn_used) as conn:
         conn.autocommit = True
         conn.execute(sql.SQL("CREATE UNLOGGED TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(stage_q, cols, target_q))
+    steps: dict[str, float] = {}
     try:
         with Progress(f"loading {path} into {table}") as progress:
             total = df.count()
+            steps["read"] = time.perf_counter() - read_started
             progress.total = total
             progress.advance(0, note="rows parsed, writing over JDBC")
+            step = time.perf_counter()
             (df.write.mode("append")
                .option("batchsize", BATCH_SIZE)
                .option("numPartitions", WRITE_PARTITIONS)
                .jdbc(url + "?reWriteBatchedInserts=true", f'"{schema_table[0]}"."{stage}"', properties=props))
+            steps["write"] = time.perf_counter() - step
             progress.advance(total, note="written to staging")
+            step = time.perf_counter()
             with connect(dsn_used) as conn:
                 with conn.transaction():
                     conn.execute(sql.SQL("INSERT INTO {} ({}) SELECT {} FROM {}").format(target_q, cols, cols, stage_q))
                     conn.execute(sql.SQL("DROP TABLE {}").format(stage_q))
+            steps["move"] = time.perf_counter() - step
     except PgivmError:
         raise
     except (psycopg.Error, Exception) as err:
@@ -178,7 +188,8 @@ def load(
         with connect(dsn_used) as conn:
             conn.autocommit = True
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(stage_q))
-    return LoadResult(table=".".join(schema_table), file=path, rows=total, seconds=time.perf_counter() - started)
+    return LoadResult(table=".".join(schema_table), file=path, rows=total, seconds=time.perf_counter() - started,
+                      steps=steps)
 
 
 def _resolve_table(conn: psycopg.Connection, table: str, columns: list[str]) -> tuple[str, str]:
