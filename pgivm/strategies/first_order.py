@@ -62,7 +62,7 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
         "type_x": sql.SQL(types[x]), "type_y": sql.SQL(types[y]),  # type: ignore[arg-type]  # from format_type()
         "result": names("result"),
         "k_tuples": names(f"{k}_tuples"), "l_tuples": names(f"{l}_tuples"), "m_tuples": names(f"{m}_tuples"),
-        "apply_k": names(f"apply_{k}"), "load_k": names(f"load_{k}"),
+        "apply_k": names(f"apply_{k}"), "load_k": names(f"load_{k}"), "paths_k": names(f"paths_{k}"),
         "k_delta": names(f"{k}_delta"), "apply_batch_k": names(f"apply_batch_{k}"),
         "base_table": table_ident(view.qualified(atom.table)),
         "base_x": base_x, "base_y": base_y,

@@ -36,6 +36,9 @@ SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 -- A disabled plan node carries a huge cost (PostgreSQL <= 15), which would trigger JIT compilation
 -- of every statement: milliseconds spent compiling a one-row lookup.
 SET jit = off
+-- The single-tuple statements have one good plan whatever the values; without this PL/pgSQL may
+-- keep planning some of them anew on every call. (The batch functions re-plan after ANALYZE.)
+SET plan_cache_mode = force_generic_plan
 AS $pgivm$
 DECLARE
     changed_rows bigint;

@@ -14,15 +14,29 @@ CREATE TABLE {k_tuples} (
 );
 COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
 
+-- M by its second column, for the merge below.
+CREATE INDEX ON {k_tuples} ({y}, {x}) INCLUDE (mult);
+
+-- The loop is over L(beta, .), probing M; when M(., alpha) turns out short (counted, never past a
+-- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
+-- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
 RETURNS void LANGUAGE plpgsql AS $pgivm$
 DECLARE
-    delta_q  bigint;
-    new_mult bigint;
+    delta_q     bigint;
+    new_mult    bigint;
+    merge_limit bigint;
+    partners    bigint;
 BEGIN
-    SELECT coalesce(sum(l.mult * (SELECT mt.mult FROM {m_tuples} mt WHERE mt.{z} = l.{z} AND mt.{x} = alpha)), 0)
-      INTO delta_q
-      FROM {l_tuples} l WHERE l.{y} = beta;
+    SELECT 4 * count(*) + 16 INTO merge_limit FROM {l_tuples} l WHERE l.{y} = beta;
+    SELECT count(*) INTO partners FROM (SELECT FROM {m_tuples} mt WHERE mt.{x} = alpha LIMIT merge_limit) p;
+    IF partners < merge_limit THEN
+        delta_q := {paths_k}(alpha, beta);
+    ELSE
+        SELECT coalesce(sum(l.mult * (SELECT mt.mult FROM {m_tuples} mt WHERE mt.{z} = l.{z} AND mt.{x} = alpha)), 0)
+          INTO delta_q
+          FROM {l_tuples} l WHERE l.{y} = beta;
+    END IF;
     IF delta_q <> 0 THEN
         UPDATE {result} SET count = count + m * delta_q;
     END IF;
@@ -35,6 +49,18 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
+
+-- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
+CREATE FUNCTION {paths_k}(alpha {type_x}, beta {type_y})
+RETURNS bigint LANGUAGE plpgsql
+SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
+AS $pgivm$
+BEGIN
+    RETURN (SELECT coalesce(sum(l.mult * mt.mult), 0)
+              FROM {l_tuples} l JOIN {m_tuples} mt ON mt.{z} = l.{z}
+             WHERE l.{y} = beta AND mt.{x} = alpha);
+END;
+$pgivm$;
 
 -- (Re)load K from its base table, set at a time.
 CREATE FUNCTION {load_k}()

@@ -24,6 +24,8 @@ CREATE TABLE {k_light} (
     mult bigint NOT NULL,  -- never 0 once a maintenance statement ends (verify checks it)
     PRIMARY KEY ({x}, {y}) INCLUDE (mult)  -- the delta loops' scans and probes read the index alone
 );
+-- ... and K_light by its second column, merged with L_light(y, .) when K_light(., y) is short.
+CREATE INDEX ON {k_light} ({y}, {x}) INCLUDE (mult);
 COMMENT ON TABLE {k_light} IS {k_light_comment};
 
 CREATE TABLE {k_degree} (

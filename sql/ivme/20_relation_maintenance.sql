@@ -12,6 +12,9 @@
 -- Every loop is written as an outer scan of the bounded side with correlated point lookups, so
 -- PostgreSQL cannot pick the unbounded side as the driver. The function runs with seqscan, hash
 -- and merge joins disabled (set by the calling trigger): each statement is an index nested loop.
+-- One exception, for speed at the same bound: when M_light(., alpha) turns out short (counted, but
+-- never past a few times deg_L(beta)), the light-light sum is a merge of the two sorted lists,
+-- which reads a row in a fraction of what a probe costs (light_paths_k below).
 
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
 RETURNS void LANGUAGE plpgsql AS $pgivm$
@@ -19,16 +22,21 @@ DECLARE
     st           {state}%ROWTYPE;
     alpha_heavy  boolean;  -- routing: is alpha in pi_X K_heavy?
     beta_heavy   boolean;  -- beta's part in L; NULL when beta does not occur in L
+    beta_degree  bigint;   -- |L(beta, .)|
+    partners     bigint;   -- |M_light(., alpha)|, counted up to merge_limit
+    merge_limit  bigint;
     delta_q      bigint := 0;
     new_mult     bigint;
     new_degree   bigint;
     zeros_z      {type_z}[];  -- view entries this update brought to 0, deleted by key
 BEGIN
     -- OnUpdate routing: to K_heavy iff alpha is heavy (or epsilon = 0); a new value starts light.
-    SELECT s.*, (SELECT d.heavy FROM {k_degree} d WHERE d.{x} = alpha), (SELECT d.heavy FROM {l_degree} d WHERE d.{y} = beta)
+    SELECT s.*, ka.heavy, lb.heavy, lb.degree
       INTO st.singleton, st.epsilon, st.n, st.theta, st.db_size, st.updates_applied, st.major_rebalances,
-           st.minor_rebalances, alpha_heavy, beta_heavy
-      FROM {state} s;
+           st.minor_rebalances, alpha_heavy, beta_heavy, beta_degree
+      FROM {state} s
+      LEFT JOIN {k_degree} ka ON ka.{x} = alpha
+      LEFT JOIN {l_degree} lb ON lb.{y} = beta;
     alpha_heavy := coalesce(alpha_heavy, st.epsilon = 0);
 
     -- ApplyUpdate lines 3-7: the change of the count.
@@ -38,11 +46,19 @@ BEGIN
           FROM {m_heavy} mh WHERE mh.{x} = alpha;
         delta_q := delta_q + coalesce((SELECT v.mult FROM {v_lm} v WHERE v.{y} = beta AND v.{x} = alpha), 0);
     ELSIF NOT beta_heavy THEN
-        -- M = M_light + M_heavy: one probe per row of L_light(beta, .) into M_light, and the heavy
-        -- part from M_heavy(., alpha) (<= 2 N^(1-eps) rows, read below for V_MK anyway) probing L_light.
-        SELECT coalesce(sum(ll.mult * (SELECT ml.mult FROM {m_light} ml WHERE ml.{z} = ll.{z} AND ml.{x} = alpha)), 0)
-          INTO delta_q
-          FROM {l_light} ll WHERE ll.{y} = beta;
+        -- M = M_light + M_heavy. The light part: a merge of L_light(beta, .) with M_light(., alpha)
+        -- if the latter has fewer than merge_limit rows (the count stops there, so it stays
+        -- O(deg_L(beta))), else one probe into M_light per row of L_light(beta, .).
+        merge_limit := 4 * beta_degree + 16;
+        SELECT count(*) INTO partners FROM (SELECT FROM {m_light} ml WHERE ml.{x} = alpha LIMIT merge_limit) p;
+        IF partners < merge_limit THEN
+            delta_q := {light_paths_k}(alpha, beta);
+        ELSE
+            SELECT coalesce(sum(ll.mult * (SELECT ml.mult FROM {m_light} ml WHERE ml.{z} = ll.{z} AND ml.{x} = alpha)), 0)
+              INTO delta_q
+              FROM {l_light} ll WHERE ll.{y} = beta;
+        END IF;
+        -- The heavy part: M_heavy(., alpha) (<= 2 N^(1-eps) rows, read below for V_MK anyway) probing L_light.
         delta_q := delta_q + coalesce(
             (SELECT sum(mh.mult * (SELECT ll.mult FROM {l_light} ll WHERE ll.{y} = beta AND ll.{z} = mh.{z}))
                FROM {m_heavy} mh WHERE mh.{x} = alpha), 0);
@@ -133,6 +149,22 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
+
+
+-- sum_z L_light(beta, z) * M_light(z, alpha) as a merge join of two index-only range scans, both
+-- sorted by z: O(|L_light(beta, .)| + |M_light(., alpha)|). apply_k calls it only once it has
+-- counted M_light(., alpha) to be at most a few times deg_L(beta), so the bound is O(N^eps).
+CREATE FUNCTION {light_paths_k}(alpha {type_x}, beta {type_y})
+RETURNS bigint LANGUAGE plpgsql
+SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
+AS $pgivm$
+BEGIN
+    RETURN (SELECT coalesce(sum(ll.mult * ml.mult), 0)
+              FROM {l_light} ll JOIN {m_light} ml ON ml.{z} = ll.{z}
+             WHERE ll.{y} = beta AND ml.{x} = alpha);
+END;
+$pgivm$;
+COMMENT ON FUNCTION {light_paths_k}({type_x}, {type_y}) IS {light_paths_k_comment};
 
 
 -- MinorRebalancing: move every tuple with X = alpha between K_light and K_heavy.
