@@ -76,6 +76,7 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
         "apply_k": names(f"apply_{k}"),
         "move_k": names(f"move_{k}"),
         "light_paths_k": names(f"light_paths_{k}"),
+        "heavy_paths_k": names(f"heavy_paths_{k}"),
         "k_delta": names(f"{k}_delta"),
         "apply_batch_k": names(f"apply_batch_{k}"),
         "repartition_k": names(f"repartition_{k}"),
@@ -99,6 +100,9 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
         "move_k_comment": sql.Literal(f"IVMε MinorRebalancing of one {x.upper()}-value of {upper}"),
         "light_paths_k_comment": sql.Literal(
             f"IVMε, for an update to {upper}: sum over {z.upper()} of {l.upper()}_light * {m.upper()}_light, as a merge join"
+        ),
+        "heavy_paths_k_comment": sql.Literal(
+            f"IVMε, for an update to {upper}: sum over {z.upper()} of {l.upper()}_heavy * {m.upper()}_heavy, as a merge join"
         ),
         "k_delta_comment": sql.Literal(f"pgivm scratch: the net change of {upper} by the current multi-row statement"),
         "apply_batch_k_comment": sql.Literal(f"IVMε, set at a time: apply the multi-row change in {k}_delta to {upper}"),

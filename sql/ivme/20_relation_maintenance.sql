@@ -12,9 +12,10 @@
 -- Every loop is written as an outer scan of the bounded side with correlated point lookups, so
 -- PostgreSQL cannot pick the unbounded side as the driver. The function runs with seqscan, hash
 -- and merge joins disabled (set by the calling trigger): each statement is an index nested loop.
--- One exception, for speed at the same bound: when M_light(., alpha) turns out short (counted, but
--- never past a few times deg_L(beta)), the light-light sum is a merge of the two sorted lists,
--- which reads a row in a fraction of what a probe costs (light_paths_k below).
+-- One exception, for speed at the same bound: when the unbounded side of a loop turns out to be at
+-- most a few times the bounded side (counted, and the count stops there), the sum is a merge of
+-- the two lists, both sorted by z, which reads a row for a fraction of what a probe costs
+-- (light_paths_k and heavy_paths_k below).
 
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
 RETURNS void LANGUAGE plpgsql AS $pgivm$
@@ -23,7 +24,7 @@ DECLARE
     alpha_heavy  boolean;  -- routing: is alpha in pi_X K_heavy?
     beta_heavy   boolean;  -- beta's part in L; NULL when beta does not occur in L
     beta_degree  bigint;   -- |L(beta, .)|
-    partners     bigint;   -- |M_light(., alpha)|, counted up to merge_limit
+    partners     bigint;   -- |M_light(., alpha)| or |M_heavy(., alpha)|, counted up to merge_limit
     merge_limit  bigint;
     delta_q      bigint := 0;
     new_mult     bigint;
@@ -41,9 +42,18 @@ BEGIN
 
     -- ApplyUpdate lines 3-7: the change of the count.
     IF beta_heavy THEN
-        SELECT coalesce(sum(mh.mult * (SELECT lh.mult FROM {l_heavy} lh WHERE lh.{y} = beta AND lh.{z} = mh.{z})), 0)
-          INTO delta_q
-          FROM {m_heavy} mh WHERE mh.{x} = alpha;
+        -- A probe into L_heavy(beta, .) per row of M_heavy(., alpha); or, when M_heavy(., alpha) has
+        -- at least a quarter as many rows as L_heavy(beta, .) (the count stops there), a merge of
+        -- the two, which then reads O(|M_heavy(., alpha)|) rows too.
+        merge_limit := greatest((beta_degree - 16) / 4, 1);
+        SELECT count(*) INTO partners FROM (SELECT FROM {m_heavy} mh WHERE mh.{x} = alpha LIMIT merge_limit) p;
+        IF partners >= merge_limit THEN
+            delta_q := {heavy_paths_k}(alpha, beta);
+        ELSE
+            SELECT coalesce(sum(mh.mult * (SELECT lh.mult FROM {l_heavy} lh WHERE lh.{y} = beta AND lh.{z} = mh.{z})), 0)
+              INTO delta_q
+              FROM {m_heavy} mh WHERE mh.{x} = alpha;
+        END IF;
         delta_q := delta_q + coalesce((SELECT v.mult FROM {v_lm} v WHERE v.{y} = beta AND v.{x} = alpha), 0);
     ELSIF NOT beta_heavy THEN
         -- M = M_light + M_heavy. The light part: a merge of L_light(beta, .) with M_light(., alpha)
@@ -151,9 +161,9 @@ $pgivm$;
 COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
 
 
--- sum_z L_light(beta, z) * M_light(z, alpha) as a merge join of two index-only range scans, both
--- sorted by z: O(|L_light(beta, .)| + |M_light(., alpha)|). apply_k calls it only once it has
--- counted M_light(., alpha) to be at most a few times deg_L(beta), so the bound is O(N^eps).
+-- sum_z L_part(beta, z) * M_part(z, alpha) as a merge join of two index-only range scans, both
+-- sorted by z: O(|L_part(beta, .)| + |M_part(., alpha)|). apply_k calls them only once it has
+-- counted that neither side is more than a few times the bounded one.
 CREATE FUNCTION {light_paths_k}(alpha {type_x}, beta {type_y})
 RETURNS bigint LANGUAGE plpgsql
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
@@ -165,6 +175,18 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION {light_paths_k}({type_x}, {type_y}) IS {light_paths_k_comment};
+
+CREATE FUNCTION {heavy_paths_k}(alpha {type_x}, beta {type_y})
+RETURNS bigint LANGUAGE plpgsql
+SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
+AS $pgivm$
+BEGIN
+    RETURN (SELECT coalesce(sum(lh.mult * mh.mult), 0)
+              FROM {l_heavy} lh JOIN {m_heavy} mh ON mh.{z} = lh.{z}
+             WHERE lh.{y} = beta AND mh.{x} = alpha);
+END;
+$pgivm$;
+COMMENT ON FUNCTION {heavy_paths_k}({type_x}, {type_y}) IS {heavy_paths_k_comment};
 
 
 -- MinorRebalancing: move every tuple with X = alpha between K_light and K_heavy.
