@@ -67,18 +67,25 @@ def database_exists(dsn: str, name: str) -> bool:
         return bool(row and row[0])
 
 
-def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def run_bench(dsn: str, args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """``pgivm bench ARGS`` in a scratch database of its own (dropped afterwards, even on failure);
+    it must exit 0 without a traceback, having dropped the database itself. Returns what it printed on stdout."""
     scratch = f"pgivm_bench_test_{uuid.uuid4().hex[:10]}"
-    out_dir = tmp_path / "plots" / "nested"  # created by the command
     try:
-        code = main(["bench", "all", "--dsn", dsn, "--database", scratch, "--out", str(out_dir), *TINY])
+        code = main(["bench", *args, "--dsn", dsn, "--database", scratch])
         captured = capsys.readouterr()
         assert code == 0, captured.err
+        assert not database_exists(dsn, scratch), "the scratch database is dropped after a successful run"
     finally:
         with psycopg.connect(dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
-    out = captured.out
     assert "Traceback" not in captured.err
+    return captured.out
+
+
+def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_dir = tmp_path / "plots" / "nested"  # created by the command
+    out = run_bench(dsn, ["all", "--out", str(out_dir), *TINY], capsys)
     assert out.index("== updates") < out.index("== scaling") < out.index("== bulk")
 
     # updates: every strategy, each ε, with units in the headers; recompute on its shorter stream
@@ -119,7 +126,6 @@ def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.C
 
     assert_png(out_dir / "updates_tradeoff.png")
     assert_png(out_dir / "scaling.png")
-    assert not database_exists(dsn, scratch), "the scratch database is dropped after a successful run"
 
 
 @pytest.mark.parametrize("args, words", [

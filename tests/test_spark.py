@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import random
 import time
-import uuid
 from pathlib import Path
 
 import psycopg
@@ -227,7 +226,7 @@ def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.Cap
     """``pgivm bench load`` end to end on a small edge file and a small generated graph: the tables it
     prints, the rows both methods loaded, and the triangle counts of both builds and of the loads
     under a view, which must all agree (no timing is asserted)."""
-    from test_bench import column, table_with
+    from test_bench import column, run_bench, table_with
 
     from pgivm.bench import graphs
 
@@ -241,17 +240,8 @@ def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.Cap
     nodes = {u for e in directed for u in e}
     expected = sum(1 for a, b in directed for c in nodes if (b, c) in directed and (c, a) in directed)
 
-    scratch = f"pgivm_bench_test_{uuid.uuid4().hex[:10]}"
-    try:
-        code = cli.main(["bench", "load", "--dsn", dsn, "--database", scratch, "--edges", str(edge_file),
-                         "--load-graph-edges", "400", "--load-graph-nodes", "100", "--master", MASTER])
-        captured = capsys.readouterr()
-        assert code == 0, captured.err
-    finally:
-        with psycopg.connect(dsn, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
-    out = captured.out
-    assert "Traceback" not in captured.err
+    out = run_bench(dsn, ["load", "--edges", str(edge_file), "--load-graph-edges", "400",
+                          "--load-graph-nodes", "100", "--master", MASTER], capsys)
     print(out)
 
     session_table = table_with(out, "Spark session")
@@ -280,6 +270,3 @@ def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.Cap
     after = column(loads, "triangles after")
     assert after == ["", "", "", "", f"{expected:,}", f"{expected:,}"] + ["", "", "", ""] + [f"{triangles[2]:,}"] * 2
     assert "pgivm load into R under the view" in out and "creating it again" in out
-
-    with psycopg.connect(dsn, autocommit=True) as admin:
-        assert admin.execute("SELECT count(*) FROM pg_database WHERE datname = %s", [scratch]).fetchone()[0] == 0
