@@ -104,6 +104,12 @@ def create(
 
     ``batch_threshold``: statements changing more rows than this are maintained set at a time
     (default ``common.BATCH_THRESHOLD``); 0 sends every statement through the batch path.
+
+    ``preprocess="spark"`` computes the state in Spark, which writes it into a scratch schema
+    ``pgivm_stage_<hex>`` committed on a side connection. A failed create drops it; a successful
+    one drops it inside its own transaction. So if ``target`` is a connection in a transaction of
+    yours that you roll back after a successful create, drop that schema yourself (its name is
+    printed on stderr).
     """
     _check_name(name)
     _check_epsilon(epsilon)

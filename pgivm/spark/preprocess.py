@@ -305,6 +305,7 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
     spark = get_spark(master)
     jdbc = JdbcTarget.of(conn)
     stage = scratch.create()
+    print(f"spark preprocessing: scratch schema {stage}", file=sys.stderr)
     rows = read_relations(spark, conn, view, jdbc)
 
     def theta_of(n: int) -> float:
