@@ -140,3 +140,31 @@ def test_bad_options_are_user_errors(capsys: pytest.CaptureFixture[str], args: l
     captured = capsys.readouterr()
     assert code == 2
     assert captured.err.strip().startswith("pgivm: error:") and words in captured.err
+
+
+def test_scaling_fits_raw_maintenance_and_rows_read_exponents() -> None:
+    """The fitted exponents on made-up medians: a view whose added time is c·N has maintenance
+    slope 1 while its raw slope is flattened by the fixed no-view cost; sizes where the view adds
+    nothing are left out of the maintenance fit."""
+    from pgivm.bench.common import StreamResult
+    from pgivm.bench.scaling import STRATEGIES, SizeResult, fits
+
+    no_view, ivme, first_order = STRATEGIES
+    sizes = []
+    for n in (10_000, 100_000, 1_000_000):
+        bare = 0.4
+        sizes.append(SizeResult(n, "", [
+            StreamResult(no_view, [bare / 1000] * 3),
+            StreamResult(ivme, [(bare + 0.0 if n == 10_000 else bare + 0.001 * n ** 0.5) / 1000] * 3,
+                         rows_read=[int(n ** 0.5)]),
+            StreamResult(first_order, [(bare + 2e-5 * n) / 1000] * 3, rows_read=[n // 4]),
+        ]))
+    raw = {f.label: f.slope for f in fits(sizes)}
+    maintenance = {f.label: f.slope for f in fits(sizes, "maintenance")}
+    rows = {f.label: f.slope for f in fits(sizes, "rows")}
+    assert raw["no view"] == pytest.approx(0.0, abs=1e-9)
+    assert 0.5 < raw["first-order"] < 0.95
+    assert maintenance["first-order"] == pytest.approx(1.0)
+    assert maintenance["ivme ε=0.5"] == pytest.approx(0.5)  # N = 10^4 (nothing added) left out
+    assert "no view" not in maintenance
+    assert rows == {"ivme ε=0.5": pytest.approx(0.5, abs=0.01), "first-order": pytest.approx(1.0)}
