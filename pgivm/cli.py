@@ -15,6 +15,7 @@ import psycopg
 
 from pgivm import __version__, command
 from pgivm.strategies import STRATEGIES
+from pgivm.strategies.common import BATCH_THRESHOLD
 from pgivm.errors import PgivmError
 from pgivm.report import human_bytes as _human_bytes
 from pgivm.report import print_table as _print_table
@@ -220,7 +221,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ivme (default), first-order (classical delta queries) or recompute (after every statement)")
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
     p.add_argument("--batch-threshold", type=int,
-                   help="statements changing more rows than this are maintained set at a time (default 256)")
+                   help=f"statements changing more rows than this are maintained set at a time (default {BATCH_THRESHOLD})")
     p.add_argument("--preprocess", choices=["postgres", "spark"], default="postgres",
                    help="build the state in PostgreSQL (default) or in Spark, written back over JDBC (ivme only)")
     p.set_defaults(func=_cmd_create)
@@ -291,7 +292,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
-                        "bulk: one large INSERT ... SELECT, DELETE and COPY; "
+                        "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
+                        "tuple-by-tuple and set-at-a-time paths; "
                         "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "
                         "the PostgreSQL build, and loads under a view, on --edges and a generated graph of "
                         "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
@@ -330,6 +332,9 @@ def build_parser() -> argparse.ArgumentParser:
     g = p.add_argument_group("bulk")
     g.add_argument("--bulk-sizes", default="10000,100000",
                    help="rows per bulk statement, comma-separated (default 10000,100000)")
+    g.add_argument("--crossover-sizes", default="4,16,64,256,384,512,1024,4096",
+                   help="rows per rolled-back INSERT timed tuple by tuple and set at a time, comma-separated; "
+                        "none: skip (default 4,16,64,256,384,512,1024,4096)")
     g = p.add_argument_group("load (the --edges file, if given, and a generated power-law graph)")
     g.add_argument("--load-graph-edges", type=int, default=1_000_000,
                    help="undirected edges of the generated graph; 0: none, only --edges (default 1000000)")

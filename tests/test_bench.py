@@ -17,7 +17,7 @@ from pgivm.cli import main
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TINY = ["--nodes", "150", "--graph-edges", "900", "--held-out", "20", "--recompute-held-out", "5",
-        "--sizes", "300,1000", "--updates", "20", "--bulk-sizes", "100"]
+        "--sizes", "300,1000", "--updates", "20", "--bulk-sizes", "100", "--crossover-sizes", "3,40"]
 
 
 def tables(out: str) -> list[tuple[list[str], list[list[str]]]]:
@@ -124,6 +124,13 @@ def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.C
     counts = column(bulk, "triangles after")
     assert counts[0:3] == counts[3:6] == counts[6:9], "every view's count equals the recount"
 
+    # the crossover of the two paths: one row per path, one column per size
+    crossover = table_with(out, "k = 40 (ms)")
+    assert crossover[0] == ["path", "k = 3 (ms)", "k = 40 (ms)"]
+    assert column(crossover, "path") == ["tuple by tuple", "set at a time"]
+    assert all(float(v) > 0 for v in column(crossover, "k = 3 (ms)") + column(crossover, "k = 40 (ms)"))
+    assert "the default --batch-threshold is 384" in out
+
     assert_png(out_dir / "updates_tradeoff.png")
     assert_png(out_dir / "scaling.png")
 
@@ -131,6 +138,7 @@ def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.C
 @pytest.mark.parametrize("args, words", [
     (["--sizes", "1e4,abc"], "--sizes"),
     (["--bulk-sizes", "0"], "--bulk-sizes"),
+    (["--crossover-sizes", "4,many"], "--crossover-sizes"),
     (["--epsilon", "1.5"], "--epsilon"),
     (["--updates", "0"], "--updates"),
 ])

@@ -13,11 +13,18 @@ Then, per strategy, each of these is one statement in its own transaction, timed
 and the view's count is checked after each (see ``run``). What it shows: the cost of a view on bulk loads, where a
 row-at-a-time maintenance path would pay k times its per-row cost and a set-at-a-time path can
 share work across the statement's rows.
+
+Then the crossover of the two paths (``--crossover-sizes``): under an ivme ε=½ view created once
+with every statement forced tuple by tuple and once with every statement forced set at a time,
+one INSERT of k new R rows in a transaction that is rolled back afterwards (so every statement
+meets the same state), the median of a few; it is what the default ``--batch-threshold`` is
+chosen from.
 """
 
 from __future__ import annotations
 
 import random
+import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -26,7 +33,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
-from pgivm import report
+from pgivm import command, report
 from pgivm.bench.common import (
     NO_VIEW,
     TRIANGLE_SQL,
@@ -37,12 +44,17 @@ from pgivm.bench.common import (
     create_view,
     drop_view,
     load_tables,
+    settle,
     verify_view,
 )
 from pgivm.bench.updates import base_rows
 from pgivm.errors import PgivmError
+from pgivm.strategies.common import BATCH_THRESHOLD
 
 DEFAULT_SIZES = [10_000, 100_000]
+DEFAULT_CROSSOVER_SIZES = [4, 16, 64, 256, 384, 512, 1024, 4096]
+CROSSOVER_REPEATS = 5
+PATHS = [("tuple by tuple", 10**9), ("set at a time", 0)]  # label, batch threshold forcing that path
 STRATEGIES = [NO_VIEW, Strategy("ivme", 0.5), Strategy("first-order")]
 HEADERS = ["strategy", "statement", "rows", "time (s)", "rows/s", "vs no view (×)", "triangles after"]
 
@@ -51,6 +63,7 @@ HEADERS = ["strategy", "statement", "rows", "time (s)", "rows/s", "vs no view (�
 class Config:
     edges: list[tuple[int, int]]
     sizes: Sequence[int] = tuple(DEFAULT_SIZES)
+    crossover_sizes: Sequence[int] = tuple(DEFAULT_CROSSOVER_SIZES)
     seed: int = 1
 
 
@@ -159,6 +172,67 @@ def run(conn: psycopg.Connection, config: Config) -> list[BulkResult]:
     return results
 
 
+@dataclass
+class CrossoverResult:
+    path: str
+    rows: int
+    seconds: list[float]
+
+    @property
+    def median_ms(self) -> float:
+        return 1000 * statistics.median(self.seconds)
+
+
+def crossover(conn: psycopg.Connection, config: Config) -> list[CrossoverResult]:
+    """Tuple by tuple against set at a time: one rolled-back INSERT of k new R rows, per path and k.
+
+    Runs on the base data (``run`` leaves it restored). The view's count is checked after every
+    rollback, and the whole state verified once per path.
+    """
+    existing = set(base_rows(config.edges, set())["r"])
+    pool = new_rows(config.edges, existing, max(config.crossover_sizes), config.seed + 1)
+    rnd = random.Random(config.seed)
+    truth = recount(conn)
+    insert = "INSERT INTO r (a, b) SELECT * FROM unnest(%s::int[], %s::int[])"
+    results = []
+    for path, threshold in PATHS:
+        command.create(VIEW, TRIANGLE_SQL, epsilon=0.5, batch_threshold=threshold, target=conn)
+        conn.execute("VACUUM ANALYZE")
+        settle(conn)
+        for size in config.crossover_sizes:
+            print(f"  bulk: crossover: {path}: INSERT of {size:,} rows × {CROSSOVER_REPEATS} ...",
+                  file=sys.stderr, flush=True)
+            seconds = []
+            for _ in range(CROSSOVER_REPEATS):
+                batch = rnd.sample(pool, size)
+                with conn.transaction(force_rollback=True):
+                    started = time.perf_counter()
+                    conn.execute(insert, [[a for a, _ in batch], [b for _, b in batch]])
+                    seconds.append(time.perf_counter() - started)
+                if maintained(conn) != truth:
+                    raise PgivmError(f"the view drifted after a rolled-back INSERT of {size:,} rows ({path})")
+            results.append(CrossoverResult(path, size, seconds))
+        verify_view(conn, Strategy("ivme", 0.5), f"the rolled-back INSERTs ({path})")
+        command.drop(VIEW, target=conn)
+    return results
+
+
+def print_crossover(results: list[CrossoverResult]) -> None:
+    sizes = sorted({r.rows for r in results})
+    by = {(r.path, r.rows): r.median_ms for r in results}
+    report.print_table(["path"] + [f"k = {k:,} (ms)" for k in sizes],
+                       [[path] + [f"{by[(path, k)]:,.1f}" for k in sizes] for path, _ in PATHS])
+    print()
+    tuple_path, set_path = (label for label, _ in PATHS)
+    faster = [k for k in sizes if by[(set_path, k)] < by[(tuple_path, k)]]
+    if faster:
+        print(f"set at a time is faster from k = {faster[0]:,} on"
+              + ("" if faster == sizes[sizes.index(faster[0]):] else " (not at every larger k)")
+              + f"; the default --batch-threshold is {BATCH_THRESHOLD:,}")
+    else:
+        print(f"tuple by tuple is faster at every k measured; the default --batch-threshold is {BATCH_THRESHOLD:,}")
+
+
 def _copy(conn: psycopg.Connection, data: bytes) -> None:
     with conn.cursor().copy("COPY r (a, b) FROM STDIN") as copy:
         copy.write(data)
@@ -182,5 +256,9 @@ def main(conn: psycopg.Connection, config: Config, source: str) -> list[BulkResu
     results = run(conn, config)
     print("\nbulk statements into R (time of the one statement; vs no view: slowdown factor):")
     print_table(results)
+    if config.crossover_sizes:
+        print(f"\nmulti-row INSERT into R under ivme ε=0.5, tuple by tuple against set at a time "
+              f"(median of {CROSSOVER_REPEATS}, each statement rolled back):")
+        print_crossover(crossover(conn, config))
     print()
     return results

@@ -88,6 +88,7 @@ def run(args: argparse.Namespace) -> int:
     _check(args)
     sizes = _sizes(args.sizes, "--sizes", minimum=100)
     bulk_sizes = _sizes(args.bulk_sizes, "--bulk-sizes")
+    crossover_sizes = [] if args.crossover_sizes.strip() == "none" else _sizes(args.crossover_sizes, "--crossover-sizes")
     chosen = ["updates", "scaling", "bulk"] if args.workload == "all" else [args.workload]
     out = Path(args.out)
     if {"updates", "scaling"} & set(chosen):
@@ -115,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
             scaling.main(conn, scaling.Config(
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed), out)
         if "bulk" in chosen:
-            bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, seed=args.seed), source)
+            bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []

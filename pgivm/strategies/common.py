@@ -97,9 +97,9 @@ def lock_tables_plan(view: ResolvedView) -> list[sql.Composable]:
 
 # A statement changing more rows than this goes set-at-a-time through K_delta and apply_batch_K;
 # smaller ones go tuple by tuple. Measured on ego-Facebook at epsilon = 1/2 (one INSERT of k random
-# edges into R): per tuple 2 / 27 / 90 / 372 / 1783 ms, set at a time 10 / 78 / 97 / 141 / 250 ms
-# for k = 4 / 64 / 256 / 1024 / 4096: the set-based path wins from about 256 rows on.
-BATCH_THRESHOLD = 256
+# new edges into R, rolled back, median of 7): per tuple 72 / 124 / 165 / 245 ms, set at a time
+# 133 / 120 / 124 / 141 ms for k = 256 / 384 / 512 / 1024: the two cross near 384 rows.
+BATCH_THRESHOLD = 384
 
 
 def _net_change(view: ResolvedView, atom: Atom, event: str) -> sql.Composable:
