@@ -96,9 +96,10 @@ def lock_tables_plan(view: ResolvedView) -> list[sql.Composable]:
 
 
 # A statement changing more rows than this goes set-at-a-time through K_delta and apply_batch_K;
-# smaller ones go tuple by tuple. Measured on ego-Facebook at epsilon = 1/2 (one INSERT of k random
-# new edges into R, rolled back, median of 7): per tuple 72 / 124 / 165 / 245 ms, set at a time
-# 133 / 120 / 124 / 141 ms for k = 256 / 384 / 512 / 1024: the two cross near 384 rows.
+# smaller ones go tuple by tuple. `pgivm bench bulk --edges facebook_combined.txt` measures both
+# paths (rolled-back INSERTs of k new edges into R at epsilon = 1/2): per tuple 8 / 30 / 45 / 62 /
+# 140 / 837 ms, set at a time 20 / 29 / 37 / 43 / 150 / 236 ms for k = 64 / 256 / 384 / 512 / 1024
+# / 4096: they cross near 256-384 and stay within 1.4x of each other up to 1024.
 BATCH_THRESHOLD = 384
 
 
