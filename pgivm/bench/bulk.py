@@ -186,14 +186,17 @@ class CrossoverResult:
 def crossover(conn: psycopg.Connection, config: Config) -> list[CrossoverResult]:
     """Tuple by tuple against set at a time: one rolled-back INSERT of k new R rows, per path and k.
 
-    Runs on the base data (``run`` leaves it restored). The view's count is checked after every
-    rollback, and the whole state verified once per path.
+    Runs on the base data (``run`` leaves it restored). Both paths insert the same batches, and
+    the count each path maintained inside the transaction must be the same; the count after every
+    rollback must be the base count, and the whole state is verified once per path.
     """
     existing = set(base_rows(config.edges, set())["r"])
     pool = new_rows(config.edges, existing, max(config.crossover_sizes), config.seed + 1)
     rnd = random.Random(config.seed)
+    batches = {size: [rnd.sample(pool, size) for _ in range(CROSSOVER_REPEATS)] for size in config.crossover_sizes}
     truth = recount(conn)
     insert = "INSERT INTO r (a, b) SELECT * FROM unnest(%s::int[], %s::int[])"
+    counted: dict[tuple[int, int], int] = {}  # (size, repeat) -> the count inside the transaction
     results = []
     for path, threshold in PATHS:
         command.create(VIEW, TRIANGLE_SQL, epsilon=0.5, batch_threshold=threshold, target=conn)
@@ -203,12 +206,16 @@ def crossover(conn: psycopg.Connection, config: Config) -> list[CrossoverResult]
             print(f"  bulk: crossover: {path}: INSERT of {size:,} rows × {CROSSOVER_REPEATS} ...",
                   file=sys.stderr, flush=True)
             seconds = []
-            for _ in range(CROSSOVER_REPEATS):
-                batch = rnd.sample(pool, size)
+            for repeat, batch in enumerate(batches[size]):
                 with conn.transaction(force_rollback=True):
                     started = time.perf_counter()
                     conn.execute(insert, [[a for a, _ in batch], [b for _, b in batch]])
                     seconds.append(time.perf_counter() - started)
+                    inside = maintained(conn)
+                    first = counted.setdefault((size, repeat), inside)
+                    if inside != first:
+                        raise PgivmError(f"the two paths disagree on an INSERT of {size:,} rows: "
+                                         f"{first} tuple by tuple, {inside} set at a time")
                 if maintained(conn) != truth:
                     raise PgivmError(f"the view drifted after a rolled-back INSERT of {size:,} rows ({path})")
             results.append(CrossoverResult(path, size, seconds))
