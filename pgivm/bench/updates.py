@@ -91,7 +91,7 @@ def run(conn: psycopg.Connection, config: Config) -> list[StreamResult]:
 def print_table(results: list[StreamResult]) -> None:
     base = results[0].per_second
     report.print_table(HEADERS, [
-        [r.label, f"{r.updates:,}", cell(r.per_second, 0), f"{r.per_second / base:.2f}", f"{r.median_ms:.3f}",
+        [r.label, f"{r.updates:,}", cell(r.per_second, 0 if r.per_second >= 10 else 2), f"{r.per_second / base:.2f}", f"{r.median_ms:.3f}",
          f"{r.p99_ms:.3f}", f"{r.max_ms:.1f}",
          "" if r.view is None else f"{r.view.build_seconds:.1f}",
          megabytes(None if r.view is None else r.view.state_bytes),
