@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
-from pgivm import command, report
+from pgivm import report
 from pgivm.bench.common import (
     NO_VIEW,
     TRIANGLE_SQL,
@@ -44,7 +44,6 @@ from pgivm.bench.common import (
     create_view,
     drop_view,
     load_tables,
-    settle,
     verify_view,
 )
 from pgivm.bench.updates import base_rows
@@ -55,7 +54,8 @@ DEFAULT_SIZES = [10_000, 100_000]
 DEFAULT_CROSSOVER_SIZES = [4, 16, 64, 256, 384, 512, 1024, 4096]
 CROSSOVER_REPEATS = 5
 PATHS = [("tuple by tuple", 10**9), ("set at a time", 0)]  # label, batch threshold forcing that path
-STRATEGIES = [NO_VIEW, Strategy("ivme", 0.5), Strategy("first-order")]
+IVME = Strategy("ivme", 0.5)
+STRATEGIES = [NO_VIEW, IVME, Strategy("first-order")]
 HEADERS = ["strategy", "statement", "rows", "time (s)", "rows/s", "vs no view (×)", "triangles after"]
 
 
@@ -199,9 +199,7 @@ def crossover(conn: psycopg.Connection, config: Config) -> list[CrossoverResult]
     counted: dict[tuple[int, int], int] = {}  # (size, repeat) -> the count inside the transaction
     results = []
     for path, threshold in PATHS:
-        command.create(VIEW, TRIANGLE_SQL, epsilon=0.5, batch_threshold=threshold, target=conn)
-        conn.execute("VACUUM ANALYZE")
-        settle(conn)
+        create_view(conn, IVME, batch_threshold=threshold)
         for size in config.crossover_sizes:
             print(f"  bulk: crossover: {path}: INSERT of {size:,} rows × {CROSSOVER_REPEATS} ...",
                   file=sys.stderr, flush=True)
@@ -219,8 +217,8 @@ def crossover(conn: psycopg.Connection, config: Config) -> list[CrossoverResult]
                 if maintained(conn) != truth:
                     raise PgivmError(f"the view drifted after a rolled-back INSERT of {size:,} rows ({path})")
             results.append(CrossoverResult(path, size, seconds))
-        verify_view(conn, Strategy("ivme", 0.5), f"the rolled-back INSERTs ({path})")
-        command.drop(VIEW, target=conn)
+        verify_view(conn, IVME, f"the rolled-back INSERTs ({path})")
+        drop_view(conn, IVME)
     return results
 
 

@@ -109,11 +109,13 @@ class View:
     heavy_values: int | None = None
 
 
-def create_view(conn: psycopg.Connection, strategy: Strategy) -> View | None:
-    """Create the view for ``strategy`` over R, S, T (None for no view) and measure its state."""
+def create_view(conn: psycopg.Connection, strategy: Strategy, batch_threshold: int | None = None) -> View | None:
+    """Create the view for ``strategy`` over R, S, T (None for no view) and measure its state.
+    ``batch_threshold``: as ``pgivm create --batch-threshold`` (None: the default)."""
     if strategy.name is None:
         return None
-    created = command.create(VIEW, TRIANGLE_SQL, epsilon=strategy.epsilon, strategy=strategy.name, target=conn)
+    created = command.create(VIEW, TRIANGLE_SQL, epsilon=strategy.epsilon, strategy=strategy.name,
+                             batch_threshold=batch_threshold, target=conn)
     conn.execute("VACUUM ANALYZE")  # the new state tables, as autovacuum would do soon, maybe mid-stream
     settle(conn)
     info = command.status(VIEW, target=conn)
