@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Union
@@ -26,6 +26,7 @@ from pgivm.query import parse_view_sql
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView, resolve
 from pgivm.strategies import STRATEGIES, common, ivme
+from pgivm.strategies.common import Names
 
 Target = Union[str, psycopg.Connection, None]
 
@@ -37,8 +38,79 @@ def _session(target: Target) -> Iterator[psycopg.Connection]:
     if isinstance(target, psycopg.Connection):
         yield target
     else:
-        with connect(target) as conn:
+        with connect(target, autocommit=True) as conn:  # every transaction explicit, as with a caller's
             yield conn
+
+
+# Schemas pgivm owns or PostgreSQL reserves: a view there could be dropped along with them.
+_RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
+
+# Locks of create, drop, rebalance: each attempt waits at most this long, then the command lets go
+# of every lock it holds, backs off and tries again, so that it never waits on a writer while that
+# writer waits on it (which PostgreSQL would break by aborting one of the two after deadlock_timeout).
+LOCK_ATTEMPT_MS = 100
+LOCK_WAIT_S = 60.0  # the default budget of all attempts together
+
+
+@contextmanager
+def _transaction(conn: psycopg.Connection) -> Iterator[None]:
+    """``conn.transaction()`` (a savepoint inside a caller's transaction) that, on success, puts back
+    the settings pgivm changes inside it: transaction-local settings would outlive the savepoint."""
+    with conn.transaction():
+        saved = conn.execute("SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('row_security'), "
+                             "pg_catalog.current_setting('lock_timeout')").fetchone()
+        yield
+        conn.execute("SELECT pg_catalog.set_config('search_path', %s, true), pg_catalog.set_config('row_security', %s, true), "
+                     "pg_catalog.set_config('lock_timeout', %s, true)", saved)
+
+
+def _fixed_search_path(conn: psycopg.Connection) -> None:
+    """For the rest of the transaction: names resolve in pg_catalog only (pgivm's SQL qualifies
+    everything else), and a row-level security policy is an error, not code run by this role."""
+    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true), "
+                 "pg_catalog.set_config('row_security', 'off', true)")
+
+
+def _with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[], None], budget: float) -> None:
+    """Run ``take`` (statements that acquire locks) in a savepoint with a short lock_timeout; on a
+    timeout roll back to the savepoint, releasing what it got, back off and retry, up to ``budget``
+    seconds. A writer queued behind us therefore waits at most one attempt, never deadlocks."""
+    previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
+    deadline = time.monotonic() + budget
+    pause = 0.02
+    try:
+        while True:
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{LOCK_ATTEMPT_MS}ms"])
+                    take()
+                return
+            except psycopg.errors.LockNotAvailable:
+                if time.monotonic() + pause > deadline:
+                    raise PgivmError(f"could not lock {what} within {budget:g} s: other transactions kept them busy",
+                                     "retry when fewer transactions write them, or allow a longer wait (--lock-wait)") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+    finally:
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
+            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
+
+
+def _lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budget: float) -> None:
+    """Lock the base tables (and their partitions) found by oid. Named from the oid now; LOCK runs
+    no code of the table's owner, and a name that no longer leads to that oid is an error."""
+    names = [conn.execute("SELECT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM pg_catalog.pg_class c "
+                          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s", [oid]).fetchone()[0]  # type: ignore[index]
+             for oid in oids]
+
+    def take() -> None:
+        for oid, name in zip(oids, names):
+            conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(name), sql.SQL(mode)))  # type: ignore[arg-type]
+            found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::int8", [name]).fetchone()
+            if not found or found[0] != oid:
+                raise PgivmError(f"table {name} changed while pgivm was locking it", "retry the command")
+
+    _with_lock_retries(conn, ", ".join(names), take, budget)
 
 
 def _check_name(name: str) -> None:
@@ -68,14 +140,17 @@ class CreateResult:
     seconds: float
 
 
-def _resolved(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
+def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
+    """The view's query over its base tables found by oid, named as they are now."""
     query = record.query
-    resolved = resolve(conn, query)
+    resolved = resolve(conn, query, record.table_oids)
     return ResolvedView(
         query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
         tables=resolved.tables,
         variable_types=resolved.variable_types,
         column_types=resolved.column_types,
+        base=resolved.base,
+        attnums=resolved.attnums,
     )
 
 
@@ -99,6 +174,7 @@ def create(
     batch_threshold: int | None = None,
     target: Target = None,
     preprocess: str = "postgres",
+    lock_wait: float = LOCK_WAIT_S,
 ) -> CreateResult:
     """Install a maintained view ``name`` for the query ``sql_text`` and build its state.
 
@@ -110,8 +186,13 @@ def create(
     one drops it inside its own transaction. So if ``target`` is a connection in a transaction of
     yours that you roll back after a successful create, drop that schema yourself (its name is
     printed on stderr).
+
+    ``lock_wait``: seconds to keep trying to lock the base tables against writers (one short attempt
+    at a time, so a writer never waits long on us), after which create gives up with one line.
     """
     _check_name(name)
+    if schema is not None and _RESERVED_SCHEMA.match(schema):
+        raise PgivmError(f"schema {schema} is reserved for pgivm or PostgreSQL", "choose another --schema")
     _check_epsilon(epsilon)
     if batch_threshold is not None and batch_threshold < 0:
         raise PgivmError(f"batch threshold must be 0 or more, got {batch_threshold}")
@@ -122,7 +203,7 @@ def create(
     started = time.perf_counter()
     with _session(target) as conn:
         migrate.upgrade(conn)
-        with _spark_scratch(conn, preprocess) as scratch, conn.transaction():
+        with _spark_scratch(conn, preprocess) as scratch, _transaction(conn):
             view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
             if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
                 raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
@@ -133,8 +214,15 @@ def create(
             ).fetchone()
             if taken and taken[0]:
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
+            if _RESERVED_SCHEMA.match(view_schema):
+                raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
             resolved = resolve(conn, query)
+            oids = sorted({base.oid for base in resolved.base.values()})
+            # Writers wait from here to the commit, so no change slips between build and triggers.
+            _lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
+            resolved = resolve(conn, query, {t: b.oid for t, b in resolved.base.items()})  # as locked
             _check_postgres_accepts(conn, query.sql)
+            _fixed_search_path(conn)
             plan = module.install_plan(resolved, name, view_schema, epsilon, batch_threshold)
             if preprocess == "spark":  # the state build runs in Spark (pgivm.spark.preprocess)
                 if strategy != ivme.NAME:
@@ -156,9 +244,11 @@ def create(
                     strategy=strategy,
                     epsilon=epsilon if strategy == ivme.NAME else None,
                     definition=query.sql,
-                    model=catalog.model_to_json(query, resolved.tables),
+                    model=catalog.model_to_json(query, resolved),
                 ),
             )
+            catalog.insert_base_tables(conn, name, resolved, {
+                table: module.capture_triggers(resolved, name, table) for table in query.tables})
             state = common.read_state(conn, name)
             value = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
     return CreateResult(
@@ -183,16 +273,22 @@ def _spark_scratch(conn: psycopg.Connection, preprocess: str) -> AbstractContext
     return spark_preprocess.scratch_schemas(conn)
 
 
-def drop(name: str, *, target: Target = None) -> None:
+def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> None:
     """Remove the view, its triggers and all of its state."""
     with _session(target) as conn:
         migrate.upgrade(conn)
-        with conn.transaction():
+        with _transaction(conn):
             record = catalog.get(conn, name)
-            tables = [a.table for a in record.query.atoms]
-            for statement in common.drop_plan(name, record.view_schema, list(dict.fromkeys(tables))):
+            oids = catalog.base_table_oids(conn, name)
+            existing = [oid for oid in oids
+                        if conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = %s)", [oid]).fetchone()[0]]  # type: ignore[index]
+            # Dropping triggers needs ACCESS EXCLUSIVE: writers first finish, none deadlocks with us.
+            _lock_base_tables(conn, existing, "ACCESS EXCLUSIVE", lock_wait)
+            _fixed_search_path(conn)
+            triggers = catalog.trigger_names(conn, name)
+            catalog.delete(conn, name)  # first: the DDL guard then lets the triggers go
+            for statement in common.drop_plan(name, record.view_schema, existing, triggers):
                 conn.execute(statement)
-            catalog.delete(conn, name)
 
 
 @dataclass
@@ -206,8 +302,7 @@ class ViewSummary:
 
 
 def list_views(*, target: Target = None) -> list[ViewSummary]:
-    with _session(target) as conn:
-        migrate.upgrade(conn)
+    with _session(target) as conn, _snapshot(conn):
         out = []
         for record in catalog.all_views(conn):
             state = common.read_state(conn, record.name)
@@ -226,8 +321,7 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
 
 def status(name: str, *, target: Target = None) -> dict[str, Any]:
     """ε, N, θ, |D|, heavy values per relation, sizes of every state table, rebalance counters."""
-    with _session(target) as conn:
-        migrate.upgrade(conn)
+    with _session(target) as conn, _snapshot(conn):
         record = catalog.get(conn, name)
         info = STRATEGIES[record.strategy].status(conn, name)
         info.update(name=name, view=f"{record.view_schema}.{name}", strategy=record.strategy,
@@ -235,16 +329,24 @@ def status(name: str, *, target: Target = None) -> dict[str, Any]:
         return info
 
 
-def _locked_view(conn: psycopg.Connection, name: str) -> tuple[catalog.ViewRecord, ResolvedView, Any]:
-    """The view's catalog record, its resolved query and its maintained value, with its base tables
-    locked against writers (SHARE) until the caller's transaction ends: a recount then sees the
-    same data as the maintained value."""
-    record = catalog.get(conn, name)
-    resolved = _resolved(conn, record)
-    for table in resolved.tables.values():
-        conn.execute(sql.SQL("LOCK TABLE {} IN SHARE MODE").format(common.table_ident(table)))
-    maintained = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, name))).fetchone()
-    return record, resolved, maintained
+@contextmanager
+def _snapshot(conn: psycopg.Connection) -> Iterator[None]:
+    """A read-only REPEATABLE READ transaction (when the connection is idle; inside a caller's
+    transaction, that transaction), with pgivm's fixed search_path. Maintenance happens in the
+    writing transactions, so one snapshot sees the base tables and the state consistently: no
+    table lock is needed, and no writer waits for us."""
+    migrate.upgrade(conn)
+    own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    saved = (conn.isolation_level, conn.read_only)
+    if own:
+        conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+    try:
+        with _transaction(conn):
+            _fixed_search_path(conn)
+            yield
+    finally:
+        if own:
+            conn.isolation_level, conn.read_only = saved
 
 
 @dataclass
@@ -267,31 +369,59 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
     after a build or a major rebalancing.
     """
     started = time.perf_counter()
-    with _session(target) as conn:
-        migrate.upgrade(conn)
-        with conn.transaction():
-            record, resolved, maintained = _locked_view(conn, name)
-            recount = conn.execute(record.definition).fetchone()  # type: ignore[call-overload]  # the user's own SQL
-            failures = STRATEGIES[record.strategy].verify_state(conn, resolved, name, strict=strict)
+    with _session(target) as conn, _snapshot(conn):
+        record = catalog.get(conn, name)
+        problems = catalog.base_table_problems(conn, name)
+        failures = [common.CheckFailure("base_tables", [(p,) for p in problems])] if problems else []
+        try:
+            resolved = _pinned(conn, record)
+        except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
+            failures.append(common.CheckFailure("base_tables", [(str(err),)]))
+            maintained = _maintained(conn, record)
+            return VerifyReport(name=name, maintained=maintained, recount=None, failures=failures,
+                                seconds=time.perf_counter() - started)
+        maintained = _maintained(conn, record)
+        recount = _recount(conn, record, resolved)
+        failures += STRATEGIES[record.strategy].verify_state(conn, resolved, name, strict=strict)
     return VerifyReport(
         name=name,
-        maintained=maintained[0] if maintained else None,
-        recount=recount[0] if recount else None,
+        maintained=maintained,
+        recount=recount,
         failures=failures,
         seconds=time.perf_counter() - started,
     )
 
 
-def rebalance(name: str, *, epsilon: float | None = None, target: Target = None) -> dict[str, Any]:
+def _maintained(conn: psycopg.Connection, record: catalog.ViewRecord) -> Any:
+    row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, record.name))).fetchone()
+    return row[0] if row else None
+
+
+def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:
+    """The view's result recomputed in plain SQL from the base tables pinned by oid (never from the
+    stored SQL text, whose names the caller's search_path could lead elsewhere)."""
+    row = conn.execute(common.count_query(resolved)).fetchone()
+    count = int(row[0]) if row else 0
+    return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
+
+
+def rebalance(name: str, *, epsilon: float | None = None, target: Target = None,
+              lock_wait: float = LOCK_WAIT_S) -> dict[str, Any]:
     """Force a major rebalancing (strict repartition at N^ε, views recomputed), optionally at a new ε."""
     if epsilon is not None:
         _check_epsilon(epsilon)
     with _session(target) as conn:
         migrate.upgrade(conn)
-        with conn.transaction():
+        with _transaction(conn):
             record = catalog.get(conn, name)
             if record.strategy != ivme.NAME:
                 raise PgivmError(f"view {name!r} uses strategy {record.strategy}, which has no epsilon and no rebalancing")
+            _fixed_search_path(conn)
+            # The view's lock, as writers take it: we wait for the writer holding it, and queue
+            # writers behind us; no base-table lock, so no cycle with a writer is possible.
+            state = Names.of(name)("state")
+            _with_lock_retries(conn, f"the state of view {name}", lambda: conn.execute(
+                sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
             conn.execute(ivme.rebalance_plan(name, epsilon))
             if epsilon is not None:
                 catalog.set_epsilon(conn, name, epsilon)
@@ -304,9 +434,9 @@ def alter(name: str, *, epsilon: float, target: Target = None) -> dict[str, Any]
 
 
 def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
-    with _session(target) as conn:
-        record = catalog.get(conn, name)
-        return list(dict.fromkeys(a.table for a in record.query.atoms))
+    """The view's base tables as they are named now."""
+    with _session(target) as conn, _snapshot(conn):
+        return list(dict.fromkeys(_pinned(conn, catalog.get(conn, name)).tables.values()))
 
 
 # --- Spark (optional: pip install 'pgivm[spark]') ----------------------------------------------
@@ -347,21 +477,26 @@ class SparkValidateReport:
         return self.maintained == self.spark
 
 
-def validate_spark(name: str, *, master: str = "local[*]", target: Target = None) -> SparkValidateReport:
+def validate_spark(name: str, *, master: str = "local[*]", target: Target = None,
+                   lock_wait: float = LOCK_WAIT_S) -> SparkValidateReport:
     """Recount the view's join in Spark from the base tables (JDBC) and compare with the maintained count.
 
-    The base tables are locked against writers (SHARE) while Spark reads them, so both counts see
-    the same data. Only for count(*)-style views (sum(1), count(*), count(1)): a count of a join
-    column equals count(*) because NULL join values never join.
+    Spark reads over connections of its own, which cannot share our snapshot: the base tables are
+    locked against writers (SHARE, taken with retries like create's) while Spark reads them, so both
+    counts see the same data. Only for count(*)-style views (sum(1), count(*), count(1)): a count of
+    a join column equals count(*) because NULL join values never join.
     """
     from pgivm.spark.validate import spark_recount
 
     with _session(target) as conn:
         migrate.upgrade(conn)
-        with conn.transaction():
-            record, resolved, maintained = _locked_view(conn, name)
+        with _transaction(conn):
+            record = catalog.get(conn, name)
+            _lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
+            _fixed_search_path(conn)
+            resolved = _pinned(conn, record)
+            value = _maintained(conn, record)
             recount = spark_recount(conn, resolved, master=master)
-    value = maintained[0] if maintained else None
     spark_count = recount.count
     if value is None and spark_count == 0:
         spark_count = None  # type: ignore[assignment]  # sum(1) over an empty join is NULL

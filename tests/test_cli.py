@@ -203,11 +203,11 @@ def test_init_twice_is_idempotent(capsys: pytest.CaptureFixture[str], dsn: str, 
     assert scalar(conn, "SELECT to_regclass('pgivm.views')") is None
     first = ok(capsys, dsn, "init")
     assert "catalog migrations applied" in first.out
-    assert "0001" in first.out
+    assert "0001" in first.out and "0002" in first.out
     assert scalar(conn, "SELECT to_regclass('pgivm.views')::text") == "pgivm.views"
     second = ok(capsys, dsn, "init")
     assert second.out.strip() == "catalog is up to date"
-    assert scalar(conn, "SELECT count(*) FROM pgivm.schema_migrations") == 1
+    assert scalar(conn, "SELECT count(*) FROM pgivm.schema_migrations") == 2
 
 
 # ------------------------------------------------------------------------------------------- create
@@ -877,15 +877,29 @@ def test_rows_of_an_inheritance_child_are_maintained_or_refused(
     assert view_value(conn) == 1, "a row inserted into a child table of r was not maintained"
 
 
-def test_partitioned_table_is_refused_cleanly(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection) -> None:
-    """A TRUNCATE or ATTACH on one partition bypasses the parent's triggers: refuse rather than drift."""
+def test_partitioned_table_is_maintained_and_a_partition_refused(
+    capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection
+) -> None:
+    """A partitioned base table is maintained (writes through it and into its partitions); a view
+    over one partition is refused in one line, since writes through the parent would bypass it."""
     conn.execute(
         "CREATE TABLE r (a int, b int) PARTITION BY RANGE (a);"
         "CREATE TABLE r_low PARTITION OF r FOR VALUES FROM (0) TO (10);"
+        "CREATE TABLE r_high PARTITION OF r FOR VALUES FROM (10) TO (100);"
         "CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)"
     )
-    run = cli(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
+    run = cli(capsys, dsn, "create", "part", "--sql", TRIANGLE_SQL.replace("FROM r ", "FROM r_low AS r "))
     assert run.code == 2
     assert_user_error(run)
-    assert "partitioned" in run.err
-    assert scalar(conn, "SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_tri'") == 0
+    assert "is a partition" in run.err and "parent" in run.err
+    assert scalar(conn, "SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_part'") == 0
+    ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
+    conn.execute("INSERT INTO s VALUES (2, 3), (12, 3); INSERT INTO t VALUES (3, 1), (3, 11)")
+    conn.execute("INSERT INTO r VALUES (1, 2)")  # through the parent
+    conn.execute("INSERT INTO r_high VALUES (11, 12)")  # straight into a partition
+    assert view_value(conn) == 2
+    conn.execute("UPDATE r SET a = 11, b = 12 WHERE a = 1")  # moves to r_high: (11, 12) twice
+    assert view_value(conn) == 2
+    conn.execute("TRUNCATE r_high")
+    assert view_value(conn) == 0
+    assert ok(capsys, dsn, "verify", "tri").code == 0

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from dataclasses import dataclass, field
 
 import psycopg
@@ -32,10 +33,23 @@ class Form:
     view_sql: str
     tables: dict[str, tuple[str, str]]
     relations: dict[str, str]  # relation letter -> base table
+    partitioned: bool = False  # base tables partitioned on their first column (see setup_form)
 
 
 RST = Form("rst", TRIANGLE_SQL, {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}, {"r": "r", "s": "s", "t": "t"})
 EDGE = Form("edge", EDGE_SQL, {"e": ("src", "dst")}, {"r": "e", "s": "e", "t": "e"})
+PART_RST = Form("part-rst", RST.view_sql, RST.tables, RST.relations, partitioned=True)
+PART_EDGE = Form("part-edge", EDGE.view_sql, EDGE.tables, EDGE.relations, partitioned=True)
+
+# Each base table of a partitioned form: by range on its first column, one range split again by
+# hash on the second column (two levels), and a default partition for the rest (NULL, large values).
+PARTITIONS = [
+    ("p_low", "FOR VALUES FROM (MINVALUE) TO (10)", None),
+    ("p_mid", "FOR VALUES FROM (10) TO (25)", "HASH"),
+    ("p_mid_h0", "FOR VALUES WITH (MODULUS 2, REMAINDER 0)", "p_mid"),
+    ("p_mid_h1", "FOR VALUES WITH (MODULUS 2, REMAINDER 1)", "p_mid"),
+    ("p_rest", "DEFAULT", None),
+]
 
 
 @dataclass
@@ -49,6 +63,7 @@ class Tracker:
     heavy: dict[str, set[object]] = field(default_factory=dict)
     last_n: int = 0
     statements: int = 0
+    steps: Counter[str] = field(default_factory=Counter)  # statement kinds issued outside transactions
 
 
 def assert_exact(conn: psycopg.Connection, where: str) -> None:
@@ -194,6 +209,30 @@ class Stream:
         t, _, _ = self.table()
         self.run(f"TRUNCATE {t}")
 
+    # --- partitioned forms only: statements naming a partition, and rows moving between them ---
+    def insert_into_partition(self) -> None:
+        t, a, b = self.table()
+        rows = ", ".join(f"({self.rnd.randint(0, 9)}, {self.value()})" for _ in range(self.rnd.randint(1, 5)))
+        self.run(f"INSERT INTO {t}_p_low ({a}, {b}) VALUES {rows}")
+
+    def delete_from_partition(self) -> None:
+        t, a, _ = self.table()
+        part = self.rnd.choice(["p_low", "p_mid_h0", "p_mid_h1", "p_rest"])
+        self.run(f"DELETE FROM {t}_{part} WHERE {a} %% 4 = %s", [self.rnd.randint(0, 3)])
+
+    def move_between_partitions(self) -> None:
+        """An UPDATE through the parent that moves rows to another partition (and back)."""
+        t, a, _ = self.table()
+        shift = self.rnd.choice([12, -12])
+        self.run(f"UPDATE {t} SET {a} = {a} + %s WHERE {a} BETWEEN %s AND %s", [shift, *sorted((self.value(), self.value()))])
+
+    def truncate_partition(self) -> None:
+        t, _, _ = self.table()
+        self.run(f"TRUNCATE {t}_{self.rnd.choice(['p_low', 'p_mid', 'p_mid_h1', 'p_rest'])}")
+
+    PARTITION_STEPS = {"insert_into_partition": 6, "delete_from_partition": 4, "move_between_partitions": 6,
+                       "truncate_partition": 5}
+
     GROW = {"insert_one": 30, "insert_many": 12, "insert_duplicate": 6, "insert_nulls": 2, "copy_rows": 3,
             "delete_one": 10, "delete_many": 3, "delete_absent": 2, "update_join_column": 8, "update_many": 3,
             "update_other_column": 2, "promote": 6, "demote": 3}
@@ -208,7 +247,14 @@ class Stream:
 
 def setup_form(conn: psycopg.Connection, form: Form, rnd: random.Random, rows: int) -> None:
     for t, (a, b) in form.tables.items():
-        conn.execute(f"CREATE TABLE {t} ({a} int, {b} int, note text)")
+        if form.partitioned:
+            conn.execute(f"CREATE TABLE {t} ({a} int, {b} int, note text) PARTITION BY RANGE ({a})")
+            for name, bounds, below in PARTITIONS:
+                parent = f"{t}_{below}" if below and below != "HASH" else t
+                split = f" PARTITION BY HASH ({b})" if below == "HASH" else ""
+                conn.execute(f"CREATE TABLE {t}_{name} PARTITION OF {parent} {bounds}{split}")
+        else:
+            conn.execute(f"CREATE TABLE {t} ({a} int, {b} int, note text)")
         values = ", ".join(f"({rnd.randint(0, 40)}, {rnd.randint(0, 40)})" for _ in range(rows))
         conn.execute(f"INSERT INTO {t} ({a}, {b}) VALUES {values}")
 
@@ -229,6 +275,8 @@ def run_stream(conn: psycopg.Connection, form: Form, epsilon: float, seed: int, 
         observe(conn, tracker)
     # The steering statements read IVMε's thresholds; other strategies get the same mix without them.
     grow, shrink = Stream.GROW, Stream.SHRINK
+    if form.partitioned:
+        grow, shrink = {**grow, **Stream.PARTITION_STEPS}, {**shrink, **Stream.PARTITION_STEPS}
     if not ivme:
         grow = {k: v for k, v in grow.items() if k not in ("promote", "demote")}
         shrink = {k: v for k, v in shrink.items() if k not in ("promote", "demote")}
@@ -259,6 +307,7 @@ def run_stream(conn: psycopg.Connection, form: Form, epsilon: float, seed: int, 
                 assert_exact(conn, "after TRUNCATE")
             else:
                 name = stream.step(weights)
+                tracker.steps[name] += 1
                 assert_exact(conn, f"after {name} (step {i})")
             tracker.statements += 1
             if ivme:
@@ -304,6 +353,18 @@ def test_baseline_strategies_match_recount(conn: psycopg.Connection, form: Form,
     """The baselines pass the same randomized stream, checked after every statement."""
     tracker = run_stream(conn, form, 0.5, seed=99, steps=200, strategy=strategy)
     assert tracker.statements == 200
+
+
+@pytest.mark.parametrize("strategy,epsilon,threshold", [("ivme", 0.5, None), ("ivme", 0.25, 0), ("ivme", 0.0, None),
+                                                        ("first-order", 0.5, None), ("recompute", 0.5, None)])
+@pytest.mark.parametrize("form", [PART_RST, PART_EDGE], ids=lambda f: f.name)
+def test_partitioned_base_tables_match_recount(conn: psycopg.Connection, form: Form, strategy: str, epsilon: float,
+                                               threshold: int | None) -> None:
+    """Base tables partitioned on two levels: writes through the parent and into partitions, rows
+    moving between partitions, TRUNCATE of a partition or of the parent, checked after every statement."""
+    tracker = run_stream(conn, form, epsilon, seed=17, steps=150, strategy=strategy, batch_threshold=threshold)
+    for kind in Stream.PARTITION_STEPS:
+        assert tracker.steps[kind] > 0, f"the stream never ran {kind}: {dict(tracker.steps)}"
 
 
 def test_first_order_set_at_a_time_path_matches_recount(conn: psycopg.Connection) -> None:

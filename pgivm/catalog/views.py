@@ -11,7 +11,9 @@ import psycopg
 from psycopg.rows import dict_row
 
 from pgivm.errors import UnknownView
+from pgivm.capture import CaptureTrigger
 from pgivm.query.model import Atom, TableRef, TriangleCount
+from pgivm.query.resolve import ResolvedView
 
 
 @dataclass(frozen=True)
@@ -29,18 +31,27 @@ class ViewRecord:
     def query(self) -> TriangleCount:
         return model_from_json(self.model)
 
+    @property
+    def table_oids(self) -> dict[TableRef, int]:
+        """Each base table of the query (as the model names it) -> the oid it is pinned to."""
+        return {table_from_json(a["table"]): int(a["table"]["oid"]) for a in self.model["atoms"]}
 
-def model_to_json(query: TriangleCount, qualified: dict[TableRef, TableRef]) -> dict[str, Any]:
-    """The parsed query with schema-qualified tables, as stored in the catalog."""
+
+def model_to_json(query: TriangleCount, view: ResolvedView) -> dict[str, Any]:
+    """The parsed query with schema-qualified tables and their oids, as stored in the catalog."""
     atoms = []
     for atom in query.atoms:
-        table = qualified[atom.table]
-        atoms.append({**asdict(atom), "table": {"schema": table.schema, "name": table.name}})
+        base = view.base_of(atom.table)
+        atoms.append({**asdict(atom), "table": {"schema": base.ref.schema, "name": base.ref.name, "oid": base.oid}})
     return {"atoms": atoms, "aggregate": query.aggregate, "output_name": query.output_name}
 
 
+def table_from_json(table: dict[str, Any]) -> TableRef:
+    return TableRef(name=table["name"], schema=table.get("schema"))
+
+
 def model_from_json(model: dict[str, Any]) -> TriangleCount:
-    atoms = [Atom(**{**a, "table": TableRef(**a["table"])}) for a in model["atoms"]]
+    atoms = [Atom(**{**a, "table": table_from_json(a["table"])}) for a in model["atoms"]]
     return TriangleCount(
         r=atoms[0], s=atoms[1], t=atoms[2], aggregate=model["aggregate"], output_name=model["output_name"], sql=""
     )
@@ -89,3 +100,43 @@ def set_epsilon(conn: psycopg.Connection, name: str, epsilon: float) -> None:
 
 def delete(conn: psycopg.Connection, name: str) -> None:
     conn.execute("DELETE FROM pgivm.views WHERE name = %s", [name])
+
+
+def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
+                       triggers: dict[TableRef, list[CaptureTrigger]]) -> None:
+    """Pin the view's base tables by oid, with the columns it reads and its capture triggers."""
+    for table in view.query.tables:
+        base = view.base_of(table)
+        columns = sorted(
+            {(view.attnums[(atom.alias, column)], column, view.column_types[(atom.alias, column)])
+             for atom in view.query.atoms_of(table) for column in (atom.first, atom.second)})
+        conn.execute(
+            "INSERT INTO pgivm.base_tables (view_name, table_oid, partitioned, columns, triggers) VALUES (%s, %s, %s, %s, %s)",
+            [name, base.oid, base.partitioned,
+             json.dumps([{"attnum": n, "name": c, "type": t} for n, c, t in columns]),
+             json.dumps([t.to_json() for t in triggers[table]])],
+        )
+
+
+def base_table_oids(conn: psycopg.Connection, name: str) -> list[int]:
+    rows = conn.execute("SELECT table_oid::int8 FROM pgivm.base_tables WHERE view_name = %s ORDER BY table_oid", [name])
+    return [int(row[0]) for row in rows.fetchall()]
+
+
+def trigger_names(conn: psycopg.Connection, name: str) -> list[str]:
+    rows = conn.execute(
+        "SELECT DISTINCT x ->> 'name' FROM pgivm.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s",
+        [name])
+    return sorted(row[0] for row in rows.fetchall())
+
+
+def base_table_problems(conn: psycopg.Connection, name: str) -> list[str]:
+    """What ``pgivm.check_base_table`` finds wrong with the view's base tables (none when all is well)."""
+    rows = conn.execute(
+        """
+        SELECT p FROM pgivm.base_tables b, pgivm.check_base_table(b.view_name, b.table_oid) p WHERE b.view_name = %s
+        UNION ALL
+        SELECT p FROM pgivm.check_detached(%s) p
+        """,
+        [name, name])
+    return [row[0] for row in rows.fetchall()]

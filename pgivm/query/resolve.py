@@ -1,10 +1,13 @@
 """Check a parsed view against the live database: tables exist, columns exist, types join.
 
-The result fixes the SQL type of each join variable (A, B, C), which the state tables use.
+The result fixes the SQL type of each join variable (A, B, C), which the state tables use, and
+pins every base table by its oid: from then on pgivm never looks a base table up by a name that
+its owner could point elsewhere (see "Security model" in the README).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import psycopg
@@ -17,6 +20,41 @@ _INTEGER_TYPES = {"smallint", "integer", "bigint"}
 
 
 @dataclass(frozen=True)
+class Partition:
+    """A partition below a partitioned base table, at any level."""
+
+    oid: int
+    name: str  # schema-qualified and quoted, as SQL
+    leaf: bool  # holds rows itself (relkind 'r'); otherwise partitioned further
+
+
+@dataclass(frozen=True)
+class BaseTable:
+    """A base table as pgivm pins it: by oid, with what it is now called."""
+
+    oid: int
+    ref: TableRef  # schema-qualified, as the oid is named now
+    partitioned: bool
+    partitions: tuple[Partition, ...] = ()
+
+    @property
+    def ident(self) -> sql.Identifier:
+        return sql.Identifier(self.ref.schema or "public", self.ref.name)
+
+    def guard(self, alias: str) -> sql.Composable:
+        """A condition on ``alias``'s rows naming the system column ``tableoid``.
+
+        Only tables have that column, so if the name ever resolves to a view, the query fails
+        while it is parsed, before anything could run; for a plain table it also keeps only
+        this table's rows.
+        """
+        column = sql.SQL("{}.tableoid").format(sql.Identifier(alias))
+        if self.partitioned:  # rows carry their partition's oid
+            return sql.SQL("{} IS NOT NULL").format(column)
+        return sql.SQL("{} = {}::pg_catalog.oid").format(column, sql.Literal(self.oid))
+
+
+@dataclass(frozen=True)
 class ResolvedView:
     """A TriangleCount whose tables were found, with the SQL type of each join variable."""
 
@@ -24,65 +62,114 @@ class ResolvedView:
     tables: dict[TableRef, TableRef]  # as written -> schema-qualified
     variable_types: dict[str, str]  # "a" | "b" | "c" -> a type name from format_type()
     column_types: dict[tuple[str, str], str]  # (alias, column) -> type name
+    base: dict[TableRef, BaseTable]  # as written -> pinned by oid
+    attnums: dict[tuple[str, str], int]  # (alias, column) -> attribute number
 
     def qualified(self, table: TableRef) -> TableRef:
         return self.tables[table]
 
+    def base_of(self, table: TableRef) -> BaseTable:
+        return self.base[table]
 
-def _lookup_table(conn: psycopg.Connection, table: TableRef) -> tuple[int, TableRef]:
+
+_TABLE_BY_OID = """
+SELECT c.oid::int8, n.nspname, c.relname, c.relkind::text, c.relispartition, c.relrowsecurity,
+       EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid OR i.inhparent = c.oid)
+  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+ WHERE c.oid = %s
+"""
+
+
+def _lookup_oid(conn: psycopg.Connection, table: TableRef) -> int:
     row = conn.execute(
-        """
-        SELECT c.oid::int, n.nspname, c.relname, c.relkind::text
-          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-         WHERE c.oid = to_regclass(%s)
-        """,
+        "SELECT pg_catalog.to_regclass(%s)::int8",
         [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)],
     ).fetchone()
-    if row is None:
+    if row is None or row[0] is None:
         raise PgivmError(f"table {table} does not exist", "create it first, or check the name and search_path")
-    oid, schema, name, kind = row
+    return int(row[0])
+
+
+def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str) -> BaseTable:
+    """The base table with this oid as it is now, or a one-line refusal saying why it cannot be one."""
+    row = conn.execute(_TABLE_BY_OID, [oid]).fetchone()
+    if row is None:
+        raise PgivmError(f"table {written} no longer exists (oid {oid})", "drop the view with `pgivm drop`")
+    _, schema, name, kind, is_partition, row_security, inherits = row
+    shown = f"{schema}.{name}"
+    if kind not in ("r", "p"):
+        raise UnsupportedQuery(f"{shown} is not a table (relkind {kind!r}): pgivm maintains views over base tables")
+    if is_partition:
+        # Writes through the parent would bypass the partition's statement triggers.
+        raise UnsupportedQuery(f"{shown} is a partition: define the view over its partitioned parent table instead")
+    if kind == "r" and inherits:
+        # Triggers fire for the table a statement names: a write through an inheritance parent
+        # would change rows the query reads without telling the child's triggers, and vice versa.
+        raise UnsupportedQuery(f"{shown} takes part in table inheritance, which pgivm does not maintain: "
+                               "use declarative partitioning (PARTITION BY) instead")
+    if row_security:
+        raise UnsupportedQuery(f"{shown} has row-level security enabled: pgivm must see every row of a base table")
+    partitions: tuple[Partition, ...] = ()
     if kind == "p":
-        raise UnsupportedQuery(f"{table} is a partitioned table, which pgivm does not maintain yet")
-    if kind != "r":
-        raise UnsupportedQuery(f"{table} is not a table (relkind {kind!r}): pgivm maintains views over base tables")
-    children = conn.execute("SELECT count(*) FROM pg_inherits WHERE inhparent = %s", [oid]).fetchone()
-    if children and children[0]:
-        # Triggers on the parent do not see rows written to a child, which the query reads.
-        raise UnsupportedQuery(f"{table} has inheritance children, which pgivm does not maintain yet")
-    return oid, TableRef(name=name, schema=schema)
+        found = conn.execute(
+            """
+            SELECT c.oid::int8, pg_catalog.format('%%I.%%I', n.nspname, c.relname), c.relkind::text, c.relrowsecurity
+              FROM pg_catalog.pg_partition_tree(%s::pg_catalog.regclass) t
+              JOIN pg_catalog.pg_class c ON c.oid = t.relid
+              JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE t.relid <> %s::pg_catalog.oid
+             ORDER BY t.level, c.oid
+            """,
+            [oid, oid],
+        ).fetchall()
+        for part_oid, part_name, part_kind, part_rls in found:
+            if part_kind not in ("r", "p"):
+                raise UnsupportedQuery(f"partition {part_name} of {shown} is not a table (relkind {part_kind!r}): "
+                                       "pgivm cannot see writes to foreign partitions")
+            if part_rls:
+                raise UnsupportedQuery(f"partition {part_name} of {shown} has row-level security enabled: "
+                                       "pgivm must see every row of a base table")
+        partitions = tuple(Partition(int(o), n, k == "r") for o, n, k, _ in found)
+    return BaseTable(oid=oid, ref=TableRef(name=name, schema=schema), partitioned=kind == "p", partitions=partitions)
 
 
-def _column_type(conn: psycopg.Connection, oid: int, table: TableRef, column: str) -> str:
+def _column(conn: psycopg.Connection, table: BaseTable, column: str) -> tuple[str, int]:
     row = conn.execute(
         """
-        SELECT format_type(a.atttypid, a.atttypmod),
-               EXISTS (SELECT 1 FROM pg_opclass oc JOIN pg_am am ON am.oid = oc.opcmethod
+        SELECT pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum,
+               EXISTS (SELECT 1 FROM pg_catalog.pg_opclass oc JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod
                         WHERE am.amname = 'btree' AND oc.opcdefault AND oc.opcintype = a.atttypid)
-          FROM pg_attribute a
+          FROM pg_catalog.pg_attribute a
          WHERE a.attrelid = %s AND a.attname = %s AND a.attnum > 0 AND NOT a.attisdropped
         """,
-        [oid, column],
+        [table.oid, column],
     ).fetchone()
     if row is None:
-        raise PgivmError(f"column {column} does not exist in table {table}")
-    type_name, has_btree = row
+        raise PgivmError(f"column {column} does not exist in table {table.ref}")
+    type_name, attnum, has_btree = row
     if not has_btree:
-        raise UnsupportedQuery(f"column {table}.{column} has type {type_name}, which has no btree equality")
-    return type_name
+        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no btree equality")
+    return type_name, int(attnum)
 
 
-def resolve(conn: psycopg.Connection, query: TriangleCount) -> ResolvedView:
+def resolve(conn: psycopg.Connection, query: TriangleCount, oids: Mapping[TableRef, int] | None = None) -> ResolvedView:
+    """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
+    view): they are then found by oid, whatever they are called now."""
     tables: dict[TableRef, TableRef] = {}
-    oids: dict[TableRef, int] = {}
+    base: dict[TableRef, BaseTable] = {}
     for table in query.tables:
-        oids[table], tables[table] = _lookup_table(conn, table)
+        oid = oids[table] if oids is not None else _lookup_oid(conn, table)
+        base[table] = pin_table(conn, oid, table)
+        tables[table] = base[table].ref
 
     column_types: dict[tuple[str, str], str] = {}
+    attnums: dict[tuple[str, str], int] = {}
     by_variable: dict[str, list[tuple[Atom, str, str]]] = {"a": [], "b": [], "c": []}
     for atom in query.atoms:
         for variable, column in zip(atom.variables, (atom.first, atom.second)):
-            type_name = _column_type(conn, oids[atom.table], tables[atom.table], column)
+            type_name, attnum = _column(conn, base[atom.table], column)
             column_types[(atom.alias, column)] = type_name
+            attnums[(atom.alias, column)] = attnum
             by_variable[variable].append((atom, column, type_name))
 
     variable_types: dict[str, str] = {}
@@ -95,4 +182,5 @@ def resolve(conn: psycopg.Connection, query: TriangleCount) -> ResolvedView:
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
-    return ResolvedView(query=query, tables=tables, variable_types=variable_types, column_types=column_types)
+    return ResolvedView(query=query, tables=tables, variable_types=variable_types, column_types=column_types,
+                        base=base, attnums=attnums)

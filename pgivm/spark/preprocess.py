@@ -1,7 +1,7 @@
 """``pgivm create --preprocess spark``: the IVMε state computed in Spark, written over JDBC.
 
-Mirrors ``load_K()`` + ``restart()`` of ``sql/ivme/30_view_maintenance.sql`` and
-``40_relation_load.sql`` exactly:
+Mirrors the build (``sql/ivme/45_relation_build.sql``, then ``restart()`` of
+``sql/ivme/30_view_maintenance.sql``) exactly:
 
 * K = one row per distinct (X, Y) of its base table (NULL join columns skipped) with its
   multiplicity (the number of duplicate rows);
@@ -14,7 +14,7 @@ Mirrors ``load_K()`` + ``restart()`` of ``sql/ivme/30_view_maintenance.sql`` and
 
 The integration (``run_install_plan``): ``command.create`` hands over the IVMε install plan. Every
 statement runs in the caller's transaction as usual, except the set-at-a-time build
-(``SELECT load_r(), load_s(), load_t(), restart()``), which is replaced: while that transaction
+(``ivme.build_plan``: each relation loaded, then ``restart()``), which is replaced: while that transaction
 holds SHARE ROW EXCLUSIVE locks on the base tables (writers wait, readers don't), Spark reads the
 base tables over JDBC with partitioned reads, computes the state, and writes it into unlogged
 staging tables in a scratch schema ``pgivm_stage_<hex>``; the locked transaction then copies them
@@ -46,7 +46,9 @@ from pgivm.connection import connect
 from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES
 from pgivm.query.resolve import ResolvedView
-from pgivm.strategies.common import Names, atom_columns, table_ident
+from pgivm.capture import atom_columns
+from pgivm.strategies import ivme
+from pgivm.strategies.common import Names
 
 RELATIONS = ("r", "s", "t")
 NEXT = {"r": "s", "s": "t", "t": "r"}
@@ -72,6 +74,9 @@ class JdbcTarget:
         url, props = jdbc_url_from_dsn(conn.info.dsn)
         if conn.info.password and "password" not in props:
             props["password"] = conn.info.password
+        # Spark's sessions read base tables by name: a fixed search_path, and a row-security policy
+        # an error rather than code running with this role's rights (each read also names tableoid).
+        props["options"] = "-c search_path=pg_catalog,pg_temp -c row_security=off"
         return cls(url, props)
 
     def write(self, df: Any, table: str) -> None:
@@ -98,10 +103,11 @@ def read_relations(spark: Any, conn: psycopg.Connection, view: ResolvedView, jdb
         integer = view.variable_types[x] in INTEGER_TYPES and view.variable_types[y] in INTEGER_TYPES
         base_x, base_y = atom_columns(view, atom, "base")
         cast = sql.SQL("::bigint") if integer else sql.SQL("::text")
+        base = view.base_of(atom.table)
         query = sql.SQL(
             "(SELECT ({bx}){cast} AS x, ({by}){cast} AS y FROM {table} base "
-            "WHERE base.{cx} IS NOT NULL AND base.{cy} IS NOT NULL) pgivm_q"
-        ).format(bx=base_x, by=base_y, cast=cast, table=table_ident(view.qualified(atom.table)),
+            "WHERE {guard} AND base.{cx} IS NOT NULL AND base.{cy} IS NOT NULL) pgivm_q"
+        ).format(bx=base_x, by=base_y, cast=cast, table=base.ident, guard=base.guard("base"),
                  cx=sql.Identifier(atom.first), cy=sql.Identifier(atom.second)).as_string(conn)
         bounds = None
         if integer:
@@ -266,11 +272,6 @@ def scratch_schemas(conn: psycopg.Connection) -> Iterator[ScratchSchemas]:
         raise
 
 
-def _build_statement(names: Names) -> sql.Composable:
-    return sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
-        names("load_r"), names("load_s"), names("load_t"), names("restart"))
-
-
 def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view: ResolvedView, name: str,
                      epsilon: float, scratch: ScratchSchemas, master: str = "local[*]") -> None:
     """Execute the IVMε install plan in ``conn``'s transaction with the build done by Spark.
@@ -278,8 +279,7 @@ def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view:
     ``scratch`` records the scratch schema; the caller drops it if its transaction fails (see
     ``scratch_schemas``).
     """
-    names = Names.of(name)
-    build = _build_statement(names).as_string(conn)
+    build = ivme.build_plan(view, name).as_string(conn)
     replaced = False
     for statement in plan:
         if not replaced and statement.as_string(conn) == build:

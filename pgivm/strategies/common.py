@@ -13,8 +13,10 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from pgivm import capture
+from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import BaseTable, ResolvedView
 
 
 def state_schema_for(view_name: str) -> str:
@@ -52,133 +54,78 @@ def table_ident(table: TableRef) -> sql.Identifier:
     return sql.Identifier(table.schema or "public", table.name)
 
 
-def typed_column(prefix: str, column: str, column_type: str, variable_type: str) -> sql.Composable:
-    """``prefix.column``, cast to the join variable's type when the column's type differs."""
-    ref = sql.SQL("{}.{}").format(sql.SQL(prefix), sql.Identifier(column))  # type: ignore[arg-type]
-    if column_type == variable_type:
-        return ref
-    return sql.SQL("{}::{}").format(ref, sql.SQL(variable_type))  # type: ignore[arg-type]
-
-
-def atom_columns(view: ResolvedView, atom: Atom, prefix: str) -> tuple[sql.Composable, sql.Composable]:
-    """The atom's two join columns read from ``prefix`` (a row or a table alias), typed as the variables."""
-    x, y = atom.variables
-    types = view.variable_types
-    return (
-        typed_column(prefix, atom.first, view.column_types[(atom.alias, atom.first)], types[x]),
-        typed_column(prefix, atom.second, view.column_types[(atom.alias, atom.second)], types[y]),
-    )
-
-
-def count_query(view: ResolvedView) -> sql.Composed:
-    """The view's count as SQL built from the model, every identifier quoted (no user text)."""
+def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | None = None) -> sql.Composed:
+    """The view's count as SQL built from the model, every identifier quoted (no user text): over
+    the base tables pinned by oid as they are named now, or over ``tables`` (placeholders).
+    Each table's ``tableoid`` guard makes the query fail to parse if a name ever led to a view."""
     r, s, t = view.query.atoms
 
     def col(alias: str, column: str) -> sql.Composable:
         return sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(column))
 
+    def source(atom: Atom) -> sql.Composable:
+        return tables[atom.table] if tables is not None else view.base_of(atom.table).ident
+
     return sql.SQL(
-        "SELECT count(*) FROM {rt} AS r JOIN {st} AS s ON {rb} = {sb} JOIN {tt} AS t ON {sc} = {tc} AND {ta} = {ra}"
+        "SELECT count(*) FROM {rt} AS r JOIN {st} AS s ON {rb} = {sb} JOIN {tt} AS t ON {sc} = {tc} AND {ta} = {ra} "
+        "WHERE {rg} AND {sg} AND {tg}"
     ).format(
-        rt=table_ident(view.qualified(r.table)), st=table_ident(view.qualified(s.table)),
-        tt=table_ident(view.qualified(t.table)),
+        rt=source(r), st=source(s), tt=source(t),
         rb=col("r", r.second), sb=col("s", s.first), sc=col("s", s.second), tc=col("t", t.first),
         ta=col("t", t.second), ra=col("r", r.first),
+        rg=view.base_of(r.table).guard("r"), sg=view.base_of(s.table).guard("s"), tg=view.base_of(t.table).guard("t"),
     )
 
 
-def lock_tables_plan(view: ResolvedView) -> list[sql.Composable]:
-    """Block writers of the base tables until the install commits: no change slips past the build."""
-    return [
-        sql.SQL("LOCK TABLE {} IN SHARE ROW EXCLUSIVE MODE").format(table_ident(view.qualified(t)))
-        for t in view.query.tables
-    ]
-
-
-# A statement changing more rows than this goes set-at-a-time through K_delta and apply_batch_K;
-# smaller ones go tuple by tuple. `pgivm bench bulk --edges facebook_combined.txt` measures both
-# paths (rolled-back INSERTs of k new edges into R at epsilon = 1/2): per tuple 8 / 30 / 45 / 62 /
-# 140 / 837 ms, set at a time 20 / 29 / 37 / 43 / 150 / 236 ms for k = 64 / 256 / 384 / 512 / 1024
-# / 4096: they cross near 256-384 and stay within 1.4x of each other up to 1024.
-BATCH_THRESHOLD = 384
-
-
-def _net_change(view: ResolvedView, atom: Atom, event: str) -> sql.Composable:
-    """The statement's net change of ``atom``'s relation: (x, y, m) per distinct join key, m <> 0."""
-
-    def rows(table: str, sign: str) -> sql.Composable:
-        first, second = atom_columns(view, atom, table)
-        return sql.SQL("SELECT {first} AS x, {second} AS y, {sign} AS m FROM {table} WHERE {c1} IS NOT NULL AND {c2} IS NOT NULL").format(
-            first=first, second=second, sign=sql.SQL(sign), table=sql.SQL(table),  # type: ignore[arg-type]
-            c1=sql.SQL("{}.{}").format(sql.SQL(table), sql.Identifier(atom.first)),  # type: ignore[arg-type]
-            c2=sql.SQL("{}.{}").format(sql.SQL(table), sql.Identifier(atom.second)),  # type: ignore[arg-type]
-        )
-
-    if event == "insert":
-        source: sql.Composable = rows("new_rows", "1")
-    elif event == "delete":
-        source = rows("old_rows", "-1")
-    else:
-        source = sql.SQL("{} UNION ALL {}").format(rows("new_rows", "1"), rows("old_rows", "-1"))
-    return sql.SQL("SELECT x, y, sum(m)::bigint AS m FROM ({}) rows GROUP BY x, y HAVING sum(m) <> 0").format(source)
-
-
-def _apply_block(names: Names, view: ResolvedView, atoms: list[Atom], event: str, threshold: int) -> sql.Composable:
-    blocks = []
-    for atom in atoms:
-        k = atom.relation
-        x, y = atom.variables
-        blocks.append(sql.SQL(
-            "        -- {relation}\n"
-            "        IF changed_rows <= {threshold} THEN\n"
-            "            FOR change IN {net} LOOP\n"
-            "                PERFORM {apply}(change.x, change.y, change.m);\n"
-            "            END LOOP;\n"
-            "        ELSE\n"
-            "            INSERT INTO {delta} ({x}, {y}, mult) {net};\n"
-            "            PERFORM {apply_batch}();\n"
-            "        END IF;"
-        ).format(
-            relation=sql.SQL(k.upper()),  # type: ignore[arg-type]
-            threshold=sql.Literal(threshold),
-            net=_net_change(view, atom, event),
-            apply=names(f"apply_{k}"), apply_batch=names(f"apply_batch_{k}"), delta=names(f"{k}_delta"),
-            x=sql.Identifier(x), y=sql.Identifier(y),
-        ))
-    return sql.SQL("\n").join(blocks)
-
-
-def table_triggers_plan(
+def capture_functions_plan(
     names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None
 ) -> sql.Composed:
-    """The triggers of ``table``: take the view's lock per statement, apply each statement's net
-    change to every relation the table feeds (R, S, T order), reload them after TRUNCATE."""
+    """The trigger functions of ``table``: take the view's lock per statement, apply each statement's
+    net change to every relation the table feeds (R, S, T order), clear them after TRUNCATE, or for
+    a partition apply its rows as a deletion just before it is truncated."""
     atoms = view.query.atoms_of(table)
-    letters = "".join(a.relation for a in atoms)
+    letters = capture.letters_of(view, table)
     qualified = view.qualified(table)
     described = f"{qualified} as {', '.join(a.relation.upper() for a in atoms)}"
-    threshold = BATCH_THRESHOLD if batch_threshold is None else batch_threshold
-    return render("common/table_triggers.sql", {
+    threshold = capture.BATCH_THRESHOLD if batch_threshold is None else batch_threshold
+
+    def block(event: str) -> sql.Composable:
+        return capture.apply_block(names.schema_id, view, atoms, event, threshold, names)
+
+    return render("common/capture_functions.sql", {
         "state": names("state"),
         "restart": names("restart"),
+        "view_literal": sql.Literal(name),
         "batch_threshold": sql.SQL(str(threshold)),  # type: ignore[arg-type]
         "on_statement": names(f"on_statement_{letters}"),
         "on_change": names(f"on_change_{letters}"),
         "on_truncate": names(f"on_truncate_{letters}"),
-        "apply_insert": _apply_block(names, view, atoms, "insert", threshold),
-        "apply_delete": _apply_block(names, view, atoms, "delete", threshold),
-        "apply_update": _apply_block(names, view, atoms, "update", threshold),
-        "reload": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"load_{a.relation}")) for a in atoms),
-        "table": table_ident(qualified),
-        "lock_trigger": sql.Identifier(f"pgivm_{name}_lock"),
-        "insert_trigger": sql.Identifier(f"pgivm_{name}_insert"),
-        "delete_trigger": sql.Identifier(f"pgivm_{name}_delete"),
-        "update_trigger": sql.Identifier(f"pgivm_{name}_update"),
-        "truncate_trigger": sql.Identifier(f"pgivm_{name}_truncate"),
+        "on_truncate_rows": names(f"on_truncate_rows_{letters}"),
+        "apply_insert": block("insert"),
+        "apply_delete": block("delete"),
+        "apply_update": block("update"),
+        "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.relation}")) for a in atoms),
+        "truncate_rows": capture.truncate_rows_block(view, atoms, names),
         "on_statement_comment": sql.Literal(f"pgivm view {name}: take the view's lock before a statement on {qualified}"),
         "on_change_comment": sql.Literal(f"pgivm view {name}: maintain the {strategy} state for changes of {described}"),
-        "on_truncate_comment": sql.Literal(f"pgivm view {name}: rebuild the {strategy} state after TRUNCATE of {qualified}"),
+        "on_truncate_comment": sql.Literal(f"pgivm view {name}: clear the {strategy} state of {described} after TRUNCATE"),
+        "on_truncate_rows_comment": sql.Literal(
+            f"pgivm view {name}: before TRUNCATE of a partition of {qualified}, apply its rows as a deletion"),
     })
+
+
+def capture_plan(names: Names, view: ResolvedView, name: str, strategy: str,
+                 batch_threshold: int | None = None) -> list[sql.Composable]:
+    """For every base table: its trigger functions, then its triggers (on every partition too)."""
+    plan: list[sql.Composable] = []
+    for table in view.query.tables:
+        plan.append(capture_functions_plan(names, view, name, table, strategy, batch_threshold))
+        plan += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
+    return plan
+
+
+def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
+    return capture.view_triggers(name, state_schema_for(name), capture.letters_of(view, table))
 
 
 def user_view_plan(names: Names, query: TriangleCount, name: str, view_schema: str, strategy: str) -> sql.Composable:
@@ -208,16 +155,10 @@ def revoke_plan(names: Names) -> sql.Composable:
     ).format(s=names.schema_id)
 
 
-TRIGGER_EVENTS = ("lock", "insert", "delete", "update", "truncate", "refresh")
-
-
-def drop_plan(name: str, view_schema: str, tables: list[TableRef]) -> list[sql.Composable]:
+def drop_plan(name: str, view_schema: str, base_oids: list[int], trigger_names: list[str]) -> list[sql.Composable]:
+    """The user view, the triggers on every base table (and partition) found by oid, the state schema."""
     statements: list[sql.Composable] = [sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(view_schema, name))]
-    for table in tables:
-        for event in TRIGGER_EVENTS:
-            statements.append(
-                sql.SQL("DROP TRIGGER IF EXISTS {} ON {}").format(sql.Identifier(f"pgivm_{name}_{event}"), table_ident(table))
-            )
+    statements += [capture.drop_triggers(oid, trigger_names) for oid in base_oids]
     statements.append(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(state_schema_for(name))))
     return statements
 

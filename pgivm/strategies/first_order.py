@@ -11,23 +11,22 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm.capture import atom_columns
 from pgivm.query.model import VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.strategies.common import (
     CheckFailure,
     Names,
-    basic_status,
     analyze_plan,
-    atom_columns,
+    basic_status,
+    capture_plan,
     checks,
-    lock_tables_plan,
     render,
     revoke_plan,
-    table_triggers_plan,
     run_checks,
-    table_ident,
     user_view_plan,
 )
+from pgivm.strategies.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "first-order"
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
@@ -62,9 +61,9 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
         "type_x": sql.SQL(types[x]), "type_y": sql.SQL(types[y]),  # type: ignore[arg-type]  # from format_type()
         "result": names("result"),
         "k_tuples": names(f"{k}_tuples"), "l_tuples": names(f"{l}_tuples"), "m_tuples": names(f"{m}_tuples"),
-        "apply_k": names(f"apply_{k}"), "load_k": names(f"load_{k}"), "paths_k": names(f"paths_{k}"),
+        "apply_k": names(f"apply_{k}"), "clear_k": names(f"clear_{k}"), "paths_k": names(f"paths_{k}"),
         "k_delta": names(f"{k}_delta"), "apply_batch_k": names(f"apply_batch_{k}"),
-        "base_table": table_ident(view.qualified(atom.table)),
+        "base_table": view.base_of(atom.table).ident, "base_guard": view.base_of(atom.table).guard("base"),
         "base_x": base_x, "base_y": base_y,
         "base_x_column": sql.Identifier(atom.first), "base_y_column": sql.Identifier(atom.second),
         "k_tuples_comment": sql.Literal(f"first-order IVM: relation {k.upper()}({x.upper()},{y.upper()}) with multiplicities"),
@@ -76,14 +75,13 @@ def install_plan(
     view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
 ) -> list[sql.Composable]:
     names = Names.of(name)
-    plan: list[sql.Composable] = lock_tables_plan(view)
-    plan.append(render("first_order/00_view_state.sql", _view_params(names, name, view.query.sql)))
+    plan: list[sql.Composable] = [render("first_order/00_view_state.sql", _view_params(names, name, view.query.sql))]
     plan += [render("first_order/10_relation.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
     plan.append(render("first_order/30_view.sql", _view_params(names, name, view.query.sql)))
-    plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
-        names("load_r"), names("load_s"), names("load_t"), names("restart")))
+    plan += [render("first_order/15_relation_build.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
+    plan.append(sql.SQL("SELECT {}()").format(names("restart")))
     plan.append(analyze_plan(names, [f"{k}_tuples" for k in RELATIONS]))
-    plan += [table_triggers_plan(names, view, name, table, "first-order IVM", batch_threshold) for table in view.query.tables]
+    plan += capture_plan(names, view, name, "first-order IVM", batch_threshold)
     plan.append(user_view_plan(names, view.query, name, view_schema, "first-order IVM"))
     plan.append(revoke_plan(names))
     return plan

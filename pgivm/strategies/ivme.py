@@ -17,24 +17,24 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm.query.model import VARIABLES, Atom, RelationName
+from pgivm import capture
+from pgivm.capture import atom_columns
+from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef
 from pgivm.query.resolve import ResolvedView
 from pgivm.strategies.common import (
     CheckFailure,
     Names,
     analyze_plan,
-    atom_columns,
+    capture_plan,
     checks,
-    lock_tables_plan,
     read_state,
     render,
     revoke_plan,
-    table_triggers_plan,
     run_checks,
-    table_ident,
     table_sizes,
     user_view_plan,
 )
+from pgivm.strategies.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "ivme"
 DEFAULT_EPSILON = 0.5
@@ -81,7 +81,7 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
         "apply_batch_k": names(f"apply_batch_{k}"),
         "repartition_k": names(f"repartition_{k}"),
         "recompute_v_kl": names(f"recompute_{AUX_VIEW[k]}"),
-        "load_k": names(f"load_{k}"),
+        "clear_k": names(f"clear_{k}"),
         "major_rebalance": names("major_rebalance"),
         "k_heavy_comment": sql.Literal(
             f"IVMε: heavy part of {upper}({x.upper()},{y.upper()}), tuples whose {x.upper()}-value has high degree"
@@ -131,9 +131,11 @@ def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Compo
 
 def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.Composable]:
     base_x, base_y = atom_columns(view, atom, "base")
+    base = view.base_of(atom.table)
     return {
         **_relation_params(names, atom.relation, view.variable_types),
-        "base_table": table_ident(view.qualified(atom.table)),
+        "base_table": base.ident,
+        "base_guard": base.guard("base"),
         "base_x": base_x,
         "base_y": base_y,
         "base_x_column": sql.Identifier(atom.first),
@@ -141,19 +143,26 @@ def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.
     }
 
 
+def build_plan(view: ResolvedView, name: str) -> sql.Composable:
+    """The set-at-a-time build from the base tables: every relation loaded into its light part, then
+    preprocessing (N = 2|D|+1, strict partition, views, count). ``--preprocess spark`` replaces it."""
+    names = Names.of(name)
+    loads = [_render("45_relation_build.sql", _load_params(names, view, atom)) for atom in view.query.atoms]
+    return sql.SQL("\n").join([*loads, sql.SQL("SELECT {}();").format(names("restart"))])
+
+
 def install_plan(
     view: ResolvedView, name: str, view_schema: str, epsilon: float, batch_threshold: int | None = None
 ) -> list[sql.Composable]:
     """DDL for the state, the maintenance functions, the build from existing data, and the triggers.
 
-    Run it in one transaction: the base tables are locked against writes first so that no change
-    slips between the set-at-a-time build and the moment the triggers exist.
+    Run it in one transaction with the base tables locked against writes (``pgivm.command`` takes
+    the locks), so that no change slips between the set-at-a-time build and the triggers.
     """
     names = Names.of(name)
     types = view.variable_types
     view_params = _view_params(names, name, view.query.sql)
-    plan: list[sql.Composable] = lock_tables_plan(view)
-    plan.append(_render("00_view_state.sql", view_params))
+    plan: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
     plan.append(
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
             names("state"), sql.Literal(float(epsilon)), names("result")
@@ -163,13 +172,11 @@ def install_plan(
     plan += [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
     plan += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
     plan.append(_render("30_view_maintenance.sql", view_params))
-    plan += [_render("40_relation_load.sql", _load_params(names, view, atom)) for atom in view.query.atoms]
-    # The build: every relation loaded set-at-a-time, then preprocessing (N = 2|D|+1, strict partition, views, count).
-    plan.append(sql.SQL("SELECT {}(), {}(), {}(), {}()").format(
-        names("load_r"), names("load_s"), names("load_t"), names("restart")))
+    plan += [_render("40_relation_clear.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    plan.append(build_plan(view, name))
     plan.append(analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
                              + list(AUX_VIEW.values())))
-    plan += [table_triggers_plan(names, view, name, table, "IVMε", batch_threshold) for table in view.query.tables]
+    plan += capture_plan(names, view, name, "IVMε", batch_threshold)
     plan.append(user_view_plan(names, view.query, name, view_schema, "IVMε"))
     plan.append(revoke_plan(names))
     return plan

@@ -21,7 +21,9 @@ CREATE INDEX ON {k_tuples} ({y}, {x}) INCLUDE (mult);
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
 -- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 DECLARE
     delta_q     bigint;
     new_mult    bigint;
@@ -53,6 +55,7 @@ COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
 -- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
 CREATE FUNCTION {paths_k}(alpha {type_x}, beta {type_y})
 RETURNS bigint LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
 BEGIN
@@ -62,23 +65,18 @@ BEGIN
 END;
 $pgivm$;
 
--- (Re)load K from its base table, set at a time.
-CREATE FUNCTION {load_k}()
+-- Clear K after a TRUNCATE of its base table (DELETE, not TRUNCATE: see ivme/40_relation_clear.sql).
+CREATE FUNCTION {clear_k}()
 RETURNS void LANGUAGE plpgsql
-SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
-    TRUNCATE {k_tuples};
-    INSERT INTO {k_tuples} ({x}, {y}, mult)
-    SELECT {base_x}, {base_y}, count(*)
-      FROM {base_table} base
-     WHERE base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
-     GROUP BY 1, 2;
+    DELETE FROM {k_tuples};
 END;
 $pgivm$;
 
--- A multi-row statement's net change of K, applied set at a time (see common/table_triggers.sql).
-CREATE UNLOGGED TABLE {k_delta} (
+-- A multi-row statement's net change of K, applied set at a time (see common/capture_functions.sql).
+CREATE TABLE {k_delta} (
     {x}      {type_x} NOT NULL,
     {y}      {type_y} NOT NULL,
     mult     bigint NOT NULL,
@@ -88,6 +86,7 @@ CREATE UNLOGGED TABLE {k_delta} (
 
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small
 -- batch is best served by index nested loops and only a large one by hash joins.

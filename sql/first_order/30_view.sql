@@ -1,6 +1,7 @@
 -- The count from the copies, and the restart after a build or TRUNCATE.
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
     SELECT coalesce(sum(r.mult * s.mult * t.mult), 0)::bigint
@@ -10,7 +11,9 @@ AS $pgivm$
 $pgivm$;
 
 CREATE FUNCTION {restart}()
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 BEGIN
     UPDATE {result} SET count = {count_from_state}();
 END;

@@ -18,7 +18,9 @@
 -- (light_paths_k and heavy_paths_k below).
 
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 DECLARE
     st           {state}%ROWTYPE;
     alpha_heavy  boolean;  -- routing: is alpha in pi_X K_heavy?
@@ -166,6 +168,7 @@ COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
 -- counted that neither side is more than a few times the bounded one.
 CREATE FUNCTION {light_paths_k}(alpha {type_x}, beta {type_y})
 RETURNS bigint LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
 BEGIN
@@ -178,6 +181,7 @@ COMMENT ON FUNCTION {light_paths_k}({type_x}, {type_y}) IS {light_paths_k_commen
 
 CREATE FUNCTION {heavy_paths_k}(alpha {type_x}, beta {type_y})
 RETURNS bigint LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
 BEGIN
@@ -195,7 +199,9 @@ COMMENT ON FUNCTION {heavy_paths_k}({type_x}, {type_y}) IS {heavy_paths_k_commen
 -- V_MK(z, y) += M_heavy(z, alpha) * mult, as a heavy tuple it feeds V_KL(alpha, z) += mult * L_light(y, z).
 -- Cost O(N^eps * N^max(eps, 1-eps)), amortized over the >= N^eps / 2 updates since the last move.
 CREATE FUNCTION {move_k}(alpha {type_x}, to_heavy boolean)
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 DECLARE
     direction bigint := CASE WHEN to_heavy THEN 1 ELSE -1 END;  -- +1: light -> heavy
     zeros_z   {type_z}[];
@@ -250,7 +256,9 @@ COMMENT ON FUNCTION {move_k}({type_x}, boolean) IS {move_k_comment};
 -- Strict repartition of K at the current theta (part of MajorRebalancing): heavy iff degree >= theta,
 -- or always heavy when epsilon = 0. O(|K|).
 CREATE FUNCTION {repartition_k}()
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 DECLARE
     st {state}%ROWTYPE;
 BEGIN
@@ -272,9 +280,11 @@ $pgivm$;
 
 -- V_KL from scratch (part of MajorRebalancing and of the initial build): O(N^(1+min(eps, 1-eps))).
 CREATE FUNCTION {recompute_v_kl}()
-RETURNS void LANGUAGE plpgsql AS $pgivm$
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
 BEGIN
-    TRUNCATE {v_kl};
+    DELETE FROM {v_kl};  -- not TRUNCATE, which would empty it for snapshots taken before (verify)
     INSERT INTO {v_kl} ({x}, {z}, mult)
     SELECT kh.{x}, ll.{z}, sum(kh.mult * ll.mult)
       FROM {k_heavy} kh JOIN {l_light} ll ON ll.{y} = kh.{y}

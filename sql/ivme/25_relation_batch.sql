@@ -6,7 +6,7 @@
 -- are restored afterwards: a size-invariant violation resets N = 2|D|+1 with a major rebalancing
 -- (as the initial build does), else every value of the batch that crossed a threshold is moved.
 
-CREATE UNLOGGED TABLE {k_delta} (
+CREATE TABLE {k_delta} (
     {x}      {type_x} NOT NULL,
     {y}      {type_y} NOT NULL,
     mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement (never 0)
@@ -18,6 +18,7 @@ COMMENT ON TABLE {k_delta} IS {k_delta_comment};
 
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small
 -- batch is best served by index nested loops and only a large one by hash joins.

@@ -6,6 +6,7 @@
 -- Runs with the planner's full toolbox: these are bulk statements, not point lookups.
 CREATE FUNCTION {major_rebalance}()
 RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
 BEGIN
@@ -26,6 +27,7 @@ COMMENT ON FUNCTION {major_rebalance}() IS 'IVMε MajorRebalancing: strict repar
 -- O(N^(1+max(eps, 1-eps))) at worst (the hhh and lll joins); used by the build, TRUNCATE and verify.
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
     SELECT (
@@ -57,6 +59,7 @@ $pgivm$;
 -- Called after the parts of some relations were (re)loaded; O(N^(3/2)) for epsilon = 1/2.
 CREATE FUNCTION {restart}()
 RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
 DECLARE

@@ -6,7 +6,7 @@ SELECT coalesce(p.{x}, b.{x})::text AS x, coalesce(p.{y}, b.{y})::text AS y, p.m
   FROM (SELECT {x}, {y}, mult FROM {k_heavy} UNION ALL SELECT {x}, {y}, mult FROM {k_light}) p
   FULL JOIN (SELECT {base_x} AS {x}, {base_y} AS {y}, count(*) AS mult
                FROM {base_table} base
-              WHERE base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
+              WHERE {base_guard} AND base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
               GROUP BY 1, 2) b
     ON b.{x} = p.{x} AND b.{y} = p.{y}
  WHERE p.mult IS DISTINCT FROM b.mult

@@ -1,6 +1,7 @@
--- Triggers on one base table that feeds relations of the view (one relation, or several for a
--- self-join such as the graph form over one edge table). Rendered once per base table, for every
--- strategy that maintains per relation K with apply_K(x, y, m) and apply_batch_K() (ivme, first-order).
+-- Change capture for one base table that feeds relations of the view (one relation, or several
+-- for a self-join such as the graph form over one edge table). Rendered once per base table, for
+-- every strategy that maintains per relation K with apply_K(x, y, m) and apply_batch_K() (ivme,
+-- first-order). The triggers that call these functions are in capture_triggers.sql.
 --
 -- Statement-level triggers with transition tables: a statement's net change of each relation
 -- (inserted rows +1, deleted rows -1, grouped by the join columns, NULL keys dropped since they
@@ -8,9 +9,11 @@
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. Small changes go tuple by tuple through apply_K; a statement with more
 -- than {batch_threshold} rows goes set-at-a-time through K_delta and apply_batch_K.
+--
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
--- privileges on the state, with a fixed search_path, and with seqscan, hash and merge joins off
--- so every single-tuple statement is an index nested loop from the bounded side.
+-- privileges on the state. None of them looks a base table up by name: they read the trigger's
+-- transition tables and pgivm's own state, so renaming a base table, or putting another object
+-- under its old name, changes nothing here. Every function has a fixed search_path.
 
 -- Every writing statement takes the view's lock before it touches a row: writers of one view then
 -- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
@@ -24,6 +27,14 @@ SET jit = off
 AS $pgivm$
 BEGIN
     PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view_literal}),
+            HINT = 'Retry the transaction.';
+    END IF;
     RETURN NULL;
 END;
 $pgivm$;
@@ -62,6 +73,8 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION {on_change}() IS {on_change_comment};
 
+-- TRUNCATE of a plain table empties every relation it feeds: clear them and restart (N, the
+-- partition and the views from the remaining relations). Nothing needs to be read back.
 CREATE FUNCTION {on_truncate}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -69,20 +82,28 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
-{reload}
+{clear}
     PERFORM {restart}();
     RETURN NULL;
 END;
 $pgivm$;
 COMMENT ON FUNCTION {on_truncate}() IS {on_truncate_comment};
 
-CREATE TRIGGER {lock_trigger} BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON {table}
-    FOR EACH STATEMENT EXECUTE FUNCTION {on_statement}();
-CREATE TRIGGER {insert_trigger} AFTER INSERT ON {table}
-    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
-CREATE TRIGGER {delete_trigger} AFTER DELETE ON {table}
-    REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
-CREATE TRIGGER {update_trigger} AFTER UPDATE ON {table}
-    REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION {on_change}();
-CREATE TRIGGER {truncate_trigger} AFTER TRUNCATE ON {table}
-    FOR EACH STATEMENT EXECUTE FUNCTION {on_truncate}();
+-- TRUNCATE of a partition (or of a partitioned table, which fires this on every partition) takes
+-- only that partition's rows away: read them just before they go and apply them as a deletion,
+-- set at a time. The partition is found by the trigger's oid (TG_RELID), named from the oid at
+-- this moment, and the query names its tableoid column, so it cannot run anything but a read of
+-- that table; row_security = off makes a policy an error instead of code that runs here.
+CREATE FUNCTION {on_truncate_rows}()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET jit = off
+AS $pgivm$
+BEGIN
+    UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
+{truncate_rows}
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {on_truncate_rows}() IS {on_truncate_rows_comment};
