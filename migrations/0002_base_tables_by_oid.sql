@@ -281,7 +281,7 @@ BEGIN
                      OR b.table_oid IN (SELECT relid FROM pg_partition_tree(cmd.objid))
                      OR b.table_oid IN (SELECT inhparent FROM pg_inherits WHERE inhrelid = cmd.objid)
                      OR b.table_oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = cmd.objid)))
-            OR (cmd.classid = 'pg_trigger'::regclass
+            OR (cmd.classid = 'pg_trigger'::regclass AND cmd.command_tag = 'ALTER TRIGGER'  -- not our own CREATE TRIGGER
                 AND EXISTS (SELECT 1 FROM pg_trigger g WHERE g.oid = cmd.objid
                                AND (g.tgrelid = b.table_oid OR g.tgrelid IN (SELECT relid FROM pg_partition_tree(b.table_oid)))))
     LOOP
@@ -316,20 +316,31 @@ BEGIN
                 dropped.object_identity, dropped.view_name, dropped.view_name USING ERRCODE = 'dependent_objects_still_exist';
         END IF;
     END LOOP;
-    -- A capture trigger dropped while its view is still in the catalog: dropped alone, with the
-    -- view's state schema, or with a partition (whose rows would leave the view unseen).
+    -- A capture trigger dropped while its view is still in the catalog: by hand, with the view's
+    -- state schema, or with its table (a partition, whose rows would leave the view unseen). The
+    -- one drop allowed is of the triggers of a table that is no longer part of the view (an empty
+    -- detached partition, which pgivm.check_detached() cleans up).
     FOR dropped IN
-        SELECT DISTINCT d.object_identity, b.view_name
+        SELECT DISTINCT d.object_identity, b.view_name,
+               substr(d.object_identity, length(quote_ident(x ->> 'name')) + 5) AS table_identity
           FROM pg_event_trigger_dropped_objects() d
           JOIN pgivm.base_tables b ON d.object_type = 'trigger'
           JOIN LATERAL jsonb_array_elements(b.triggers) x
             ON starts_with(d.object_identity, quote_ident(x ->> 'name') || ' on ')
     LOOP
-        RAISE EXCEPTION 'pgivm: dropping % would leave pgivm view % unmaintained: drop the view first (pgivm drop %)%',
-            dropped.object_identity, dropped.view_name, dropped.view_name,
-            CASE WHEN EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() d2 WHERE d2.object_type = 'table')
-                 THEN '; to drop a partition, empty it and detach it first' ELSE '' END
-            USING ERRCODE = 'dependent_objects_still_exist';
+        IF EXISTS (SELECT 1 FROM pg_event_trigger_dropped_objects() t
+                    WHERE t.object_type = 'table' AND t.object_identity = dropped.table_identity) THEN
+            RAISE EXCEPTION 'pgivm: dropping % would take rows out of pgivm view % unseen: empty it and detach it first, '
+                            'or drop the view first (pgivm drop %)', dropped.table_identity, dropped.view_name, dropped.view_name
+                USING ERRCODE = 'dependent_objects_still_exist';
+        END IF;
+        IF EXISTS (SELECT 1 FROM pgivm.base_tables b
+                    WHERE b.view_name = dropped.view_name
+                      AND (b.table_oid = pg_catalog.to_regclass(dropped.table_identity)
+                           OR pg_catalog.to_regclass(dropped.table_identity) IN (SELECT relid FROM pg_partition_tree(b.table_oid)))) THEN
+            RAISE EXCEPTION 'pgivm: dropping % would leave pgivm view % unmaintained: drop the view first (pgivm drop %)',
+                dropped.object_identity, dropped.view_name, dropped.view_name USING ERRCODE = 'dependent_objects_still_exist';
+        END IF;
     END LOOP;
 END;
 $$;
