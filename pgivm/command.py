@@ -287,8 +287,13 @@ def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) ->
             _fixed_search_path(conn)
             triggers = catalog.trigger_names(conn, name)
             catalog.delete(conn, name)  # first: the DDL guard then lets the triggers go
-            for statement in common.drop_plan(name, record.view_schema, existing, triggers):
-                conn.execute(statement)
+            try:
+                for statement in common.drop_plan(name, record.view_schema, existing, triggers):
+                    conn.execute(statement)
+            except psycopg.errors.InsufficientPrivilege as err:
+                first = (str(err).strip().splitlines() or ["permission denied"])[0]
+                raise PgivmError(f"cannot drop view {name}: {first}",
+                                 "dropping its triggers needs ownership of the base tables: run drop as their owner or a superuser") from None
 
 
 @dataclass
