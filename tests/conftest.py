@@ -1,25 +1,66 @@
-"""Test fixtures: a real PostgreSQL server, and a fresh database for every test.
+"""Test fixtures: a real PostgreSQL server, a fresh database for every test, and the test graphs.
 
 The server is ``$PGIVM_TEST_DSN`` when set (a DSN with rights to CREATE DATABASE), else a
 testcontainers PostgreSQL when a Docker engine answers, else pgivm's embedded server in a
 temporary data directory (no Docker engine runs on the CI machine).
+
+Graphs: ca-GrQc ships with the tests (``tests/data``, see its README). The larger ego-Facebook is
+optional: it is looked up in ``$PGIVM_TEST_DATA`` (a directory), then in ``shared/data`` next to
+the repository, plain or gzipped; the tests that need it skip, saying where to put it, when absent.
 """
 
 from __future__ import annotations
 
+import gzip
 import os
 import shutil
+import socket
 import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-# Loaded graphs live next to the repository (shared/data), never inside it.
-DATA_DIR = Path(__file__).resolve().parents[2] / "shared" / "data"
+TEST_DATA = Path(__file__).resolve().parent / "data"
+GRQC = TEST_DATA / "ca-GrQc.txt.gz"
+# Where optional graphs are looked up after $PGIVM_TEST_DATA: the project's shared data directory.
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+FACEBOOK_NAME = "facebook_combined.txt"
+FACEBOOK_SOURCE = "https://snap.stanford.edu/data/ego-Facebook.html"
+
+
+def optional_graph(name: str, source: str) -> Path:
+    """``name`` or ``name.gz`` from $PGIVM_TEST_DATA, else from SHARED_DATA; skips the test if absent."""
+    configured = os.environ.get("PGIVM_TEST_DATA")
+    directories = [Path(configured).expanduser()] if configured else []
+    for directory in [*directories, SHARED_DATA]:
+        for candidate in (directory / name, directory / f"{name}.gz"):
+            if candidate.is_file():
+                return candidate
+    test_data = f"$PGIVM_TEST_DATA ({configured})" if configured else "a directory named by $PGIVM_TEST_DATA"
+    pytest.skip(f"{name} not found: put it (or {name}.gz) in {test_data} or in {SHARED_DATA}; download it from {source}")
+
+
+@pytest.fixture
+def facebook() -> Path:
+    """The ego-Facebook edge list (optional: the test skips when it is absent)."""
+    return optional_graph(FACEBOOK_NAME, FACEBOOK_SOURCE)
+
+
+def open_text(path: Path) -> TextIO:
+    """A text file, gunzipped on the fly when its name ends in .gz."""
+    return gzip.open(path, "rt") if path.suffix == ".gz" else path.open()
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on (and, unlike 54329, one a developer's own server is not using)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
 
 
 def _docker_answers() -> bool:
@@ -47,12 +88,15 @@ def server_dsn() -> Iterator[str]:
     from pgivm.server import EmbeddedServer
 
     data_dir = Path(tempfile.mkdtemp(prefix="pgivm-test-")) / "pgdata"
+    # An explicit port: a handle without one would take $PGIVM_PORT from the developer's shell (the
+    # port of their own embedded server, say) and fail or clash.
     server = EmbeddedServer(
         data_dir,
+        port=free_port(),
         settings={"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off", "max_connections": "200"},
     )
-    server.start()
     try:
+        server.start()
         yield server.dsn()
     finally:
         server.stop()

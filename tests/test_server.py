@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import textwrap
@@ -13,6 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from conftest import free_port
 from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target, resolve_dsn
 from pgivm.errors import ConnectionFailed, PgivmError
 from pgivm.server import EmbeddedServer, ServerStatus
@@ -20,18 +20,26 @@ from pgivm.server import EmbeddedServer, ServerStatus
 FAST_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "max_connections": "200"}
 
 
-def free_port() -> int:
-    """A port nothing listens on (and, unlike 54329, one a developer's own server is not using)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def select_one(conninfo: str) -> int:
     with psycopg.connect(conninfo, connect_timeout=10) as conn:
         row = conn.execute("select 1").fetchone()
     assert row is not None
     return int(row[0])
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_settings_from_the_shell() -> Iterator[None]:
+    """The whole module runs without the PG* and PGIVM_* variables of the shell running pytest.
+
+    Handles made without a port or data directory read PGIVM_PORT and PGIVM_DATA_DIR, and DSN
+    resolution reads PGIVM_DSN and libpq's variables: exported (as pgivm's own hints suggest), they
+    would change what these tests check. Module-scoped so that the module's server is free of them
+    too; tests set what they need with monkeypatch on top.
+    """
+    with pytest.MonkeyPatch.context() as patch:
+        for name in [name for name in os.environ if name.startswith("PG")]:
+            patch.delenv(name)
+        yield
 
 
 @pytest.fixture(scope="module")
@@ -44,17 +52,19 @@ def server(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterat
     """One running server shared by the module; every test leaves it running."""
     data_dir = tmp_path_factory.mktemp("server") / "pgdata"
     embedded = EmbeddedServer(data_dir, port=server_port, settings=FAST_SETTINGS)
-    embedded.start()
-    yield embedded
-    embedded.stop()
+    try:
+        embedded.start()
+        yield embedded
+    finally:
+        embedded.stop()
 
 
 @pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
-    """No connection settings inherited from the environment running the tests."""
-    for name in (*LIBPQ_ENV_VARS, "PGIVM_DSN", "PGIVM_DATA_DIR", "PGIVM_PORT"):
-        monkeypatch.delenv(name, raising=False)
-    return monkeypatch
+def pgdata(tmp_path: Path) -> Iterator[Path]:
+    """A data directory for a test's own server, which is stopped after the test, passed or failed."""
+    data_dir = tmp_path / "pgdata"
+    yield data_dir
+    EmbeddedServer(data_dir).stop()
 
 
 # ------------------------------------------------------------------------------------------- server
@@ -129,10 +139,8 @@ def test_stale_postmaster_pid_does_not_prevent_a_start(server: EmbeddedServer) -
         assert select_one(server.dsn()) == 1
 
 
-def test_failure_to_start_raises_a_one_line_pgivm_error(tmp_path: Path) -> None:
-    broken = EmbeddedServer(
-        tmp_path / "pgdata", port=free_port(), settings={"no_such_setting": "1"}
-    )
+def test_failure_to_start_raises_a_one_line_pgivm_error(pgdata: Path) -> None:
+    broken = EmbeddedServer(pgdata, port=free_port(), settings={"no_such_setting": "1"})
     with pytest.raises(PgivmError) as caught:
         broken.start()
     message = str(caught.value)
@@ -142,14 +150,14 @@ def test_failure_to_start_raises_a_one_line_pgivm_error(tmp_path: Path) -> None:
     assert not broken.status().running
 
 
-def test_a_busy_port_is_reported_before_starting(server: EmbeddedServer, tmp_path: Path) -> None:
-    busy = EmbeddedServer(tmp_path / "pgdata", port=server.status().port)
+def test_a_busy_port_is_reported_before_starting(server: EmbeddedServer, pgdata: Path) -> None:
+    busy = EmbeddedServer(pgdata, port=server.status().port)
     with pytest.raises(PgivmError, match="already in use"):
         busy.start()
 
 
-def test_concurrent_starts_share_one_server(tmp_path: Path) -> None:
-    data_dir, port = tmp_path / "pgdata", free_port()
+def test_concurrent_starts_share_one_server(pgdata: Path) -> None:
+    data_dir, port = pgdata, free_port()
     script = textwrap.dedent(
         f"""
         from pathlib import Path
@@ -175,61 +183,57 @@ def test_concurrent_starts_share_one_server(tmp_path: Path) -> None:
         assert pids == {str(server.status().pid)}
         assert select_one(server.url()) == 1
     finally:
-        EmbeddedServer(data_dir).stop()
+        for starter in starters:  # a starter still running could start the server after pgdata's stop
+            starter.kill()
+            starter.wait()
 
 
 # ------------------------------------------------------------------------------------------- DSNs
 
 
-def test_explicit_dsn_beats_everything(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv("PGIVM_DSN", "host=from-env")
-    clean_env.setenv("PGHOST", "from-libpq-env")
+def test_explicit_dsn_beats_everything(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGIVM_DSN", "host=from-env")
+    monkeypatch.setenv("PGHOST", "from-libpq-env")
     assert resolve_dsn("host=explicit dbname=x") == "host=explicit dbname=x"
 
 
-def test_pgivm_dsn_beats_libpq_environment(clean_env: pytest.MonkeyPatch) -> None:
-    clean_env.setenv("PGIVM_DSN", "host=from-env")
-    clean_env.setenv("PGHOST", "from-libpq-env")
+def test_pgivm_dsn_beats_libpq_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PGIVM_DSN", "host=from-env")
+    monkeypatch.setenv("PGHOST", "from-libpq-env")
     assert resolve_dsn() == "host=from-env"
 
 
 @pytest.mark.parametrize("variable", LIBPQ_ENV_VARS)
-def test_libpq_environment_is_left_to_libpq(clean_env: pytest.MonkeyPatch, variable: str) -> None:
-    clean_env.setenv(variable, "5432" if variable == "PGPORT" else "somewhere")
+def test_libpq_environment_is_left_to_libpq(monkeypatch: pytest.MonkeyPatch, variable: str) -> None:
+    monkeypatch.setenv(variable, "5432" if variable == "PGPORT" else "somewhere")
     assert resolve_dsn(start_embedded=False) == ""
     assert describe_target(None).endswith("(from PG* environment)")
 
 
 def test_without_configuration_the_embedded_server_is_started(
-    clean_env: pytest.MonkeyPatch, tmp_path: Path
+    monkeypatch: pytest.MonkeyPatch, pgdata: Path
 ) -> None:
-    data_dir = tmp_path / "pgdata"
-    clean_env.setenv("PGIVM_DATA_DIR", str(data_dir))
-    clean_env.setenv("PGIVM_PORT", str(free_port()))
+    monkeypatch.setenv("PGIVM_DATA_DIR", str(pgdata))
+    monkeypatch.setenv("PGIVM_PORT", str(free_port()))
     with pytest.raises(PgivmError, match="no PostgreSQL server is configured"):
         resolve_dsn(start_embedded=False)
-    assert describe_target(None) == f"embedded server at {data_dir} (not running)"
-    try:
-        dsn = resolve_dsn()
-        embedded = EmbeddedServer(data_dir)
-        assert dsn == embedded.dsn()
-        assert (
-            describe_target(dsn) == f"embedded server at {data_dir} (port {embedded.status().port})"
-        )
-        with connect(autocommit=True) as conn:
-            assert conn.execute("select current_user").fetchone() == ("postgres",)
-        assert conn.closed
-    finally:
-        EmbeddedServer(data_dir).stop()
+    assert describe_target(None) == f"embedded server at {pgdata} (not running)"
+    dsn = resolve_dsn()
+    embedded = EmbeddedServer(pgdata)
+    assert dsn == embedded.dsn()
+    assert describe_target(dsn) == f"embedded server at {pgdata} (port {embedded.status().port})"
+    with connect(autocommit=True) as conn:
+        assert conn.execute("select current_user").fetchone() == ("postgres",)
+    assert conn.closed
 
 
-def test_describe_target_hides_passwords(clean_env: pytest.MonkeyPatch) -> None:
+def test_describe_target_hides_passwords() -> None:
     described = describe_target("postgresql://alice:s3cret@db.example:6543/shop?sslmode=require")
     assert described == "host=db.example port=6543 dbname=shop user=alice"
     assert "s3cret" not in describe_target("host=db user=bob password=s3cret")
 
 
-def test_connect_failure_is_a_one_line_connection_failed(clean_env: pytest.MonkeyPatch) -> None:
+def test_connect_failure_is_a_one_line_connection_failed() -> None:
     port = free_port()  # nothing listens there
     with (
         pytest.raises(ConnectionFailed) as caught,
@@ -245,9 +249,9 @@ def test_connect_failure_is_a_one_line_connection_failed(clean_env: pytest.Monke
 
 
 def test_connect_yields_a_working_connection(
-    server: EmbeddedServer, clean_env: pytest.MonkeyPatch
+    server: EmbeddedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    clean_env.setenv("PGIVM_DSN", server.dsn())
+    monkeypatch.setenv("PGIVM_DSN", server.dsn())
     with connect() as conn:
         assert conn.execute("select 1").fetchone() == (1,)
         assert not conn.autocommit
@@ -255,25 +259,23 @@ def test_connect_yields_a_working_connection(
 
 
 def test_cli_server_start_status_stop(
-    tmp_path: Path, clean_env: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    pgdata: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """``pgivm server start|status|stop`` on a data directory of its own, then the embedded default
     is what a command without --dsn talks to."""
     from pgivm import cli
 
-    clean_env.setenv("PGIVM_DATA_DIR", str(tmp_path / "pgdata"))
-    clean_env.setenv("PGIVM_PORT", str(free_port()))
-    try:
-        assert cli.main(["server", "start"]) == 0
-        assert "embedded PostgreSQL running" in capsys.readouterr().out
-        assert cli.main(["server", "status"]) == 0
-        assert capsys.readouterr().out.startswith("running:")
-        assert cli.main(["init"]) == 0  # no --dsn, no PGIVM_DSN, no PG*: the embedded server
-        assert "catalog migrations applied: 0001_catalog" in capsys.readouterr().out
-        assert cli.main(["list"]) == 0
-        assert "no pgivm views" in capsys.readouterr().out
-    finally:
-        assert cli.main(["server", "stop"]) == 0
+    monkeypatch.setenv("PGIVM_DATA_DIR", str(pgdata))
+    monkeypatch.setenv("PGIVM_PORT", str(free_port()))
+    assert cli.main(["server", "start"]) == 0
+    assert "embedded PostgreSQL running" in capsys.readouterr().out
+    assert cli.main(["server", "status"]) == 0
+    assert capsys.readouterr().out.startswith("running:")
+    assert cli.main(["init"]) == 0  # no --dsn, no PGIVM_DSN, no PG*: the embedded server
+    assert "catalog migrations applied: 0001_catalog" in capsys.readouterr().out
+    assert cli.main(["list"]) == 0
+    assert "no pgivm views" in capsys.readouterr().out
+    assert cli.main(["server", "stop"]) == 0
     assert capsys.readouterr().out.strip() == "stopped"
     assert cli.main(["server", "status"]) == 0
     assert capsys.readouterr().out.startswith("not running")

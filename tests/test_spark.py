@@ -6,21 +6,22 @@ machine; neither is optional here, so a broken install fails these tests instead
 
 from __future__ import annotations
 
+import gzip
 import random
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import psycopg
 import pytest
 
-from conftest import DATA_DIR, EDGE_SQL, TRIANGLE_SQL
+from conftest import EDGE_SQL, GRQC, TRIANGLE_SQL
 from pgivm import cli, command
 from pgivm.errors import PgivmError
 
-from pgivm.spark import preprocess, session
+from pgivm.spark import load, preprocess, session
 
-FACEBOOK = DATA_DIR / "facebook_combined.txt"
-GRQC = DATA_DIR / "ca-GrQc.txt"
 FACEBOOK_JOIN_COUNT = 6 * 1_612_010  # 9,672,060
 GRQC_JOIN_COUNT = 6 * 48_260  # 289,560
 MASTER = "local[2]"
@@ -135,6 +136,93 @@ def test_malformed_file_names_file_and_line_and_changes_nothing(conn: psycopg.Co
     assert command.verify("tri2", target=dsn).ok and command.verify("tri", target=dsn).ok
 
 
+def test_out_of_range_value_names_file_line_value_and_type_and_changes_nothing(
+        conn: psycopg.Connection, dsn: str, tmp_path: Path, spark, capsys) -> None:
+    conn.execute("CREATE TABLE r (a int, b int)")
+    conn.execute("INSERT INTO r VALUES (1, 2)")
+    big = tmp_path / "big.csv"
+    big.write_text("1,2\n3,99999999999\n5,6\n")
+    with pytest.raises(PgivmError) as caught:
+        command.load("r", str(big), ["a", "b"], fmt="csv", master=MASTER, target=dsn)
+    assert str(caught.value) == (f"{big}:2: value 99999999999 is out of range for column b of type integer "
+                                 "(nothing was loaded)")
+    assert cli.main(["--dsn", dsn, "load", "r", str(big), "--columns", "a,b", "--master", MASTER]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "big.csv:2: value 99999999999 is out of range for column b of type integer" in err
+    # Within bigint, beyond smallint: the column's own type bounds it; the edge format and gzip alike.
+    conn.execute("CREATE TABLE small (a smallint, b bigint)")
+    edges = tmp_path / "edges.txt.gz"
+    edges.write_bytes(gzip.compress(b"# c\n1 99999999999\n\n40000 2\n"))
+    with pytest.raises(PgivmError, match=r"edges\.txt\.gz:4: value 40000 is out of range for column a of type smallint"):
+        command.load("small", str(edges), ["a", "b"], fmt="edges", master=MASTER, target=dsn)
+    # Beyond bigint, the type ids are read as, into a column that would take it.
+    conn.execute("CREATE TABLE wide (a numeric, b bigint)")
+    huge = tmp_path / "huge.tsv"
+    huge.write_text("1\t2\n99999999999999999999\t3\n")
+    with pytest.raises(PgivmError, match=r"huge\.tsv:2: value 99999999999999999999 is out of range for bigint, "
+                                         r"the type pgivm load reads ids as \(column a is numeric\)"):
+        command.load("wide", str(huge), ["a", "b"], fmt="tsv", master=MASTER, target=dsn)
+    # Parquet has no lines: the file, the value and the column.
+    parquet = tmp_path / "big.parquet"
+    spark.createDataFrame([(3, 4), (5, 99999999999)], "a long, b long").write.parquet(str(parquet))
+    with pytest.raises(PgivmError, match=r"big\.parquet: value 99999999999 is out of range for column b of type integer"):
+        command.load("r", str(parquet), ["a", "b"], fmt="parquet", master=MASTER, target=dsn)
+    assert conn.execute("SELECT * FROM r").fetchall() == [(1, 2)]
+    assert conn.execute("SELECT count(*) FROM small").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM wide").fetchone()[0] == 0
+    assert stage_tables(conn) == []
+    # The same ids fit a bigint column and load.
+    conn.execute("CREATE TABLE e (a bigint, b bigint)")
+    assert command.load("e", str(big), ["a", "b"], fmt="csv", master=MASTER, target=dsn).rows == 3
+    assert conn.execute("SELECT max(b) FROM e").fetchone()[0] == 99999999999
+
+
+def test_a_failed_jdbc_batch_is_reported_by_postgres_message() -> None:
+    wrapped = RuntimeError("An error occurred while calling o94.jdbc.\n: org.apache.spark.SparkException: Job aborted"
+                           "\n\tat org.apache.spark.scheduler.DAGScheduler.failJobAndIndependentStages\n"
+                           "Caused by: org.postgresql.util.PSQLException: ERROR: integer out of range\n\t... 21 more")
+    assert load._error_line(wrapped) == "ERROR: integer out of range"
+    assert load._error_line(RuntimeError("first line\nsecond")) == "first line"
+
+
+def test_blank_lines_are_skipped_and_counted(conn: psycopg.Connection, dsn: str, tmp_path: Path) -> None:
+    conn.execute("CREATE TABLE r (a int, b int)")
+    spaced = tmp_path / "spaced.csv"
+    spaced.write_text("a,b\n1,2\n\n3,4\n   \n\r\n5,6\n\n")
+    loaded = command.load("r", str(spaced), ["a", "b"], fmt="csv", header=True, master=MASTER, target=dsn)
+    assert (loaded.rows, loaded.blank_lines) == (3, 4)
+    assert load.blank_lines_note(loaded.blank_lines) == "4 blank lines skipped"
+    assert load.blank_lines_note(1) == "1 blank line skipped" and load.blank_lines_note(0) == ""
+    # Gzipped edges: blank lines counted, comments and the node-count header not; line numbers of
+    # errors count the decompressed lines.
+    edges = tmp_path / "spaced.txt.gz"
+    edges.write_bytes(gzip.compress(b"# comment\n7\n7 8\n\n8 9 1\n"))
+    loaded = command.load("r", str(edges), ["a", "b"], fmt="edges", master=MASTER, target=dsn)
+    assert (loaded.rows, loaded.blank_lines) == (2, 1)
+    bad = tmp_path / "bad.txt.gz"
+    bad.write_bytes(gzip.compress(b"# comment\n\n\n1 2\n3\tx\n"))
+    with pytest.raises(PgivmError, match=r"bad\.txt\.gz:5: malformed line: not an integer id: 'x'"):
+        command.load("r", str(bad), ["a", "b"], fmt="edges", master=MASTER, target=dsn)
+    assert sorted(conn.execute("SELECT * FROM r").fetchall()) == [(1, 2), (3, 4), (5, 6), (7, 8), (8, 9)]
+
+
+def test_cli_load_prints_only_its_own_lines(dsn: str, conn: psycopg.Connection, tmp_path: Path) -> None:
+    """``pgivm load`` in a process of its own: Spark's and Ivy's start-up say nothing, so stdout is the
+    one result line (which notes the blank lines skipped) and stderr only the progress lines."""
+    conn.execute("CREATE TABLE r (a int, b int)")
+    small = tmp_path / "small.csv"
+    small.write_text("1,2\n3,4\n\n5,6\n")
+    done = subprocess.run([sys.executable, "-m", "pgivm.cli", "--dsn", dsn, "load", "r", str(small), "--columns", "a,b",
+                           "--master", "local[1]"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    out = done.stdout.splitlines()
+    assert len(out) == 1 and out[0].startswith(f"loaded 3 rows from {small} into public.r in "), done.stdout
+    assert out[0].endswith("; 1 blank line skipped"), done.stdout
+    progress = f"loading {small} into r: "
+    assert done.stderr and all(line.startswith(progress) for line in done.stderr.splitlines()), done.stderr
+    assert conn.execute("SELECT count(*) FROM r").fetchone()[0] == 3
+
+
 def _state_rows(conn: psycopg.Connection, name: str) -> dict[str, set]:
     out = {}
     for table in [f"{k}_{p}" for k in "rst" for p in ("heavy", "light", "degree")] + ["v_rs", "v_st", "v_tr", "result"]:
@@ -144,11 +232,11 @@ def _state_rows(conn: psycopg.Connection, name: str) -> dict[str, set]:
 
 
 @pytest.mark.slow
-def test_facebook_spark_preprocess_matches_postgres(conn: psycopg.Connection, dsn: str) -> None:
+def test_facebook_spark_preprocess_matches_postgres(facebook: Path, conn: psycopg.Connection, dsn: str) -> None:
     tables = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
     for table, (x, y) in tables.items():
         conn.execute(f"CREATE TABLE {table} ({x} int NOT NULL, {y} int NOT NULL)")
-        loaded = command.load(table, str(FACEBOOK), [x, y], fmt="edges", master=MASTER, symmetric=True,
+        loaded = command.load(table, str(facebook), [x, y], fmt="edges", master=MASTER, symmetric=True,
                               drop_self_loops=True, distinct=True, target=dsn)
         assert loaded.rows == 2 * 88_234
         print(f"ego-Facebook into {table}: {loaded.rows} rows in {loaded.seconds:.1f} s "

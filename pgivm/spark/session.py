@@ -1,14 +1,22 @@
 """The SparkSession for pgivm: local master, the PostgreSQL JDBC driver, and JDBC URLs from DSNs.
 
-The driver jar is ``$PGIVM_JDBC_JAR`` when set (a path to a postgresql-*.jar), else the Maven
-coordinate ``org.postgresql:postgresql`` resolved by Spark from the local Maven/ivy repository
-(or the network when there is one). Missing Java or a missing driver is a one-line PgivmError.
+The driver jar is ``$PGIVM_JDBC_JAR`` when set (a path to a postgresql-*.jar), else the jar of
+``org.postgresql:postgresql`` already in the local ivy or Maven repository, else that Maven
+coordinate resolved by Spark (through Ivy, from the local repositories or the network). Missing
+Java or a missing driver is a one-line PgivmError.
+
+Start-up is quiet: Spark logs errors only (its own log4j2 configuration, below), and a driver jar
+found locally spares the Ivy resolution report; only a first resolution prints Ivy's.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from psycopg.conninfo import conninfo_to_dict
@@ -19,6 +27,20 @@ JDBC_PACKAGE = "org.postgresql:postgresql:42.7.13"
 JDBC_DRIVER = "org.postgresql.Driver"
 
 _session: Any = None
+
+# Spark's log4j2 configuration: errors only, on stderr, in Spark's own layout. The PySpark gateway's
+# logger gets the root's level too: when they differ Spark prints "Setting default log level".
+_LOG4J2_PROPERTIES = """\
+rootLogger.level = error
+rootLogger.appenderRef.stderr.ref = console
+appender.console.type = Console
+appender.console.name = console
+appender.console.target = SYSTEM_ERR
+appender.console.layout.type = PatternLayout
+appender.console.layout.pattern = %d{yy/MM/dd HH:mm:ss} %p %c{1}: %m%n%ex
+logger.gateway.name = org.apache.spark.api.python.PythonGatewayServer
+logger.gateway.level = error
+"""
 
 
 def jdbc_url_from_dsn(dsn: str) -> tuple[str, dict[str, str]]:
@@ -60,7 +82,35 @@ def _jar_config() -> dict[str, str]:
         if not os.path.isfile(jar):
             raise PgivmError(f"PGIVM_JDBC_JAR={jar} is not a file", "point it to a PostgreSQL JDBC driver jar (postgresql-42.x.jar)")
         return {"spark.jars": jar, "spark.driver.extraClassPath": jar, "spark.executor.extraClassPath": jar}
+    local = _local_driver_jar()
+    if local is not None:
+        # What resolving the coordinate would add (checker-qual is excluded), without Ivy's report.
+        return {"spark.jars": str(local)}
     return {"spark.jars.packages": JDBC_PACKAGE, "spark.jars.excludes": "org.checkerframework:checker-qual"}
+
+
+def _local_driver_jar() -> Path | None:
+    """The driver jar of JDBC_PACKAGE where Spark's Ivy retrieves it, or in the local Maven repository."""
+    group, artifact, version = JDBC_PACKAGE.split(":")
+    home = Path.home()
+    candidates = [
+        home / ".ivy2" / "jars" / f"{group}_{artifact}-{version}.jar",
+        home / ".m2" / "repository" / Path(*group.split(".")) / artifact / version / f"{artifact}-{version}.jar",
+    ]
+    return next((jar for jar in candidates if jar.is_file()), None)
+
+
+@contextlib.contextmanager
+def _log4j2_configuration() -> Iterator[str]:
+    """The path of a file holding _LOG4J2_PROPERTIES, for as long as the driver JVM starts (log4j
+    reads it once, at start-up)."""
+    handle, path = tempfile.mkstemp(prefix="pgivm-log4j2-", suffix=".properties")
+    try:
+        with os.fdopen(handle, "w") as out:
+            out.write(_LOG4J2_PROPERTIES)
+        yield path
+    finally:
+        os.unlink(path)
 
 
 def get_spark(master: str = "local[*]") -> Any:
@@ -85,7 +135,9 @@ def get_spark(master: str = "local[*]") -> Any:
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
-        spark = builder.getOrCreate()
+        with _log4j2_configuration() as log_config:
+            builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}")
+            spark = builder.getOrCreate()
     except Exception as err:  # JVM launch or dependency resolution
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"cannot start Spark: {first}",

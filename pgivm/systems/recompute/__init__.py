@@ -14,7 +14,7 @@ from psycopg import sql
 from pgivm import capture
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView
-from pgivm.strategies.common import (
+from pgivm.systems.common import (
     CheckFailure,
     Names,
     basic_status,
@@ -40,7 +40,7 @@ def install_plan(
     names = Names.of(name)
     tables = view.query.tables
     holes = capture.FormatHoles(len(tables))
-    plan: list[sql.Composable] = [render("recompute/00_view.sql", {
+    plan: list[sql.Composable] = [render(__name__, "00_view.sql", {
         "schema": names.schema_id,
         "state": names("state"),
         "result": names("result"),

@@ -1,21 +1,5 @@
--- First-order IVM of one relation K(X,Y) of the cycle, with L(Y,Z) next and M(Z,X) previous
--- (rendered for K = R, S, T). The classical delta query for an update (alpha, beta) -> m:
---   delta Q = m * sum_z L(beta, z) * M(z, alpha)
--- one loop over L(beta, .) probing M(z, alpha): O(N) per update when beta has high degree.
--- The relations are kept as indexed copies (one row per distinct tuple with its multiplicity):
--- row triggers of a multi-row statement see the statement's final base table, and a self-join
--- would read the very table being changed, so the delta must read a copy kept in step.
-
-CREATE TABLE {k_tuples} (
-    {x}  {type_x} NOT NULL,
-    {y}  {type_y} NOT NULL,
-    mult bigint NOT NULL,  -- never 0 once a maintenance statement ends
-    PRIMARY KEY ({x}, {y}) INCLUDE (mult)  -- the delta loop's scan and probes read the index alone
-);
-COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
-
--- M by its second column, for the merge below.
-CREATE INDEX ON {k_tuples} ({y}, {x}) INCLUDE (mult);
+-- First-order IVM of one relation K(X,Y): the delta query, the merge, the clear, the batch path
+-- (the tables are in 10_relation_tables.sql).
 
 -- The loop is over L(beta, .), probing M; when M(., alpha) turns out short (counted, never past a
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
@@ -74,15 +58,6 @@ BEGIN
     DELETE FROM {k_tuples};
 END;
 $pgivm$;
-
--- A multi-row statement's net change of K, applied set at a time (see common/capture_functions.sql).
-CREATE TABLE {k_delta} (
-    {x}      {type_x} NOT NULL,
-    {y}      {type_y} NOT NULL,
-    mult     bigint NOT NULL,
-    new_mult bigint,
-    PRIMARY KEY ({x}, {y})
-);
 
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql

@@ -1,19 +1,3 @@
--- Recompute: the baseline users of REFRESH MATERIALIZED VIEW have today. After every statement that
--- writes a base table, the count is recomputed from scratch with the view's join.
-CREATE SCHEMA {schema};
-COMMENT ON SCHEMA {schema} IS {schema_comment};
-
-CREATE TABLE {state} (
-    singleton       boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    updates_applied bigint NOT NULL DEFAULT 0  -- statements that refreshed the count
-);
-CREATE TABLE {result} (
-    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    count     bigint NOT NULL
-);
-COMMENT ON TABLE {result} IS {result_comment};
-INSERT INTO {state} DEFAULT VALUES;
-
 -- The recount reads the base tables, so it names them from their oids at the moment it runs
 -- ({count_format} holds their places, each query naming tableoid so that a view under a base
 -- table's name cannot even be parsed), with row_security off so that a policy is an error rather
@@ -39,4 +23,3 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION {refresh}() IS {refresh_comment};
-INSERT INTO {result} (count) VALUES (({count_query}));

@@ -6,15 +6,6 @@
 -- are restored afterwards: a size-invariant violation resets N = 2|D|+1 with a major rebalancing
 -- (as the initial build does), else every value of the batch that crossed a threshold is moved.
 
-CREATE TABLE {k_delta} (
-    {x}      {type_x} NOT NULL,
-    {y}      {type_y} NOT NULL,
-    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement (never 0)
-    heavy    boolean,          -- the part the tuple goes to (alpha's part before the batch)
-    new_mult bigint,           -- its multiplicity after the batch (0: it vanished; = mult: it is new)
-    PRIMARY KEY ({x}, {y})
-) WITH (fillfactor = 50);  -- room on every page for the one in-place (HOT) update of each row below
-COMMENT ON TABLE {k_delta} IS {k_delta_comment};
 
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql

@@ -23,13 +23,13 @@ def state_schema_for(view_name: str) -> str:
     return f"pgivm_{view_name}"
 
 
-def template(path: str) -> str:
-    """The text of a template under ``sql/``, e.g. ``ivme/20_relation_maintenance.sql``."""
-    return files("pgivm.sql").joinpath(path).read_text()
+def template(package: str, name: str) -> str:
+    """The text of a SQL template in the ``sql/`` folder beside a package, e.g. a system's."""
+    return files(package).joinpath("sql", name).read_text()
 
 
-def render(path: str, params: dict[str, sql.Composable]) -> sql.Composed:
-    return sql.SQL(template(path)).format(**params)  # type: ignore[arg-type]
+def render(package: str, name: str, params: dict[str, sql.Composable]) -> sql.Composed:
+    return sql.SQL(template(package, name)).format(**params)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ def capture_functions_plan(
     def block(event: str) -> sql.Composable:
         return capture.apply_block(names.schema_id, view, atoms, event, threshold, names)
 
-    return render("common/capture_functions.sql", {
+    return render("pgivm.capture", "capture_functions.sql", {
         "state": names("state"),
         "restart": names("restart"),
         "view_literal": sql.Literal(name),
@@ -210,10 +210,10 @@ class CheckFailure:
         return f"{self.check}: " + "; ".join(str(row) for row in self.rows[:3])
 
 
-def checks(path: str, params: dict[str, sql.Composable]) -> list[tuple[str, sql.Composed]]:
+def checks(package: str, name: str, params: dict[str, sql.Composable]) -> list[tuple[str, sql.Composed]]:
     """Split a check template into (name, query) pairs at its ``-- check: name: ...`` headers."""
     found = []
-    for block in template(path).split("-- check: ")[1:]:
+    for block in template(package, name).split("-- check: ")[1:]:
         header, _, body = block.partition("\n")
         found.append((header.split(":")[0].strip(), sql.SQL(body).format(**params)))  # type: ignore[arg-type]
     return found

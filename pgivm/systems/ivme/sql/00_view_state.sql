@@ -1,6 +1,6 @@
 -- IVMε state shared by the whole view: the maintained count and the threshold bookkeeping.
 -- Rendered once per view. Placeholders are quoted identifiers and literals filled in by
--- pgivm.strategies.ivme; every name is schema-qualified.
+-- pgivm.systems.ivme; every name is schema-qualified.
 
 CREATE SCHEMA {schema};
 COMMENT ON SCHEMA {schema} IS {schema_comment};

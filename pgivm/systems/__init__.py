@@ -6,7 +6,7 @@ Every strategy module provides ``NAME``, ``install_plan(view, name, view_schema,
 
 from types import ModuleType
 
-from pgivm.strategies import first_order, ivme, recompute
+from pgivm.systems import first_order, ivme, recompute
 
 STRATEGIES: dict[str, ModuleType] = {module.NAME: module for module in (ivme, first_order, recompute)}
 

@@ -14,7 +14,7 @@ from psycopg import sql
 from pgivm.capture import atom_columns
 from pgivm.query.model import VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
-from pgivm.strategies.common import (
+from pgivm.systems.common import (
     CheckFailure,
     Names,
     analyze_plan,
@@ -26,7 +26,7 @@ from pgivm.strategies.common import (
     run_checks,
     user_view_plan,
 )
-from pgivm.strategies.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
+from pgivm.systems.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "first-order"
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
@@ -75,10 +75,10 @@ def install_plan(
     view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
 ) -> list[sql.Composable]:
     names = Names.of(name)
-    plan: list[sql.Composable] = [render("first_order/00_view_state.sql", _view_params(names, name, view.query.sql))]
-    plan += [render("first_order/10_relation.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
-    plan.append(render("first_order/30_view.sql", _view_params(names, name, view.query.sql)))
-    plan += [render("first_order/15_relation_build.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
+    plan: list[sql.Composable] = [render(__name__, "00_view_state.sql", _view_params(names, name, view.query.sql))]
+    plan += [render(__name__, "10_relation.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
+    plan.append(render(__name__, "30_view.sql", _view_params(names, name, view.query.sql)))
+    plan += [render(__name__, "15_relation_build.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
     plan.append(sql.SQL("SELECT {}()").format(names("restart")))
     plan.append(analyze_plan(names, [f"{k}_tuples" for k in RELATIONS]))
     plan += capture_plan(names, view, name, "first-order IVM", batch_threshold)
@@ -95,7 +95,7 @@ def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict
     names = Names.of(name)
     named = []
     for atom in view.query.atoms:
-        for check, query in checks("first_order/60_verify_relation.sql", _relation_params(names, view, atom)):
+        for check, query in checks(__name__, "60_verify_relation.sql", _relation_params(names, view, atom)):
             named.append((f"{atom.relation.upper()}.{check}", query))
     named.append(("count_from_state", sql.SQL(
         "SELECT r.count, {f}() FROM {result} r WHERE r.count <> {f}()").format(

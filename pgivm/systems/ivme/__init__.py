@@ -21,7 +21,7 @@ from pgivm import capture
 from pgivm.capture import atom_columns
 from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef
 from pgivm.query.resolve import ResolvedView
-from pgivm.strategies.common import (
+from pgivm.systems.common import (
     CheckFailure,
     Names,
     analyze_plan,
@@ -34,7 +34,7 @@ from pgivm.strategies.common import (
     table_sizes,
     user_view_plan,
 )
-from pgivm.strategies.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
+from pgivm.systems.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "ivme"
 DEFAULT_EPSILON = 0.5
@@ -45,7 +45,7 @@ AUX_VIEW = {"r": "v_rs", "s": "v_st", "t": "v_tr"}  # the view keyed by K's heav
 
 
 def _render(template: str, params: dict[str, sql.Composable]) -> sql.Composed:
-    return render(f"ivme/{template}", params)
+    return render(__name__, template, params)
 
 
 def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> dict[str, sql.Composable]:
@@ -224,9 +224,9 @@ def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
 def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
     names = Names.of(name)
-    named = checks("ivme/61_verify_view.sql", _view_params(names, name, view.query.sql))
+    named = checks(__name__, "61_verify_view.sql", _view_params(names, name, view.query.sql))
     for atom in view.query.atoms:
-        for check, query in checks("ivme/60_verify_relation.sql", _load_params(names, view, atom)):
+        for check, query in checks(__name__, "60_verify_relation.sql", _load_params(names, view, atom)):
             if check != "strict_partition" or strict:
                 named.append((f"{atom.relation.upper()}.{check}", query))
     return run_checks(conn, named)

@@ -42,3 +42,14 @@ CREATE TABLE {v_kl} (
     PRIMARY KEY ({x}, {z})
 );
 COMMENT ON TABLE {v_kl} IS {v_kl_comment};
+
+-- A multi-row statement's net change of K, applied set at a time by apply_batch_K (25_relation_batch.sql).
+CREATE TABLE {k_delta} (
+    {x}      {type_x} NOT NULL,
+    {y}      {type_y} NOT NULL,
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement (never 0)
+    heavy    boolean,          -- the part the tuple goes to (alpha's part before the batch)
+    new_mult bigint,           -- its multiplicity after the batch (0: it vanished; = mult: it is new)
+    PRIMARY KEY ({x}, {y})
+) WITH (fillfactor = 50);  -- room on every page for the one in-place (HOT) update of each row below
+COMMENT ON TABLE {k_delta} IS {k_delta_comment};

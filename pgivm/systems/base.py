@@ -1,0 +1,139 @@
+"""What a maintenance system is: the contract every package under ``pgivm/systems/`` fulfils.
+
+A system says which queries it accepts, which options it takes, and turns an accepted query
+(resolved against the database) into an :class:`InstallPlan` of named phases. ``pgivm.command``
+runs the plan, records the view in the catalog and dispatches ``status``, ``verify`` and the
+system's own actions (IVMε: ``alter``, ``rebalance``) without knowing any system by name; the CLI
+builds its options from the same specs. Adding a system means a package here and a line in
+``registry.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import psycopg
+from psycopg import sql
+
+from pgivm.capture import CaptureTrigger
+from pgivm.query.model import TableRef, TriangleCount
+from pgivm.query.resolve import ResolvedView
+
+# The phases of an install, in the order they run inside create's transaction (the base tables
+# are already locked against writers): the state's tables, the functions that maintain it, the
+# build from the current data, the capture triggers, and what users see (view, privileges).
+PHASES = ("state", "functions", "build", "capture", "expose")
+
+
+@dataclass(frozen=True)
+class Option:
+    """An option a system takes at ``create`` (or an action takes); the CLI's flag is built from it."""
+
+    name: str  # keyword argument and catalog parameter name, e.g. "epsilon"
+    type: type
+    default: Any
+    help: str
+    check: Callable[[Any], str | None] | None = None  # a one-line complaint about a bad value, or None
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.name.replace("_", "-")
+
+    def validate(self, value: Any) -> Any:
+        from pgivm.errors import PgivmError
+
+        if value is None:
+            return self.default
+        try:
+            value = self.type(value)
+        except (TypeError, ValueError):
+            raise PgivmError(f"{self.flag} must be a {self.type.__name__}, got {value!r}") from None
+        complaint = self.check(value) if self.check else None
+        if complaint:
+            raise PgivmError(f"{self.flag}: {complaint}")
+        return value
+
+
+@dataclass
+class Phase:
+    name: str
+    statements: list[sql.Composable] = field(default_factory=list)
+
+
+@dataclass
+class InstallPlan:
+    """The SQL that installs one view, phase by phase (see PHASES)."""
+
+    phases: list[Phase]
+
+    def phase(self, name: str) -> Phase:
+        return next(p for p in self.phases if p.name == name)
+
+    def __iter__(self) -> Iterator[sql.Composable]:
+        for phase in self.phases:
+            yield from phase.statements
+
+    @classmethod
+    def of(cls, **statements: list[sql.Composable]) -> InstallPlan:
+        unknown = set(statements) - set(PHASES)
+        assert not unknown, f"unknown phases {unknown}"
+        return cls([Phase(name, statements.get(name, [])) for name in PHASES])
+
+
+@dataclass
+class Section:
+    """A table of a status report: a title, headers, rows."""
+
+    title: str
+    headers: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class SystemStatus:
+    """What a system reports about one view beyond the common part: key figures and sections."""
+
+    figures: dict[str, Any]  # shown as one row, e.g. epsilon, N, theta, |D|, updates applied
+    sections: list[Section] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Action:
+    """An operation of one system on an installed view (IVMε: rebalance, alter)."""
+
+    name: str
+    help: str
+    options: tuple[Option, ...]
+    # (connection in the command's transaction, view name, options) -> the figures after it
+    run: Callable[[psycopg.Connection, str, dict[str, Any]], dict[str, Any]]
+    locks_state: bool = True  # takes the view's lock first, as writers do
+
+
+BuildProvider = Callable[..., None]  # (conn, plan, view, name, params, scratch) -> fills the state
+
+
+class System(Protocol):
+    """A maintenance system. Implementations are plain objects, one per package."""
+
+    name: str
+    summary: str
+    options: tuple[Option, ...]
+    actions: tuple[Action, ...]
+    builders: dict[str, BuildProvider]  # extra ways to run the build phase, e.g. {"spark": ...}
+
+    def accepts(self, query: TriangleCount) -> str | None:
+        """None if the system can maintain the query, else one line saying why not."""
+
+    def plan(self, view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+        """The install plan of an accepted, resolved query."""
+
+    def capture_triggers(self, view: ResolvedView, name: str, table: TableRef) -> list[CaptureTrigger]:
+        """The triggers the view puts on a base table (recorded in the catalog for partitions)."""
+
+    def status(self, conn: psycopg.Connection, name: str) -> SystemStatus:
+        """Key figures and sections for ``pgivm status``."""
+
+    def verify(self, conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool) -> list[Any]:
+        """The system's invariants checked against the base tables: the violated ones."""

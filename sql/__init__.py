@@ -1,1 +1,0 @@
-"""PL/pgSQL templates rendered by pgivm.strategies (shipped in the wheel as pgivm.sql)."""
