@@ -1,25 +1,49 @@
-"""SQL text -> TriangleCount, via sqlglot.
+"""SQL text -> ConjunctiveQuery (``parse_query``) and -> TriangleCount (``parse_view_sql``), via sqlglot.
 
-Accepted: one aggregate (``count(*)``, ``count(1)``, ``sum(1)``, or ``count`` of a join column)
-over exactly three tables joined by column equalities that form a cycle, written with
-``JOIN ... ON``, comma joins with ``WHERE``, or both, in any order, with or without aliases.
-Everything else is rejected with a one-line message naming the construct.
+``parse_query`` accepts a join of base tables (``JOIN ... ON``, comma joins with ``WHERE``, or
+both, in any order, with or without aliases; self-joins through aliases) on column = column
+equalities between two tables, AND-ed filters ``column OP constant``, GROUP BY plain columns, and
+a SELECT list of GROUP BY columns and aggregates (``count(*)``, ``count(1)``, ``count`` of a join
+column, ``sum``/``avg`` of +, -, * over columns and numeric constants). Everything else is
+rejected with a one-line UnsupportedQuery naming the construct.
+
+``parse_view_sql`` is ``parse_query`` followed by the triangle recogniser
+(``analysis.shapes.as_triangle``): the definitions today's strategies maintain.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from pgivm.errors import UnsupportedQuery
-from pgivm.query.model import Aggregate, Atom, RelationName, TableRef, TriangleCount
+from pgivm.query.analysis.shapes import as_triangle
+from pgivm.query.cq import (
+    Aggregate,
+    AggregateFunction,
+    ArithmeticOp,
+    Atom,
+    BinOp,
+    ColumnRef,
+    ComparisonOp,
+    ConjunctiveQuery,
+    Const,
+    Expr,
+    Filter,
+    GroupColumn,
+    Output,
+    Var,
+    Variable,
+)
+from pgivm.query.model import TableRef, TriangleCount
 
-# Clauses of a SELECT that change its result beyond a plain join count.
+# Clauses of a SELECT that change its result beyond a join, filters, grouping and aggregates.
 _REJECTED_CLAUSES = {
     "with_": "WITH",
     "distinct": "DISTINCT",
-    "group": "GROUP BY",
     "having": "HAVING",
     "qualify": "QUALIFY",
     "order": "ORDER BY",
@@ -30,6 +54,51 @@ _REJECTED_CLAUSES = {
     "into": "INTO",
     "locks": "FOR UPDATE/SHARE",
 }
+
+_COMPARISONS: dict[type[exp.Expression], ComparisonOp] = {
+    exp.EQ: "=",
+    exp.NEQ: "<>",
+    exp.LT: "<",
+    exp.LTE: "<=",
+    exp.GT: ">",
+    exp.GTE: ">=",
+}
+# ``5 > r.a`` is ``r.a < 5``.
+_FLIPPED: dict[ComparisonOp, ComparisonOp] = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_ARITHMETIC: dict[type[exp.Expression], ArithmeticOp] = {exp.Add: "+", exp.Sub: "-", exp.Mul: "*"}
+
+
+
+@dataclass(frozen=True)
+class _Wording:
+    """What a refusal tells the user to do. The triangle entry point keeps today's hints, which
+    name only what a triangle count accepts; the general parser names what it accepts."""
+
+    aggregate: str = "use count(*), sum(expr) or avg(expr), expr made of +, - and * over columns and numeric constants"
+    condition: str = "join with column = column equalities and filter with column OP constant, combined with AND"
+    join_condition: str = "tables join only on column = column equalities"
+    operand: str = "compare a column with a column or with a numeric or string constant"
+    star: str = "SELECT {item} is not supported: select GROUP BY columns and aggregates"
+    select_item: str = "unsupported SELECT item {item}: select GROUP BY columns and aggregates"
+    not_grouped: str = (
+        "{item} in the SELECT list is neither in GROUP BY nor inside an aggregate: add it to GROUP BY or aggregate it"
+    )
+
+
+_GENERAL = _Wording()
+_TRIANGLE = _Wording(
+    aggregate="use count(*), count(1) or sum(1)",
+    condition="only column = column equalities",
+    join_condition="only column = column equalities",
+    operand="only columns may be compared",
+    star="unsupported aggregate {item}: use count(*), count(1) or sum(1)",
+    select_item="unsupported aggregate {item}: use count(*), count(1) or sum(1)",
+    not_grouped="unsupported aggregate {item}: use count(*), count(1) or sum(1)",
+)
+
+
+def _sql(node: exp.Expression) -> str:
+    return node.sql(dialect="postgres")
 
 
 def _name(identifier: exp.Identifier | str | None) -> str | None:
@@ -42,7 +111,75 @@ def _name(identifier: exp.Identifier | str | None) -> str | None:
 
 
 def parse_view_sql(sql: str) -> TriangleCount:
-    """Parse a view definition, or raise UnsupportedQuery saying what is not supported."""
+    """Parse a triangle-count view definition, or raise UnsupportedQuery saying what is not supported."""
+    return as_triangle(_parse(sql, _TRIANGLE))
+
+
+def parse_query(sql: str) -> ConjunctiveQuery:
+    """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct."""
+    return _parse(sql, _GENERAL)
+
+
+def _parse(sql: str, wording: _Wording) -> ConjunctiveQuery:
+    """Check the statement, the SELECT list's shape, FROM, ON/WHERE, GROUP BY, then resolve names,
+    group equated columns into variables and build the atoms (the order today's parser checked in)."""
+    select = _select(sql)
+    items = _select_items(select, wording)
+    aliases = _tables(select)
+    resolver = _Resolver(aliases)
+    equalities, comparisons = _conditions(select, resolver, wording)
+    group_by = _group_by(select, resolver)
+    selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
+
+    # Join variables: union-find over the equated columns; every other column read is its own class.
+    classes = _UnionFind()
+    for left, right in equalities:
+        classes.union(left, right)
+    for column, _, _, _ in comparisons:
+        classes.add(column)
+    for column in group_by:
+        classes.add(column)
+    for _, _, columns in selected:
+        for column in columns:
+            classes.add(column)
+    named = (Variable(str(min(cols)), tuple(sorted(cols))) for cols in classes.groups())
+    variables = tuple(sorted(named, key=lambda v: v.name))
+    variable_of = {column: v.name for v in variables for column in v.columns}
+    join_columns = {column for v in variables if v.is_join for column in v.columns}
+
+    outputs: list[Output] = []
+    for name, node, columns in selected:
+        if isinstance(node, exp.Column):
+            (column,) = columns
+            if column not in group_by:
+                raise UnsupportedQuery(wording.not_grouped.format(item=column))
+            outputs.append(GroupColumn(name or column.column, variable_of[column], column))
+        else:
+            outputs.append(_aggregate(node, name, resolver, variable_of, join_columns))
+
+    atoms = []
+    for alias, table in aliases.items():
+        read = sorted({c.column for c in variable_of if c.alias == alias})
+        atoms.append(Atom(alias, table, tuple(read), tuple(variable_of[ColumnRef(alias, c)] for c in read)))
+    filters = tuple(
+        Filter(column, variable_of[column], op, value, is_string, text)
+        for column, op, (value, is_string), text in comparisons
+    )
+    return ConjunctiveQuery(
+        atoms=tuple(atoms),
+        variables=variables,
+        group_by=tuple(group_by),
+        free=tuple(dict.fromkeys(variable_of[c] for c in group_by)),
+        outputs=tuple(outputs),
+        filters=filters,
+        sql=sql.strip(),
+    )
+
+
+# ------------------------------------------------------------------------------ statement
+
+
+def _select(sql: str) -> exp.Select:
     try:
         statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
     except ParseError as err:
@@ -56,32 +193,63 @@ def parse_view_sql(sql: str) -> TriangleCount:
     for arg, clause in _REJECTED_CLAUSES.items():
         if select.args.get(arg):
             raise UnsupportedQuery(f"{clause} is not supported in a maintained view")
-
-    aggregate, output_name = _aggregate(select)
-    aliases = _tables(select)
-    equalities = _equalities(select, aliases)
-    r, s, t = _cycle(aliases, equalities)
-    _check_count_column(select, aliases, (r, s, t))
-    return TriangleCount(r=r, s=s, t=t, aggregate=aggregate, output_name=output_name, sql=sql.strip())
+    return select
 
 
-def _aggregate(select: exp.Select) -> tuple[Aggregate, str]:
-    if len(select.expressions) != 1:
-        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
-    item = select.expressions[0]
-    output_name = _name(item.args.get("alias")) if isinstance(item, exp.Alias) else None
-    agg = item.this if isinstance(item, exp.Alias) else item
-    if isinstance(agg, exp.Count) and not isinstance(agg.this, exp.Distinct):
-        arg = agg.this
-        if isinstance(arg, exp.Star) or _is_one(arg) or isinstance(arg, exp.Column):
-            return "count", output_name or "count"
-    if isinstance(agg, exp.Sum) and _is_one(agg.this):
-        return "sum", output_name or "sum"
-    raise UnsupportedQuery(f"unsupported aggregate {agg.sql(dialect='postgres')}: use count(*), count(1) or sum(1)")
+def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | None, exp.Expression]]:
+    """(output alias or None, item) for each SELECT item, checked for shape before any name is resolved."""
+    if not select.expressions:
+        raise UnsupportedQuery("the SELECT list is empty: select GROUP BY columns and aggregates")
+    items = []
+    for item in select.expressions:
+        name = _name(item.args.get("alias")) if isinstance(item, exp.Alias) else None
+        node = item.this if isinstance(item, exp.Alias) else item
+        if node.find(exp.Window):
+            raise UnsupportedQuery(f"window functions are not supported: {_sql(node)}")
+        if node.find(exp.Select):
+            raise UnsupportedQuery(f"subqueries are not supported: {_sql(node)}")
+        if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
+            raise UnsupportedQuery(wording.star.format(item=_sql(node)))
+        if isinstance(node, exp.Column):
+            pass
+        elif not _is_supported_aggregate(node):
+            if isinstance(node, exp.AggFunc) or node.find(exp.AggFunc):
+                raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
+            raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
+        items.append((name, node))
+    return items
 
 
 def _is_one(node: exp.Expression | None) -> bool:
     return isinstance(node, exp.Literal) and not node.is_string and node.this == "1"
+
+
+def _is_supported_aggregate(node: exp.Expression) -> bool:
+    if isinstance(node, exp.Count):
+        arg = node.this
+        column = isinstance(arg, exp.Column) and isinstance(arg.this, exp.Identifier)
+        return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or column)
+    if isinstance(node, (exp.Sum, exp.Avg)):
+        return _is_arithmetic(node.this)
+    return False
+
+
+def _is_arithmetic(node: exp.Expression) -> bool:
+    """+, -, * (and parentheses, unary minus) over columns and numeric literals."""
+    if isinstance(node, exp.Paren):
+        return _is_arithmetic(node.this)
+    if isinstance(node, exp.Neg):
+        return _is_arithmetic(node.this)
+    if isinstance(node, exp.Literal):
+        return not node.is_string
+    if isinstance(node, exp.Column):
+        return isinstance(node.this, exp.Identifier)
+    if type(node) in _ARITHMETIC:
+        return _is_arithmetic(node.this) and _is_arithmetic(node.expression)
+    return False
+
+
+# ------------------------------------------------------------------------------ FROM
 
 
 def _tables(select: exp.Select) -> dict[str, TableRef]:
@@ -103,24 +271,50 @@ def _tables(select: exp.Select) -> dict[str, TableRef]:
     aliases: dict[str, TableRef] = {}
     for source in sources:
         if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
-            raise UnsupportedQuery(f"only base tables are supported in FROM, not {source.sql(dialect='postgres')}")
+            raise UnsupportedQuery(f"only base tables are supported in FROM, not {_sql(source)}")
         if source.args.get("sample"):
-            raise UnsupportedQuery(f"TABLESAMPLE is not supported: {source.sql(dialect='postgres')}")
+            raise UnsupportedQuery(f"TABLESAMPLE is not supported: {_sql(source)}")
         if source.args.get("only"):
             raise UnsupportedQuery("FROM ONLY is not supported: pgivm maintains views over plain tables")
         alias_node = source.args.get("alias")
         if alias_node is not None and alias_node.args.get("columns"):
-            raise UnsupportedQuery(f"column alias lists are not supported: {source.sql(dialect='postgres')}")
+            raise UnsupportedQuery(f"column alias lists are not supported: {_sql(source)}")
         if source.args.get("catalog"):
-            raise UnsupportedQuery(f"cross-database reference {source.sql(dialect='postgres')} is not supported")
+            raise UnsupportedQuery(f"cross-database reference {_sql(source)} is not supported")
         table = TableRef(name=_name(source.this), schema=_name(source.args.get("db")))  # type: ignore[arg-type]
-        alias = _name(source.args["alias"].this) if source.args.get("alias") else table.name
+        alias = _name(alias_node.this) if alias_node is not None else table.name
         if alias in aliases:
             raise UnsupportedQuery(f"table name or alias {alias!r} is used twice: give each table its own alias")
         aliases[alias] = table  # type: ignore[index]
-    if len(aliases) != 3:
-        raise UnsupportedQuery(f"a triangle count joins exactly 3 tables, this query joins {len(aliases)}")
     return aliases
+
+
+class _Resolver:
+    """Column references -> ColumnRef, checked against the FROM list."""
+
+    def __init__(self, aliases: dict[str, TableRef]) -> None:
+        self.aliases = aliases
+
+    def column(self, node: exp.Column) -> ColumnRef:
+        column = _name(node.this) or ""
+        table = _name(node.args.get("table"))
+        schema = _name(node.args.get("db"))
+        # schema.table.column names a table written as schema.table without an alias, as in PostgreSQL
+        if node.args.get("catalog") or (
+            schema is not None and (table is None or self.aliases.get(table) != TableRef(table, schema))
+        ):
+            raise UnsupportedQuery(f"column {_sql(node)} does not name a table of FROM: write it as alias.column")
+        if table is None:
+            if len(self.aliases) != 1:
+                example = ColumnRef(next(iter(self.aliases)), column)
+                raise UnsupportedQuery(f"qualify column {column} with its table or alias (e.g. {example})")
+            (table,) = self.aliases
+        if table not in self.aliases:
+            raise UnsupportedQuery(f"column {table}.{column} refers to an unknown table or alias {table!r}")
+        return ColumnRef(table, column)
+
+
+# ------------------------------------------------------------------------------ ON and WHERE
 
 
 def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
@@ -133,94 +327,138 @@ def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
     return [condition]
 
 
-def _column(node: exp.Expression, aliases: dict[str, TableRef]) -> tuple[str, str]:
-    if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
-        raise UnsupportedQuery(f"unsupported condition operand {node.sql(dialect='postgres')}: only columns may be compared")
-    table = _name(node.args.get("table"))
-    column = _name(node.this)
-    if table is None:
-        raise UnsupportedQuery(f"qualify column {column} with its table or alias (e.g. r.{column})")
-    if table not in aliases:
-        raise UnsupportedQuery(f"column {table}.{column} refers to an unknown table or alias {table!r}")
-    return table, column  # type: ignore[return-value]
+_Comparison = tuple[ColumnRef, ComparisonOp, tuple[str, bool], str]  # column, op, (constant, is_string), sql
 
 
-def _equalities(select: exp.Select, aliases: dict[str, TableRef]) -> list[tuple[tuple[str, str], tuple[str, str]]]:
+def _conditions(
+    select: exp.Select, resolver: _Resolver, wording: _Wording
+) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison]]:
+    """The ON and WHERE conjuncts, split into join equalities and filters; anything else is refused."""
     conditions: list[exp.Expression] = []
     for join in select.args.get("joins") or []:
         conditions += _conjuncts(join.args.get("on"))
     where = select.args.get("where")
     conditions += _conjuncts(where.this if where is not None else None)
-    pairs = []
+
+    equalities: list[tuple[ColumnRef, ColumnRef]] = []
+    filters: list[_Comparison] = []
     for cond in conditions:
-        if not isinstance(cond, exp.EQ):
-            raise UnsupportedQuery(f"unsupported condition {cond.sql(dialect='postgres')}: only column = column equalities")
-        left, right = _column(cond.this, aliases), _column(cond.expression, aliases)
-        if left[0] == right[0]:
-            raise UnsupportedQuery(f"condition {cond.sql(dialect='postgres')} compares two columns of one table")
-        pairs.append((left, right))
-    return pairs
+        if cond.find(exp.Select):
+            raise UnsupportedQuery(f"subqueries are not supported: {_sql(cond)}")
+        op = _COMPARISONS.get(type(cond))
+        if op is None:
+            raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.condition}")
+        left, right = _operand(cond.this, resolver, wording), _operand(cond.expression, resolver, wording)
+        if isinstance(left, ColumnRef) and isinstance(right, ColumnRef):
+            if left.alias == right.alias:
+                raise UnsupportedQuery(f"condition {_sql(cond)} compares two columns of one table")
+            if op != "=":
+                raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.join_condition}")
+            equalities.append((left, right))
+        elif isinstance(left, ColumnRef):
+            filters.append((left, op, right, _sql(cond)))  # type: ignore[arg-type]
+        elif isinstance(right, ColumnRef):
+            filters.append((right, _FLIPPED[op], left, _sql(cond)))
+        else:
+            raise UnsupportedQuery(f"condition {_sql(cond)} compares two constants: remove it")
+    return equalities, filters
 
 
-def _cycle(
-    aliases: dict[str, TableRef], equalities: list[tuple[tuple[str, str], tuple[str, str]]]
-) -> tuple[Atom, Atom, Atom]:
-    """Group equal columns into join variables and orient the tables as R(A,B), S(B,C), T(C,A)."""
-    parent: dict[tuple[str, str], tuple[str, str]] = {}
+def _operand(node: exp.Expression, resolver: _Resolver, wording: _Wording) -> ColumnRef | tuple[str, bool]:
+    """A column, or a constant as (text, is_string)."""
+    while isinstance(node, exp.Paren):
+        node = node.this
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+        return resolver.column(node)
+    if isinstance(node, exp.Literal):
+        return node.this, node.is_string
+    if isinstance(node, exp.Neg) and isinstance(node.this, exp.Literal) and not node.this.is_string:
+        return "-" + node.this.this, False
+    if isinstance(node, exp.Cast) and isinstance(node.this, exp.Literal) and node.this.is_string:
+        raise UnsupportedQuery(
+            f"typed constant {_sql(node)} is not supported: write it as a plain string, e.g. {_sql(node.this)}, "
+            "which PostgreSQL reads as the column's type"
+        )
+    raise UnsupportedQuery(f"unsupported condition operand {_sql(node)}: {wording.operand}")
 
-    def find(col: tuple[str, str]) -> tuple[str, str]:
-        parent.setdefault(col, col)
-        while parent[col] != col:
-            col = parent[col]
-        return col
 
-    for left, right in equalities:
-        parent[find(left)] = find(right)
-    classes: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    for col in list(parent):
-        classes.setdefault(find(col), []).append(col)
+# ------------------------------------------------------------------------------ GROUP BY and aggregates
 
-    not_triangle = UnsupportedQuery(
-        "not a triangle count: the join conditions must link the three tables in a cycle "
-        "(r.b = s.b, s.c = t.c, t.a = r.a), each table joining on two of its columns"
+
+def _group_by(select: exp.Select, resolver: _Resolver) -> list[ColumnRef]:
+    group = select.args.get("group")
+    if group is None:
+        return []
+    for arg in ("rollup", "cube", "grouping_sets", "totals", "all"):
+        if group.args.get(arg):
+            raise UnsupportedQuery(f"GROUP BY {arg.upper().replace('_', ' ')} is not supported: group by plain columns")
+    columns: list[ColumnRef] = []
+    for node in group.expressions:
+        if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+            raise UnsupportedQuery(
+                f"GROUP BY {_sql(node)} is not supported: group by plain columns (e.g. GROUP BY r.a)"
+            )
+        column = resolver.column(node)
+        if column not in columns:
+            columns.append(column)
+    return columns
+
+
+def _aggregate(
+    node: exp.Expression,
+    name: str | None,
+    resolver: _Resolver,
+    variable_of: dict[ColumnRef, str],
+    join_columns: set[ColumnRef],
+) -> Aggregate:
+    if isinstance(node, exp.Count):
+        if isinstance(node.this, exp.Column):
+            column = resolver.column(node.this)
+            if column not in join_columns:
+                raise UnsupportedQuery(f"count({column}) is only supported for a join column: use count(*)")
+        return Aggregate("count", None, name or "count", _sql(node))
+    function: AggregateFunction = "sum" if isinstance(node, exp.Sum) else "avg"
+    return Aggregate(function, _expression(node.this, resolver, variable_of), name or function, _sql(node))
+
+
+def _expression(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:
+    """The arithmetic inside sum/avg (already checked by ``_is_arithmetic``) as an Expr."""
+    if isinstance(node, exp.Paren):
+        return _expression(node.this, resolver, variable_of)
+    if isinstance(node, exp.Neg):
+        if isinstance(node.this, exp.Literal):
+            return Const("-" + node.this.this)
+        return BinOp("*", Const("-1"), _expression(node.this, resolver, variable_of))
+    if isinstance(node, exp.Literal):
+        return Const(node.this)
+    if isinstance(node, exp.Column):
+        column = resolver.column(node)
+        return Var(variable_of[column], column)
+    return BinOp(
+        _ARITHMETIC[type(node)],
+        _expression(node.this, resolver, variable_of),
+        _expression(node.expression, resolver, variable_of),
     )
-    if len(classes) != 3 or any(len(cols) != 2 for cols in classes.values()):
-        raise not_triangle
-    columns_of: dict[str, dict[tuple[str, str], str]] = {alias: {} for alias in aliases}
-    for root, cols in classes.items():
-        for alias, column in cols:
-            if root in columns_of[alias]:
-                raise not_triangle
-            columns_of[alias][root] = column
-    if any(len(cols) != 2 for cols in columns_of.values()):
-        raise not_triangle
-
-    order = list(aliases)
-    r_alias, s_alias, t_alias = order
-    shared_rs = set(columns_of[r_alias]) & set(columns_of[s_alias])
-    if len(shared_rs) != 1:
-        raise not_triangle
-    (var_b,) = shared_rs
-    (var_a,) = set(columns_of[r_alias]) - {var_b}
-    (var_c,) = set(columns_of[s_alias]) - {var_b}
-    if set(columns_of[t_alias]) != {var_c, var_a}:
-        raise not_triangle
-
-    def atom(relation: RelationName, alias: str, first: tuple[str, str], second: tuple[str, str]) -> Atom:
-        return Atom(relation, aliases[alias], alias, columns_of[alias][first], columns_of[alias][second])
-
-    return (
-        atom("r", r_alias, var_a, var_b),
-        atom("s", s_alias, var_b, var_c),
-        atom("t", t_alias, var_c, var_a),
-    )
 
 
-def _check_count_column(select: exp.Select, aliases: dict[str, TableRef], atoms: tuple[Atom, Atom, Atom]) -> None:
-    """count(x.col) equals count(*) only when col is a join column (those are never NULL in the join)."""
-    item = select.expressions[0]
-    agg = item.this if isinstance(item, exp.Alias) else item
-    if isinstance(agg, exp.Count) and isinstance(agg.this, exp.Column):
-        alias, column = _column(agg.this, aliases)
-        if not any(a.alias == alias and column in (a.first, a.second) for a in atoms):
-            raise UnsupportedQuery(f"count({alias}.{column}) is only supported for a join column: use count(*)")
+class _UnionFind:
+    """Columns -> equivalence classes (the join variables), as today's triangle parser grouped them."""
+
+    def __init__(self) -> None:
+        self.parent: dict[ColumnRef, ColumnRef] = {}
+
+    def add(self, column: ColumnRef) -> ColumnRef:
+        """Register a column; return the representative of its class."""
+        self.parent.setdefault(column, column)
+        while self.parent[column] != column:
+            column = self.parent[column]
+        return column
+
+    def union(self, left: ColumnRef, right: ColumnRef) -> None:
+        self.parent[self.add(left)] = self.add(right)
+
+    def groups(self) -> list[list[ColumnRef]]:
+        classes: dict[ColumnRef, list[ColumnRef]] = {}
+        for column in list(self.parent):
+            classes.setdefault(self.add(column), []).append(column)
+        return list(classes.values())

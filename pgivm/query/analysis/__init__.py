@@ -1,0 +1,72 @@
+"""Analysis passes over a ConjunctiveQuery, one small pure module each (no database).
+
+``RULES`` lists the passes in the order ``analyze`` runs them, like sqlglot's optimizer rules:
+
+1. ``hypergraph``: variables as vertices, one hyperedge per atom (join variables marked).
+2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
+3. ``shapes``: triangle (today's IVMε input), k-cycle, k-path, star.
+
+A strategy picks itself from the ``Analysis``; the passes never refuse a query (the triangle
+recogniser's reasons are available through ``shapes.as_triangle``, and a cross product can be
+refused with ``hypergraph.require_connected``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from pgivm.query.analysis.acyclicity import JoinTree, join_tree
+from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
+from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.model import TriangleCount
+
+RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
+    ("hypergraph", hypergraph),
+    ("join_tree", join_tree),
+    ("triangle", triangle),
+    ("cycle", cycle),
+    ("path", path),
+    ("star", star),
+)
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the passes found: one field per rule in ``RULES``."""
+
+    hypergraph: Hypergraph
+    join_tree: JoinTree | None
+    triangle: TriangleCount | None
+    cycle: int | None
+    path: int | None
+    star: int | None
+
+    @property
+    def acyclic(self) -> bool:
+        return self.join_tree is not None
+
+
+def analyze(cq: ConjunctiveQuery) -> Analysis:
+    """Run every pass of ``RULES`` in order."""
+    return Analysis(**{name: rule(cq) for name, rule in RULES})
+
+
+__all__ = [
+    "RULES",
+    "Analysis",
+    "Hyperedge",
+    "Hypergraph",
+    "JoinTree",
+    "analyze",
+    "as_triangle",
+    "cycle",
+    "hypergraph",
+    "join_tree",
+    "path",
+    "require_connected",
+    "star",
+    "triangle",
+]

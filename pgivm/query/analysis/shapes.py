@@ -1,0 +1,149 @@
+"""Recognisers for the join shapes strategies specialise in: triangle, k-cycle, k-path, star.
+
+Each is pure and answers None when the query is not of its shape. The cycle, path and star
+shapes look at join variables only: a column that joins nothing (a filter, a group-by or an
+aggregated column of one atom) is local to its atom and does not change how the atoms connect.
+The triangle recogniser is stricter: it is the exact input of today's IVMε code, so it also
+demands a bare count and orients the atoms as R(A,B), S(B,C), T(C,A).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pgivm.errors import UnsupportedQuery
+from pgivm.query.analysis.hypergraph import hypergraph
+from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, Output
+from pgivm.query.model import Aggregate as TriangleAggregate
+from pgivm.query.model import Atom, RelationName, TriangleCount
+
+_NOT_TRIANGLE = (
+    "not a triangle count: the join conditions must link the three tables in a cycle "
+    "(r.b = s.b, s.c = t.c, t.a = r.a), each table joining on two of its columns"
+)
+
+
+def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
+    """The query as a TriangleCount, or UnsupportedQuery saying why it is not one.
+
+    The checks and messages are those of the triangle-only parser this replaces, in its order
+    (grouping, the aggregate, the number of tables, filters, the cycle). Orientation follows
+    the order the tables are written: the first is R, the second S, the third T, and R's first
+    column is the one it does not share with S, so that R(A,B), S(B,C), T(C,A) is a cycle.
+    """
+    if cq.group_by:
+        raise UnsupportedQuery("GROUP BY is not supported in a maintained view")
+    if len(cq.outputs) != 1:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
+    (output,) = cq.outputs
+    aggregate = _triangle_aggregate(output)
+    if len(cq.atoms) != 3:
+        raise UnsupportedQuery(f"a triangle count joins exactly 3 tables, this query joins {len(cq.atoms)}")
+    for f in cq.filters:
+        if f.op == "=":
+            raise UnsupportedQuery(f"unsupported condition operand {f.literal_sql}: only columns may be compared")
+        raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
+
+    if len(cq.variables) != 3 or any(len(v.columns) != 2 for v in cq.variables):
+        raise UnsupportedQuery(_NOT_TRIANGLE)
+    # alias -> {variable: column}
+    columns_of: dict[str, dict[str, str]] = {}
+    for a in cq.atoms:
+        if len(set(a.variables)) != 2 or len(a.columns) != 2:
+            raise UnsupportedQuery(_NOT_TRIANGLE)
+        columns_of[a.alias] = dict(zip(a.variables, a.columns))
+
+    r, s, t = cq.atoms
+    shared_rs = set(columns_of[r.alias]) & set(columns_of[s.alias])
+    if len(shared_rs) != 1:
+        raise UnsupportedQuery(_NOT_TRIANGLE)
+    (var_b,) = shared_rs
+    (var_a,) = set(columns_of[r.alias]) - {var_b}
+    (var_c,) = set(columns_of[s.alias]) - {var_b}
+    if set(columns_of[t.alias]) != {var_c, var_a}:
+        raise UnsupportedQuery(_NOT_TRIANGLE)
+
+    def oriented(relation: RelationName, alias: str, first: str, second: str) -> Atom:
+        return Atom(relation, cq.atom(alias).table, alias, columns_of[alias][first], columns_of[alias][second])
+
+    return TriangleCount(
+        r=oriented("r", r.alias, var_a, var_b),
+        s=oriented("s", s.alias, var_b, var_c),
+        t=oriented("t", t.alias, var_c, var_a),
+        aggregate=aggregate,
+        output_name=output.name,
+        sql=cq.sql,
+    )
+
+
+def _triangle_aggregate(output: Output) -> TriangleAggregate:
+    """count(*), count(1), count(join column) -> "count"; sum(1) -> "sum" (NULL over an empty join)."""
+    if isinstance(output, Aggregate):
+        if output.function == "count" and output.argument is None:
+            return "count"
+        if output.function == "sum" and output.argument == Const("1"):
+            return "sum"
+    written = output.sql if isinstance(output, Aggregate) else str(output.column)
+    raise UnsupportedQuery(f"unsupported aggregate {written}: use count(*), count(1) or sum(1)")
+
+
+def triangle(cq: ConjunctiveQuery) -> TriangleCount | None:
+    """The IVMε triangle count (R, S, T oriented as written), or None."""
+    try:
+        return as_triangle(cq)
+    except UnsupportedQuery:
+        return None
+
+
+def _join_degrees(cq: ConjunctiveQuery) -> tuple[list[int], Counter[str], int] | None:
+    """Per atom its number of join variables, per join variable its number of atoms, and the
+    number of connected components; None for an empty query."""
+    graph = hypergraph(cq)
+    if not graph.edges:
+        return None
+    per_atom = [len(e.join_variables) for e in graph.edges]
+    per_variable = Counter(v for e in graph.edges for v in e.join_variables)
+    return per_atom, per_variable, len(graph.components())
+
+
+def cycle(cq: ConjunctiveQuery) -> int | None:
+    """k for a k-cycle (k >= 3): R1(x1,x2), R2(x2,x3), ..., Rk(xk,x1), each atom joining on two
+    variables and each join variable shared by two atoms, all connected."""
+    degrees = _join_degrees(cq)
+    if degrees is None:
+        return None
+    per_atom, per_variable, components = degrees
+    k = len(per_atom)
+    if k >= 3 and components == 1 and all(d == 2 for d in per_atom) and all(d == 2 for d in per_variable.values()):
+        return k
+    return None
+
+
+def path(cq: ConjunctiveQuery) -> int | None:
+    """The number of atoms k >= 2 of a path R1(x0,x1), R2(x1,x2), ..., Rk(x(k-1),xk): the two end
+    atoms join on one variable, the inner ones on two, each join variable shared by two atoms."""
+    degrees = _join_degrees(cq)
+    if degrees is None:
+        return None
+    per_atom, per_variable, components = degrees
+    k = len(per_atom)
+    if (
+        k >= 2
+        and components == 1
+        and sorted(per_atom) == [1, 1] + [2] * (k - 2)
+        and all(d == 2 for d in per_variable.values())
+    ):
+        return k
+    return None
+
+
+def star(cq: ConjunctiveQuery) -> int | None:
+    """The number of atoms k >= 2 when they all join on one single variable (R1(x,y1), ..., Rk(x,yk))."""
+    degrees = _join_degrees(cq)
+    if degrees is None:
+        return None
+    per_atom, per_variable, _ = degrees
+    k = len(per_atom)
+    if k >= 2 and len(per_variable) == 1 and all(d == 1 for d in per_atom):
+        return k
+    return None

@@ -1,0 +1,278 @@
+"""The general logical model of a view definition: a conjunctive query with aggregates.
+
+    Q(free variables; aggregates) = Σ_{bound variables} R_1(x̄_1) · … · R_n(x̄_n) · [filters]
+
+Each occurrence of a base table in FROM is an *atom* (a self-join has one atom per alias). The
+columns the query reads from an atom are mapped to *variables*: columns equated by ``a.x = b.y``
+conjuncts share one variable (a join variable), any other column is a variable of its own. The
+GROUP BY variables are free, every other variable is summed away. Filters compare one column with
+a constant; aggregates are count, sum and avg of +, -, * over columns and numeric constants.
+
+The model is deliberately independent of SQL text and of any strategy: analysis passes
+(``pgivm.query.analysis``) read it to decide the join shape, and a strategy reads the shape. The
+triangle count of ``model.TriangleCount`` is one such shape (``analysis.shapes.triangle``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from decimal import Decimal
+from typing import Literal, Union
+
+from pgivm.query.model import TableRef
+
+ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
+ArithmeticOp = Literal["+", "-", "*"]
+AggregateFunction = Literal["count", "sum", "avg"]
+
+_PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
+
+
+def quote_identifier(name: str) -> str:
+    """PostgreSQL's spelling of an identifier: bare when that reads back the same, else quoted.
+
+    Used for variable names and messages, so that ``"a.b".c`` and ``a."b.c"`` never print alike.
+    """
+    if _PLAIN_IDENTIFIER.fullmatch(name):
+        return name
+    return '"' + name.replace('"', '""') + '"'
+
+
+@dataclass(frozen=True, order=True)
+class ColumnRef:
+    """One column of one atom, ``alias.column`` (identifiers already case-folded)."""
+
+    alias: str
+    column: str
+
+    def __str__(self) -> str:
+        return f"{quote_identifier(self.alias)}.{quote_identifier(self.column)}"
+
+
+@dataclass(frozen=True)
+class Variable:
+    """An equivalence class of columns equated by the join conditions.
+
+    Named after its lowest column (``r.b`` for ``{r.b, s.b}``), so the name does not depend on
+    the order the conditions or tables are written in.
+    """
+
+    name: str
+    columns: tuple[ColumnRef, ...]  # sorted
+
+    @property
+    def aliases(self) -> tuple[str, ...]:
+        """The atoms the variable occurs in, each once."""
+        return tuple(dict.fromkeys(c.alias for c in self.columns))
+
+    @property
+    def is_join(self) -> bool:
+        """A join variable occurs in two atoms or more; any other variable is local to its atom."""
+        return len(self.aliases) > 1
+
+
+@dataclass(frozen=True)
+class Atom:
+    """One occurrence of a base table in FROM: R_alias(variables).
+
+    ``columns`` are the columns the query reads from it (join, filtered, grouped and aggregated
+    columns), sorted; ``variables[i]`` is the name of the variable of ``columns[i]``. Two columns
+    of one atom share a variable only when equalities through other atoms link them (``r.a = s.b
+    AND s.b = r.c``): that is a selection ``r.a = r.c`` inside the atom, which evaluation must keep.
+    """
+
+    alias: str
+    table: TableRef
+    columns: tuple[str, ...]
+    variables: tuple[str, ...]
+
+    def variable(self, column: str) -> str:
+        """The variable a column of this atom carries."""
+        return self.variables[self.columns.index(column)]
+
+    @property
+    def variable_set(self) -> frozenset[str]:
+        return frozenset(self.variables)
+
+
+# ------------------------------------------------------------------------------ expressions
+
+
+@dataclass(frozen=True)
+class Const:
+    """A numeric constant, kept as written (``1``, ``0.5``, ``-2``) so that it prints back exactly."""
+
+    text: str
+
+    @property
+    def value(self) -> int | Decimal:
+        return int(self.text) if re.fullmatch(r"-?\d+", self.text) else Decimal(self.text)
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset()
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
+class Var:
+    """A column inside an aggregate's expression, with the variable it carries."""
+
+    variable: str
+    column: ColumnRef
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset({self.variable})
+
+    def __str__(self) -> str:
+        return str(self.column)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    """``left op right`` with op one of +, -, *: what a ring of sums and products can maintain."""
+
+    op: ArithmeticOp
+    left: Expr
+    right: Expr
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return self.left.variables | self.right.variables
+
+    def __str__(self) -> str:
+        return f"({self.left} {self.op} {self.right})"
+
+
+Expr = Union[Const, Var, BinOp]
+
+
+# ------------------------------------------------------------------------------ outputs
+
+
+@dataclass(frozen=True)
+class GroupColumn:
+    """A SELECT item that is a GROUP BY column: the value of a free variable."""
+
+    name: str  # output column name
+    variable: str
+    column: ColumnRef
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """count, sum or avg over the joined rows of one group.
+
+    - count: ``argument`` None means every joined row (count(*), count(1), and count of a join
+      column, which is never NULL in the join). With an argument (only as avg's denominator) it
+      counts the rows where the argument is not NULL.
+    - sum(expr): skips rows where expr is NULL, and is NULL when no row counts (also over an
+      empty join: sum(1) is NULL where count(*) is 0).
+    - avg(expr) = sum(expr) / count(expr): see ``parts``.
+    """
+
+    function: AggregateFunction
+    argument: Expr | None
+    name: str  # output column name
+    sql: str  # the aggregate as written (sqlglot's PostgreSQL rendering), for messages
+
+    @property
+    def parts(self) -> tuple[Aggregate, ...]:
+        """The aggregates to maintain: avg as its sum and count, anything else as itself."""
+        if self.function != "avg":
+            return (self,)
+        return (
+            Aggregate("sum", self.argument, self.name, self.sql),
+            Aggregate("count", self.argument, self.name, self.sql),
+        )
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return self.argument.variables if self.argument is not None else frozenset()
+
+
+Output = Union[GroupColumn, Aggregate]
+
+
+# ------------------------------------------------------------------------------ filters
+
+
+@dataclass(frozen=True)
+class Filter:
+    """``column op value``: one column against a constant (``5 > r.a`` is stored as ``r.a < 5``).
+
+    ``value`` is the constant's text; ``is_string`` says whether it was a string literal, which
+    PostgreSQL reads as a constant of the column's type (``'1995-03-15'`` against a date column).
+    """
+
+    column: ColumnRef
+    variable: str
+    op: ComparisonOp
+    value: str
+    is_string: bool
+    sql: str  # the condition as written, for messages
+
+    @property
+    def literal_sql(self) -> str:
+        return "'" + self.value.replace("'", "''") + "'" if self.is_string else self.value
+
+    def __str__(self) -> str:
+        return f"{self.column} {self.op} {self.literal_sql}"
+
+
+# ------------------------------------------------------------------------------ the query
+
+
+@dataclass(frozen=True)
+class ConjunctiveQuery:
+    """A join of atoms on equalities, with filters, GROUP BY and aggregates.
+
+    ``atoms`` are in the order written; ``variables`` sorted by name; ``group_by`` the GROUP BY
+    columns as written and ``free`` their variables (each once, in GROUP BY order).
+    """
+
+    atoms: tuple[Atom, ...]
+    variables: tuple[Variable, ...]
+    group_by: tuple[ColumnRef, ...]
+    free: tuple[str, ...]
+    outputs: tuple[Output, ...]
+    filters: tuple[Filter, ...]
+    sql: str
+
+    def atom(self, alias: str) -> Atom:
+        for atom in self.atoms:
+            if atom.alias == alias:
+                return atom
+        raise KeyError(alias)
+
+    def variable(self, name: str) -> Variable:
+        for variable in self.variables:
+            if variable.name == name:
+                return variable
+        raise KeyError(name)
+
+    @property
+    def join_variables(self) -> tuple[str, ...]:
+        return tuple(v.name for v in self.variables if v.is_join)
+
+    @property
+    def bound(self) -> tuple[str, ...]:
+        """The variables summed away: all but the free ones."""
+        return tuple(v.name for v in self.variables if v.name not in self.free)
+
+    @property
+    def aggregates(self) -> tuple[Aggregate, ...]:
+        return tuple(o for o in self.outputs if isinstance(o, Aggregate))
+
+    @property
+    def tables(self) -> list[TableRef]:
+        """The distinct base tables, in the order written."""
+        return list(dict.fromkeys(a.table for a in self.atoms))
+
+    @property
+    def is_self_join(self) -> bool:
+        return len(self.tables) < len(self.atoms)

@@ -1,0 +1,586 @@
+"""The general query model (``parse_query`` -> ConjunctiveQuery) and the analysis passes over it.
+
+No database: parsing and every pass are pure. Three tables of queries drive the tests:
+
+- MODEL: what the parser builds (atoms and the variables of their columns, join variables,
+  free variables, outputs, filters);
+- SHAPES: what the passes find (the GYO join tree or None when cyclic, and the triangle,
+  k-cycle, k-path and star recognisers);
+- REFUSED: what the parser refuses, with the message (exact, or the words it must contain).
+
+Variables are named after their lowest column (``r.b`` for ``{r.b, s.b}``), so a query written
+in another order has the same variables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import pytest
+
+from conftest import EDGE_SQL, TRIANGLE_SQL
+from pgivm.errors import UnsupportedQuery
+from pgivm.query.analysis import RULES, Analysis, analyze, hypergraph, join_tree, require_connected
+from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery, Const, GroupColumn, Var
+from pgivm.query.model import TableRef
+from pgivm.query.parse import parse_query, parse_view_sql
+from test_parse import ACCEPTED as TRIANGLES_ACCEPTED
+
+# ------------------------------------------------------------------------------ the queries
+
+PATH2 = "SELECT count(*) FROM r JOIN s ON r.b = s.b"
+PATH3 = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c"
+PATH3_COMMA = "SELECT count(*) FROM r, s, t WHERE t.c = s.c AND s.b = r.b"
+PATH4 = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.d = u.d"
+STAR3 = "SELECT count(*) FROM r JOIN s ON r.x = s.x JOIN t ON t.x = r.x"
+STAR4_SELF = "SELECT count(*) FROM e a JOIN e b ON a.src = b.src JOIN e c ON c.src = a.src JOIN e d ON d.src = b.src"
+SNOWFLAKE = (
+    "SELECT d4.region, sum(f.amount) FROM f "
+    "JOIN d1 ON f.k1 = d1.k1 JOIN d2 ON f.k2 = d2.k2 JOIN d3 ON f.k3 = d3.k3 JOIN d4 ON d1.k4 = d4.k4 "
+    "GROUP BY d4.region"
+)
+TWO_SHARED = "SELECT count(*) FROM r JOIN s ON r.a = s.a AND r.b = s.b"
+CYCLE4 = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.d = u.d AND u.a = r.a"
+CYCLE4_SELF = (
+    "SELECT count(*) FROM e w, e x, e y, e z "
+    "WHERE w.dst = x.src AND x.dst = y.src AND y.dst = z.src AND z.dst = w.src"
+)
+TRIANGLE_COVERED = (  # the triangle r, s, t inside u(a, b, c): α-acyclic
+    "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a "
+    "JOIN u ON u.a = r.a AND u.b = r.b AND u.c = s.c"
+)
+TRIANGLE_PENDANT = f"{TRIANGLE_SQL} JOIN u ON u.a = r.a"
+TRIANGLE_CHORD = (  # a 4-cycle r, s, t, u plus the chord v(a, c): two triangles
+    "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.d = u.d AND u.a = r.a "
+    "JOIN v ON v.a = r.a AND v.c = s.c"
+)
+CROSS = "SELECT count(*) FROM r JOIN s ON r.b = s.b, t JOIN u ON t.c = u.c"
+CROSS_FILTERED = "SELECT count(*) FROM r, s WHERE r.a = 1"
+TPCH_Q3 = (
+    "SELECT l.l_orderkey, sum(l.l_extendedprice * (1 - l.l_discount)) AS revenue "
+    "FROM customer c, orders o, lineitem l "
+    "WHERE c.c_mktsegment = 'BUILDING' AND c.c_custkey = o.o_custkey AND l.l_orderkey = o.o_orderkey "
+    "AND o.o_orderdate < '1995-03-15' AND l.l_shipdate > '1995-03-15' "
+    "GROUP BY l.l_orderkey"
+)
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def atoms_of(cq: ConjunctiveQuery) -> dict[str, tuple[str, dict[str, str]]]:
+    """alias -> (table, {column: variable})."""
+    return {a.alias: (str(a.table), dict(zip(a.columns, a.variables))) for a in cq.atoms}
+
+
+def join_variables_of(cq: ConjunctiveQuery) -> dict[str, list[str]]:
+    """join variable -> its columns."""
+    return {v.name: [str(c) for c in v.columns] for v in cq.variables if v.is_join}
+
+
+def outputs_of(cq: ConjunctiveQuery) -> list[str]:
+    """``name = group(variable)`` or ``name = function(argument)`` per SELECT item."""
+    rendered = []
+    for o in cq.outputs:
+        if isinstance(o, GroupColumn):
+            rendered.append(f"{o.name} = group({o.variable})")
+        else:
+            argument = "*" if o.argument is None else str(o.argument)
+            rendered.append(f"{o.name} = {o.function}({argument})")
+    return rendered
+
+
+# ------------------------------------------------------------------------------ the model
+
+
+@dataclass(frozen=True)
+class Model:
+    """What ``parse_query`` must build; None leaves a part unchecked."""
+
+    sql: str
+    atoms: dict[str, tuple[str, dict[str, str]]] | None = None
+    join: dict[str, list[str]] | None = None
+    free: tuple[str, ...] = ()
+    outputs: list[str] | None = None
+    filters: list[str] | None = None
+
+
+MODEL = {
+    "triangle": Model(
+        TRIANGLE_SQL,
+        atoms={
+            "r": ("r", {"a": "r.a", "b": "r.b"}),
+            "s": ("s", {"b": "r.b", "c": "s.c"}),
+            "t": ("t", {"a": "r.a", "c": "s.c"}),
+        },
+        join={"r.a": ["r.a", "t.a"], "r.b": ["r.b", "s.b"], "s.c": ["s.c", "t.c"]},
+        outputs=["count = count(*)"],
+        filters=[],
+    ),
+    "triangle-edge-self-join": Model(
+        EDGE_SQL,
+        atoms={
+            "x": ("e", {"dst": "x.dst", "src": "x.src"}),
+            "y": ("e", {"dst": "y.dst", "src": "x.dst"}),
+            "z": ("e", {"dst": "x.src", "src": "y.dst"}),
+        },
+        join={"x.dst": ["x.dst", "y.src"], "x.src": ["x.src", "z.dst"], "y.dst": ["y.dst", "z.src"]},
+    ),
+    "path2": Model(
+        PATH2,
+        atoms={"r": ("r", {"b": "r.b"}), "s": ("s", {"b": "r.b"})},
+        join={"r.b": ["r.b", "s.b"]},
+    ),
+    "path3-comma-any-order": Model(
+        PATH3_COMMA,
+        atoms={"r": ("r", {"b": "r.b"}), "s": ("s", {"b": "r.b", "c": "s.c"}), "t": ("t", {"c": "s.c"})},
+        join={"r.b": ["r.b", "s.b"], "s.c": ["s.c", "t.c"]},
+    ),
+    "star-one-class-of-three": Model(STAR3, join={"r.x": ["r.x", "s.x", "t.x"]}),
+    "tpch-q3": Model(
+        TPCH_Q3,
+        atoms={
+            "c": ("customer", {"c_custkey": "c.c_custkey", "c_mktsegment": "c.c_mktsegment"}),
+            "o": ("orders", {"o_custkey": "c.c_custkey", "o_orderdate": "o.o_orderdate", "o_orderkey": "l.l_orderkey"}),
+            "l": (
+                "lineitem",
+                {
+                    "l_discount": "l.l_discount",
+                    "l_extendedprice": "l.l_extendedprice",
+                    "l_orderkey": "l.l_orderkey",
+                    "l_shipdate": "l.l_shipdate",
+                },
+            ),
+        },
+        join={"c.c_custkey": ["c.c_custkey", "o.o_custkey"], "l.l_orderkey": ["l.l_orderkey", "o.o_orderkey"]},
+        free=("l.l_orderkey",),
+        outputs=["l_orderkey = group(l.l_orderkey)", "revenue = sum((l.l_extendedprice * (1 - l.l_discount)))"],
+        filters=["c.c_mktsegment = 'BUILDING'", "o.o_orderdate < '1995-03-15'", "l.l_shipdate > '1995-03-15'"],
+    ),
+    "snowflake-group-by-a-dimension": Model(
+        SNOWFLAKE,
+        free=("d4.region",),
+        outputs=["region = group(d4.region)", "sum = sum(f.amount)"],
+    ),
+    "group-by-and-every-aggregate": Model(
+        "SELECT r.a, s.c AS c2, count(*), count(1) AS one, count(s.b), sum(1), sum(r.a * s.c) AS dot, "
+        "avg(r.a + 2 * s.c - 1), sum(-r.a) AS neg FROM r JOIN s ON r.b = s.b GROUP BY r.a, s.c",
+        free=("r.a", "s.c"),
+        outputs=[
+            "a = group(r.a)",
+            "c2 = group(s.c)",
+            "count = count(*)",
+            "one = count(*)",
+            "count = count(*)",
+            "sum = sum(1)",
+            "dot = sum((r.a * s.c))",
+            "avg = avg(((r.a + (2 * s.c)) - 1))",
+            "neg = sum((-1 * r.a))",
+        ],
+    ),
+    "group-by-equated-columns-is-one-free-variable": Model(
+        "SELECT r.b, s.b, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.b, s.b",
+        free=("r.b",),
+        outputs=["b = group(r.b)", "b = group(r.b)", "count = count(*)"],
+    ),
+    "group-by-column-not-selected": Model(
+        "SELECT count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a",
+        atoms={"r": ("r", {"a": "r.a", "b": "r.b"}), "s": ("s", {"b": "r.b"})},
+        free=("r.a",),
+        outputs=["n = count(*)"],
+    ),
+    "group-by-without-aggregate": Model(
+        "SELECT r.a FROM r JOIN s ON r.b = s.b GROUP BY r.a", free=("r.a",), outputs=["a = group(r.a)"]
+    ),
+    "filters-normalized": Model(
+        "SELECT count(*) FROM r JOIN s ON r.b = s.b AND 5 < s.c WHERE r.a <> 3 AND r.a != -2 AND 2.5 >= s.c "
+        "AND s.name = 'O''Brien' AND r.b <= 10 AND '2024-01-01' = s.d",
+        filters=[
+            "s.c > 5",
+            "r.a <> 3",
+            "r.a <> -2",
+            "s.c <= 2.5",
+            "s.name = 'O''Brien'",
+            "r.b <= 10",
+            "s.d = '2024-01-01'",
+        ],
+    ),
+    "single-table-unqualified-columns": Model(
+        "SELECT a, sum(b) AS total FROM r WHERE c > 0 GROUP BY a",
+        atoms={"r": ("r", {"a": "r.a", "b": "r.b", "c": "r.c"})},
+        join={},
+        free=("r.a",),
+        outputs=["a = group(r.a)", "total = sum(r.b)"],
+        filters=["r.c > 0"],
+    ),
+    "self-join-path-each-alias-its-atom": Model(
+        "SELECT count(*) FROM e x JOIN e y ON x.dst = y.src JOIN e z ON y.dst = z.src",
+        atoms={
+            "x": ("e", {"dst": "x.dst"}),
+            "y": ("e", {"dst": "y.dst", "src": "x.dst"}),
+            "z": ("e", {"src": "y.dst"}),
+        },
+    ),
+    "equalities-through-another-table-put-two-columns-of-r-in-one-variable": Model(
+        "SELECT count(*) FROM r JOIN s ON r.a = s.b AND s.b = r.c",
+        atoms={"r": ("r", {"a": "r.a", "c": "r.a"}), "s": ("s", {"b": "r.a"})},
+        join={"r.a": ["r.a", "r.c", "s.b"]},
+    ),
+    "quoted-and-schema-qualified": Model(
+        'SELECT "My T"."A col", count(*) AS "N" FROM "Sch"."My T" JOIN public.s ON "My T".x = s.x '
+        'AND public.s.y > 1 GROUP BY "My T"."A col"',
+        atoms={
+            "My T": ("Sch.My T", {"A col": '"My T"."A col"', "x": '"My T".x'}),
+            "s": ("public.s", {"x": '"My T".x', "y": "s.y"}),
+        },
+        free=('"My T"."A col"',),
+        outputs=['A col = group("My T"."A col")', "N = count(*)"],
+        filters=["s.y > 1"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", MODEL.values(), ids=MODEL.keys())
+def test_model(case: Model) -> None:
+    cq = parse_query(case.sql)
+    assert cq.sql == case.sql.strip()
+    if case.atoms is not None:
+        assert atoms_of(cq) == case.atoms
+    if case.join is not None:
+        assert join_variables_of(cq) == case.join
+    assert cq.free == case.free
+    if case.outputs is not None:
+        assert outputs_of(cq) == case.outputs
+    if case.filters is not None:
+        assert [str(f) for f in cq.filters] == case.filters
+
+
+@pytest.mark.parametrize("case", MODEL.values(), ids=MODEL.keys())
+def test_model_is_consistent(case: Model) -> None:
+    """Every column read maps to exactly one variable; free and bound split the variables."""
+    cq = parse_query(case.sql)
+    hash(cq)  # frozen all the way down
+    columns = {ColumnRef(a.alias, c): v for a in cq.atoms for c, v in zip(a.columns, a.variables)}
+    assert columns == {c: v.name for v in cq.variables for c in v.columns}
+    assert [v.name for v in cq.variables] == sorted(v.name for v in cq.variables)
+    assert all(v.name == str(min(v.columns)) for v in cq.variables)
+    assert set(cq.free) | set(cq.bound) == {v.name for v in cq.variables}
+    assert not set(cq.free) & set(cq.bound)
+    assert all(f.variable == columns[f.column] for f in cq.filters)
+
+
+def test_tpch_q3_details() -> None:
+    cq = parse_query(TPCH_Q3)
+    assert [str(t) for t in cq.tables] == ["customer", "orders", "lineitem"]
+    assert cq.join_variables == ("c.c_custkey", "l.l_orderkey")
+    (revenue,) = cq.aggregates
+    assert revenue.argument == BinOp(
+        "*",
+        Var("l.l_extendedprice", ColumnRef("l", "l_extendedprice")),
+        BinOp("-", Const("1"), Var("l.l_discount", ColumnRef("l", "l_discount"))),
+    )
+    assert revenue.variables == {"l.l_extendedprice", "l.l_discount"}
+    date = cq.filters[1]
+    assert (date.column, date.op, date.value, date.is_string) == (
+        ColumnRef("o", "o_orderdate"), "<", "1995-03-15", True,
+    )
+
+
+def test_avg_is_maintained_as_sum_and_count() -> None:
+    (avg,) = parse_query("SELECT avg(r.a * 2) FROM r").aggregates
+    total, count = avg.parts
+    assert (total.function, count.function) == ("sum", "count")
+    assert total.argument == count.argument == avg.argument
+    (plain,) = parse_query("SELECT sum(r.a) FROM r").aggregates
+    assert plain.parts == (plain,)
+
+
+def test_constants_keep_their_text() -> None:
+    (agg,) = parse_query("SELECT sum(r.a * 0.5 + 3) FROM r").aggregates
+    assert str(agg.argument) == "((r.a * 0.5) + 3)"
+    assert Const("0.5").value == Const("0.50").value and Const("-3").value == -3
+
+
+def test_variable_names_do_not_depend_on_the_order_written() -> None:
+    a = parse_query("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a")
+    b = parse_query("SELECT count(*) FROM t, s, r WHERE r.a = t.a AND t.c = s.c AND s.b = r.b")
+    assert a.variables == b.variables
+    assert {x.alias: x for x in a.atoms} == {x.alias: x for x in b.atoms}
+
+
+def test_self_join_flags() -> None:
+    assert parse_query(EDGE_SQL).is_self_join
+    assert not parse_query(TRIANGLE_SQL).is_self_join
+    assert parse_query(EDGE_SQL).tables == [TableRef("e")]
+
+
+def test_output_items_keep_their_kind() -> None:
+    cq = parse_query("SELECT r.a AS k, count(*) FROM r GROUP BY r.a")
+    assert cq.outputs == (
+        GroupColumn("k", "r.a", ColumnRef("r", "a")),
+        Aggregate("count", None, "count", "COUNT(*)"),
+    )
+
+
+# ------------------------------------------------------------------------------ refused
+
+
+# (id, sql, the message: exact when a str, else words it must contain)
+REFUSED: list[tuple[str, str, str | list[str]]] = [
+    ("left-join", "SELECT count(*) FROM r LEFT JOIN s ON r.b = s.b", "LEFT JOIN is not supported: use inner joins"),
+    ("full-outer-join", "SELECT count(*) FROM r FULL OUTER JOIN s ON r.b = s.b", ["full", "join", "inner joins"]),
+    ("natural-join", "SELECT count(*) FROM r NATURAL JOIN s", ["natural join"]),
+    ("using", "SELECT count(*) FROM r JOIN s USING (b)", "JOIN ... USING is not supported: write the join as ON a.x = b.x"),
+    ("subquery-in-from", "SELECT count(*) FROM (SELECT * FROM r) q", ["only base tables", "select"]),
+    ("subquery-in-where", "SELECT count(*) FROM r WHERE r.a IN (SELECT s.a FROM s)", ["subqueries", "select s.a"]),
+    ("subquery-in-select", "SELECT (SELECT 1) FROM r", ["subqueries"]),
+    ("with", "WITH q AS (SELECT * FROM r) SELECT count(*) FROM q", "WITH is not supported in a maintained view"),
+    ("distinct", "SELECT DISTINCT r.a FROM r GROUP BY r.a", "DISTINCT is not supported in a maintained view"),
+    ("having", "SELECT r.a, count(*) FROM r GROUP BY r.a HAVING count(*) > 1", ["having"]),
+    ("order-by", "SELECT r.a, count(*) FROM r GROUP BY r.a ORDER BY r.a", ["order by"]),
+    ("limit", "SELECT count(*) FROM r LIMIT 1", ["limit"]),
+    ("window", "SELECT count(*) OVER () FROM r", "window functions are not supported: COUNT(*) OVER ()"),
+    ("tablesample", "SELECT count(*) FROM r TABLESAMPLE SYSTEM (10)", ["tablesample"]),
+    ("only", "SELECT count(*) FROM ONLY r", ["from only"]),
+    ("column-alias-list", "SELECT count(*) FROM r AS x (b, a)", ["column alias lists"]),
+    ("cross-database", "SELECT count(*) FROM db.public.r", ["cross-database"]),
+    ("schema-column-of-other-table", "SELECT count(*) FROM other.r WHERE public.r.a = 1", ["public.r.a", "alias.column"]),
+    (
+        "unqualified-with-two-tables",
+        "SELECT count(*) FROM r JOIN s ON b = s.b",
+        "qualify column b with its table or alias (e.g. r.b)",
+    ),
+    ("unknown-alias", "SELECT count(*) FROM r JOIN s ON q.b = s.b", "column q.b refers to an unknown table or alias 'q'"),
+    ("alias-used-twice", "SELECT count(*) FROM e JOIN e ON e.dst = e.src", ["'e'", "twice"]),
+    (
+        "or",
+        "SELECT count(*) FROM r JOIN s ON r.b = s.b WHERE r.a = 1 OR r.a = 2",
+        "unsupported condition r.a = 1 OR r.a = 2: join with column = column equalities and filter with "
+        "column OP constant, combined with AND",
+    ),
+    (
+        "non-equality-join",
+        "SELECT count(*) FROM r JOIN s ON r.b < s.b",
+        "unsupported condition r.b < s.b: tables join only on column = column equalities",
+    ),
+    ("two-columns-of-one-table", "SELECT count(*) FROM r WHERE r.a = r.b", "condition r.a = r.b compares two columns of one table"),
+    ("two-columns-of-one-table-less", "SELECT count(*) FROM r WHERE r.a < r.b", ["r.a < r.b", "one table"]),
+    ("two-constants", "SELECT count(*) FROM r WHERE 1 = 1", "condition 1 = 1 compares two constants: remove it"),
+    ("is-null", "SELECT count(*) FROM r WHERE r.a IS NULL", ["r.a is null", "column op constant"]),
+    ("in-list", "SELECT count(*) FROM r WHERE r.a IN (1, 2)", ["r.a in (1, 2)"]),
+    ("between", "SELECT count(*) FROM r WHERE r.a BETWEEN 1 AND 2", ["between"]),
+    ("like", "SELECT count(*) FROM r WHERE r.s LIKE 'a%'", ["like"]),
+    ("not", "SELECT count(*) FROM r WHERE NOT r.a = 1", ["not", "unsupported condition"]),
+    ("compare-with-null", "SELECT count(*) FROM r WHERE r.a = NULL", ["operand null"]),
+    ("compare-with-expression", "SELECT count(*) FROM r WHERE r.a = 1 + 1", ["operand 1 + 1", "constant"]),
+    ("typed-constant", "SELECT count(*) FROM o WHERE o.d < DATE '1995-03-15'", ["typed constant", "'1995-03-15'"]),
+    ("cast-column", "SELECT count(*) FROM r JOIN s ON r.b::text = s.b", ["operand cast(r.b as text)"]),
+    (
+        "count-of-a-non-join-column",
+        "SELECT count(r.z) FROM r JOIN s ON r.b = s.b",
+        "count(r.z) is only supported for a join column: use count(*)",
+    ),
+    ("count-distinct", "SELECT count(DISTINCT r.a) FROM r", ["unsupported aggregate", "distinct"]),
+    ("count-2", "SELECT count(2) FROM r", ["unsupported aggregate", "count(2)"]),
+    ("max", "SELECT max(r.a) FROM r", ["unsupported aggregate max(r.a)", "sum(expr)"]),
+    ("sum-division", "SELECT sum(r.a / 2) FROM r", ["unsupported aggregate", "r.a / 2"]),
+    ("sum-string", "SELECT sum('1') FROM r", ["unsupported aggregate"]),
+    ("sum-distinct", "SELECT sum(DISTINCT r.a) FROM r", ["unsupported aggregate", "distinct"]),
+    ("sum-of-function", "SELECT sum(abs(r.a)) FROM r", ["unsupported aggregate", "abs"]),
+    ("aggregate-filter", "SELECT count(*) FILTER (WHERE r.a > 1) FROM r", ["unsupported aggregate", "filter"]),
+    ("aggregate-arithmetic", "SELECT sum(r.a) / count(*) FROM r", ["unsupported aggregate"]),
+    (
+        "column-not-grouped",
+        "SELECT r.a, count(*) FROM r",
+        "r.a in the SELECT list is neither in GROUP BY nor inside an aggregate: add it to GROUP BY or aggregate it",
+    ),
+    (
+        "equated-column-not-grouped-itself",  # PostgreSQL refuses it too
+        "SELECT s.b, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.b",
+        ["s.b", "neither in group by"],
+    ),
+    ("select-star", "SELECT * FROM r", "SELECT * is not supported: select GROUP BY columns and aggregates"),
+    ("select-table-star", "SELECT r.* FROM r", ["select r.*"]),
+    ("select-constant", "SELECT 1 FROM r", "unsupported SELECT item 1: select GROUP BY columns and aggregates"),
+    ("select-expression", "SELECT r.a + 1 FROM r GROUP BY r.a", ["unsupported select item r.a + 1"]),
+    ("group-by-ordinal", "SELECT r.a, count(*) FROM r GROUP BY 1", "GROUP BY 1 is not supported: group by plain columns (e.g. GROUP BY r.a)"),
+    ("group-by-expression", "SELECT count(*) FROM r GROUP BY r.a + 1", ["group by r.a + 1", "plain columns"]),
+    ("group-by-rollup", "SELECT count(*) FROM r GROUP BY ROLLUP (r.a)", ["group by rollup"]),
+    ("group-by-cube", "SELECT count(*) FROM r GROUP BY CUBE (r.a)", ["group by cube"]),
+    ("group-by-grouping-sets", "SELECT count(*) FROM r GROUP BY GROUPING SETS ((r.a), ())", ["grouping sets"]),
+    ("no-from", "SELECT count(*)", "the view has no FROM clause"),
+    ("two-statements", f"{PATH2}; {PATH2}", "expected one SELECT statement, got 2"),
+    ("insert", "INSERT INTO r VALUES (1)", "expected a SELECT statement, got INSERT"),
+    ("union", f"{PATH2} UNION {PATH2}", ["select", "union"]),
+    ("garbage", "SELEC count(*) FROMM r", ["could not parse"]),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected"), [pytest.param(s, m, id=i) for i, s, m in REFUSED])
+def test_refused(sql: str, expected: str | list[str]) -> None:
+    with pytest.raises(UnsupportedQuery) as info:
+        parse_query(sql)
+    message = str(info.value)
+    assert "\n" not in message and message == message.strip() and message
+    if isinstance(expected, str):
+        assert message == expected
+    else:
+        for word in expected:
+            assert word.lower() in message.lower(), f"{word!r} not in {message!r}"
+
+
+# ------------------------------------------------------------------------------ analysis
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What the passes must find. ``tree``: (parent, child) edges, or None when cyclic."""
+
+    sql: str
+    tree: list[tuple[str, str]] | None
+    roots: tuple[str, ...] = ()
+    cycle: int | None = None
+    path: int | None = None
+    star: int | None = None
+    triangle: bool = False
+
+
+SHAPES = {
+    "path2": Shape(PATH2, [("r", "s")], ("r",), path=2, star=2),
+    "path3": Shape(PATH3, [("s", "r"), ("s", "t")], ("s",), path=3),
+    "path3-comma": Shape(PATH3_COMMA, [("s", "r"), ("s", "t")], ("s",), path=3),
+    "path4": Shape(PATH4, [("s", "r"), ("s", "t"), ("t", "u")], ("s",), path=4),
+    "path3-self-join": Shape(
+        "SELECT count(*) FROM e x JOIN e y ON x.dst = y.src JOIN e z ON y.dst = z.src",
+        [("y", "x"), ("y", "z")],
+        ("y",),
+        path=3,
+    ),
+    "path-with-filters-and-group-by": Shape(
+        "SELECT r.a, sum(t.d) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c WHERE s.x > 1 GROUP BY r.a",
+        [("s", "r"), ("s", "t")],
+        ("s",),
+        path=3,
+    ),
+    "star3": Shape(STAR3, [("r", "s"), ("r", "t")], ("r",), star=3),
+    "star4-self-join": Shape(STAR4_SELF, [("a", "b"), ("a", "c"), ("a", "d")], ("a",), star=4),
+    "snowflake": Shape(SNOWFLAKE, [("f", "d1"), ("f", "d2"), ("f", "d3"), ("d1", "d4")], ("f",)),
+    "tpch-q3": Shape(TPCH_Q3, [("o", "c"), ("o", "l")], ("o",), path=3),
+    "two-atoms-sharing-two-variables": Shape(TWO_SHARED, [("r", "s")], ("r",)),
+    "single-table": Shape("SELECT count(*) FROM r WHERE r.a = 1", [], ("r",)),
+    "triangle": Shape(TRIANGLE_SQL, None, cycle=3, triangle=True),
+    "triangle-edge-self-join": Shape(EDGE_SQL, None, cycle=3, triangle=True),
+    "triangle-with-filter": Shape(f"{TRIANGLE_SQL} WHERE r.a > 0", None, cycle=3),
+    "triangle-grouped": Shape(
+        "SELECT r.a, count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a GROUP BY r.a", None, cycle=3
+    ),
+    "cycle4": Shape(CYCLE4, None, cycle=4),
+    "cycle4-self-join": Shape(CYCLE4_SELF, None, cycle=4),
+    "triangle-with-pendant": Shape(TRIANGLE_PENDANT, None),
+    "cycle4-with-chord": Shape(TRIANGLE_CHORD, None),
+    "triangle-covered-by-a-wider-atom": Shape(TRIANGLE_COVERED, [("u", "r"), ("u", "s"), ("u", "t")], ("u",)),
+    "cross-product-of-two-joins": Shape(CROSS, [("r", "s"), ("t", "u")], ("r", "t")),
+    "cross-product-with-filter": Shape(CROSS_FILTERED, [], ("r", "s")),
+}
+
+
+@pytest.mark.parametrize("case", SHAPES.values(), ids=SHAPES.keys())
+def test_shapes(case: Shape) -> None:
+    cq = parse_query(case.sql)
+    tree = join_tree(cq)
+    if case.tree is None:
+        assert tree is None
+    else:
+        assert tree is not None
+        assert tree.edges() == case.tree
+        assert tree.roots == case.roots
+    assert (cycle(cq), path(cq), star(cq)) == (case.cycle, case.path, case.star)
+    assert (triangle(cq) is not None) is case.triangle
+
+
+ACYCLIC = {name: case for name, case in SHAPES.items() if case.tree is not None}
+
+
+@pytest.mark.parametrize("case", ACYCLIC.values(), ids=ACYCLIC.keys())
+def test_join_tree_has_the_running_intersection_property(case: Shape) -> None:
+    """For every variable, the atoms holding it form a connected subtree; every atom is a node."""
+    cq = parse_query(case.sql)
+    tree = join_tree(cq)
+    assert tree is not None
+    assert sorted(tree.nodes) == sorted(a.alias for a in cq.atoms)
+    assert sorted(tree.order) == sorted(tree.nodes)
+    assert all(tree.order.index(child) < tree.order.index(parent) for parent, child in tree.edges())
+    graph = hypergraph(cq)
+    for variable in graph.vertices:
+        holders = set(graph.edges_of(variable))
+        # a connected subtree has exactly one holder whose parent does not hold the variable
+        tops = [a for a in holders if tree.parent.get(a) not in holders]
+        assert len(tops) == 1, (variable, holders, tree)
+
+
+def test_join_tree_api() -> None:
+    tree = join_tree(parse_query(SNOWFLAKE))
+    assert tree is not None
+    assert tree.root == "f" and tree.is_connected
+    assert tree.children("f") == ("d1", "d2", "d3")
+    assert tree.children("d1") == ("d4",)
+    assert tree.children("d4") == ()
+    assert dict(tree.parent) == {"d1": "f", "d2": "f", "d3": "f", "d4": "d1"}
+    forest = join_tree(parse_query(CROSS))
+    assert forest is not None and not forest.is_connected
+    with pytest.raises(ValueError):
+        forest.root
+
+
+def test_hypergraph_marks_join_variables() -> None:
+    graph = hypergraph(parse_query(TPCH_Q3))
+    assert graph.join_vertices == ("c.c_custkey", "l.l_orderkey")
+    assert set(graph.vertices) > set(graph.join_vertices)
+    orders = graph.edge("o")
+    assert orders.variables == {"c.c_custkey", "l.l_orderkey", "o.o_orderdate"}
+    assert orders.join_variables == {"c.c_custkey", "l.l_orderkey"}
+    assert graph.edges_of("l.l_orderkey") == ("o", "l")
+    assert graph.components() == (("c", "o", "l"),)
+
+
+def test_cross_products_can_be_refused() -> None:
+    require_connected(parse_query(PATH3))
+    assert hypergraph(parse_query(CROSS)).components() == (("r", "s"), ("t", "u"))
+    with pytest.raises(UnsupportedQuery, match=r"not all joined \(r, s \| t, u\): a cross product"):
+        require_connected(parse_query(CROSS))
+
+
+@pytest.mark.parametrize("sql", [pytest.param(case[1], id=case[0]) for case in TRIANGLES_ACCEPTED])
+def test_triangle_recogniser_is_todays_parser(sql: str) -> None:
+    """parse_view_sql is parse_query + the triangle recogniser: the same TriangleCount, same orientation."""
+    assert triangle(parse_query(sql)) == parse_view_sql(sql)
+
+
+@pytest.mark.parametrize(
+    ("sql", "words"),
+    [
+        pytest.param(f"{TRIANGLE_SQL} WHERE r.a = 5", ["operand 5", "only columns"], id="filter"),
+        pytest.param(f"{TRIANGLE_SQL} WHERE r.a > 5", ["r.a > 5", "only column = column"], id="range-filter"),
+        pytest.param(CYCLE4, ["exactly 3 tables", "joins 4"], id="cycle4"),
+        pytest.param(PATH3, ["not a triangle"], id="path3"),
+        pytest.param(TRIANGLE_SQL.replace("count(*)", "avg(r.a)"), ["unsupported aggregate", "avg"], id="avg"),
+    ],
+)
+def test_why_not_a_triangle(sql: str, words: list[str]) -> None:
+    cq = parse_query(sql)
+    assert triangle(cq) is None
+    with pytest.raises(UnsupportedQuery) as info:
+        as_triangle(cq)
+    for word in words:
+        assert word.lower() in str(info.value).lower()
+
+
+def test_analyze_runs_the_listed_rules_in_order() -> None:
+    assert [name for name, _ in RULES] == [f.name for f in fields(Analysis)]
+    result = analyze(parse_query(TPCH_Q3))
+    assert result.acyclic and result.join_tree is not None and result.join_tree.root == "o"
+    assert (result.path, result.star, result.cycle, result.triangle) == (3, None, None, None)
+    triangle_result = analyze(parse_query(TRIANGLE_SQL))
+    assert not triangle_result.acyclic
+    assert triangle_result.triangle == parse_view_sql(TRIANGLE_SQL)
+    assert triangle_result.cycle == 3
