@@ -1,35 +1,60 @@
 """``pgivm``: the command line. A thin mirror of pgivm.command: parse, call, print.
 
 Exit codes: 0 success, 1 ``verify`` found a difference, 2 a user error (bad SQL, unknown view,
-unreachable server, ...), 130 interrupted.
+unreachable server, ...), 130 interrupted, 141 stdout closed by its reader (``pgivm list | head -1``);
+``pgivm psql`` exits with psql's own code.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import dataclasses
 import json
+import os
+import shlex
+import shutil
+import signal
+import subprocess
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
 
 import psycopg
 
 from pgivm import __version__, command
-from pgivm.strategies import STRATEGIES
-from pgivm.strategies.common import BATCH_THRESHOLD
+from pgivm.connection import connect, resolve_dsn
+from pgivm.systems import registry
+from pgivm.systems.base import Option
 from pgivm.errors import PgivmError
 from pgivm.report import human_bytes as _human_bytes
 from pgivm.report import print_table as _print_table
 
+if TYPE_CHECKING:
+    from pgivm.server import EmbeddedServer, ServerStatus
+
 EXIT_MISMATCH = 1
 EXIT_ERROR = 2
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for a program whose reader went away
+
+#: Seconds before ``create`` says on stderr that it is building: a quick refusal stays one line.
+SLOW_NOTE_AFTER_S = 2.0
 
 
 # --- commands ------------------------------------------------------------------------------
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    applied = command.init(target=args.dsn)
-    print(f"catalog migrations applied: {', '.join(applied)}" if applied else "catalog is up to date")
+    result = command.init(target=args.dsn)
+    print(f"catalog migrations applied: {', '.join(result.applied)}" if result.applied else "catalog is up to date")
+    if not result.ddl_guards:
+        print("pgivm: note: the DDL event triggers are not installed (creating them needs a superuser): DDL that "
+              "breaks a view is not refused, but `pgivm verify` reports it; run `pgivm init` as a superuser",
+              file=sys.stderr)
+    if result.outdated:
+        print(f"views installed from older SQL templates: {', '.join(result.outdated)}; "
+              "`pgivm upgrade --all` reinstalls their functions (state kept)")
     return 0
 
 
@@ -43,17 +68,36 @@ def _cmd_create(args: argparse.Namespace) -> int:
             raise PgivmError(f"cannot read {args.file}: {err.strerror}") from None
     if not sql_text:
         raise PgivmError("give the view definition with --sql or --file")
-    detail = f", epsilon={args.epsilon}" if args.strategy == "ivme" else ""
-    print(f"creating {args.name} ({args.strategy}{detail}): building the state from the base tables ...",
-          file=sys.stderr)
-    result = command.create(
-        args.name, sql_text, epsilon=args.epsilon, strategy=args.strategy, schema=args.schema,
-        batch_threshold=args.batch_threshold, target=args.dsn, preprocess=args.preprocess,
-    )
-    size = f", |D| = {result.db_size}" if result.db_size is not None else ""
-    print(f"created view {result.view} ({result.strategy}): count = {result.count}{size}, built in {result.seconds:.2f} s")
-    print(f"read it from any SQL client: SELECT * FROM {result.view};")
+    command.parse(sql_text, args.system)  # refuses unsupported SQL before anything connects or prints
+    options = {option.name: getattr(args, option.name) for option in _system_options()}
+    chosen = {k: v for k, v in options.items() if v is not None}
+    detail = ", ".join([*([args.system] if args.system else []), *(f"{k}={v}" for k, v in chosen.items())])
+    with connect(args.dsn, autocommit=True) as conn:  # as command.create would connect itself
+        with _note_if_slow(f"creating {args.name}{f' ({detail})' if detail else ''}: "
+                           "building the state from the base tables ..."):
+            result = command.create(args.name, sql_text, system=args.system, schema=args.schema, target=conn,
+                                    preprocess=args.preprocess, **chosen)
+        schema = result.view[: -len(result.name) - 1]  # result.view is "schema.name"
+        quoted = conn.execute("SELECT pg_catalog.quote_ident(%s) || '.' || pg_catalog.quote_ident(%s)",
+                              [schema, result.name]).fetchone()[0]  # type: ignore[index]
+    figures = "".join(f", {k} = {v}" for k, v in result.headline.items())
+    print(f"created view {result.view} ({result.system}): count = {result.count}{figures}, built in {result.seconds:.2f} s")
+    print(f"read it from any SQL client: SELECT * FROM {quoted};")
     return 0
+
+
+@contextlib.contextmanager
+def _note_if_slow(message: str) -> Iterator[None]:
+    """Print ``message`` on stderr if the block still runs after SLOW_NOTE_AFTER_S: a long build
+    says what it is doing, while a refusal of the input (found in well under that) stays one line."""
+    timer = threading.Timer(SLOW_NOTE_AFTER_S, lambda: print(message, file=sys.stderr, flush=True))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        timer.join()  # a note being printed is complete before anything else is
 
 
 def _cmd_load(args: argparse.Namespace) -> int:
@@ -62,8 +106,11 @@ def _cmd_load(args: argparse.Namespace) -> int:
         args.table, args.file, columns, fmt=args.fmt, master=args.master, symmetric=args.symmetric,
         drop_self_loops=args.drop_self_loops, distinct=args.distinct, header=args.header, target=args.dsn,
     )
+    from pgivm.spark.load import blank_lines_note
+
+    skipped = blank_lines_note(result.blank_lines)
     print(f"loaded {result.rows:,} rows from {result.file} into {result.table} in {result.seconds:.1f} s "
-          f"({result.rows_per_second:,.0f} rows/s)")
+          f"({result.rows_per_second:,.0f} rows/s){'; ' + skipped if skipped else ''}")
     return 0
 
 
@@ -89,40 +136,42 @@ def _cmd_drop(args: argparse.Namespace) -> int:
 def _cmd_list(args: argparse.Namespace) -> int:
     views = command.list_views(target=args.dsn)
     if args.json:
-        print(json.dumps([v.__dict__ for v in views], indent=2, default=str))
+        print(json.dumps([dataclasses.asdict(v) for v in views], indent=2, default=str))
     elif not views:
         print("no pgivm views in this database (create one with `pgivm create`)")
     else:
         _print_table(
-            ["name", "view", "strategy", "epsilon", "count", "definition"],
-            [[v.name, v.view, v.strategy, v.epsilon, v.count, v.definition] for v in views],
+            ["name", "view", "system", "parameters", "count", "definition"],
+            [[v.name, v.view, v.system, _params_text(v.params), v.count, v.definition] for v in views],
         )
     return 0
 
 
+def _params_text(params: dict[str, object]) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+
+
+def _figure(value: object) -> object:
+    return round(value, 2) if isinstance(value, float) else value
+
+
 def _cmd_status(args: argparse.Namespace) -> int:
-    info = command.status(args.name, target=args.dsn)
+    report = command.status(args.name, target=args.dsn)
     if args.json:
-        print(json.dumps(info, indent=2, default=str))
+        print(json.dumps(dataclasses.asdict(report), indent=2, default=str))
         return 0
-    print(f"view {info['view']} ({info['strategy']}): {info['definition']}")
-    if info["strategy"] == "ivme":
-        _print_table(
-            ["count", "epsilon", "N", "theta = N^eps", "|D|", "updates", "major rebalances", "minor rebalances"],
-            [[info["count"], info["epsilon"], info["n"], f"{info['theta']:.2f}", info["db_size"],
-              info["updates_applied"], info["major_rebalances"], info["minor_rebalances"]]],
-        )
+    print(f"view {report.view} ({report.system}): {report.definition}")
+    _print_table(["count", *report.labels.values()], [[report.count, *(_figure(v) for v in report.figures.values())]])
+    for section in report.sections:
         print()
-        _print_table(
-            ["relation", "values", "heavy values", "heavy tuples", "light tuples"],
-            [[k, r["values"], r["heavy_values"], r["heavy_tuples"], r["light_tuples"]]
-             for k, r in info["relations"].items()],
-        )
-    else:
-        _print_table(["count", "updates"], [[info["count"], info["updates_applied"]]])
+        _print_table(section.headers, section.rows)
     print()
     _print_table(["state table", "rows", "size"],
-                 [[t["table"], t["rows"], _human_bytes(t["bytes"])] for t in info["tables"]])
+                 [[t["table"], t["rows"], _human_bytes(t["bytes"])] for t in report.tables])
+    if report.params:
+        print(f"\nparameters: {_params_text(report.params)}")
+    for problem in report.problems:
+        print(f"problem: {problem}")
     return 0
 
 
@@ -133,7 +182,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     for failure in report.failures:
         print(f"invariant violated: {failure}")
     if report.ok:
-        print(f"OK: {args.name} equals its recount and every IVMε invariant holds ({report.seconds:.2f} s)")
+        print(f"OK: {args.name} equals its recount and every invariant of its system holds ({report.seconds:.2f} s)")
         return 0
     if report.maintained != report.recount:
         print(f"MISMATCH: the maintained count differs from the recount by {_difference(report)}")
@@ -146,17 +195,21 @@ def _difference(report: command.VerifyReport) -> str:
     return f"{report.maintained - report.recount:+d}"
 
 
-def _cmd_rebalance(args: argparse.Namespace) -> int:
-    state = command.rebalance(args.name, target=args.dsn)
-    print(f"rebalanced {args.name}: N = {state['n']}, theta = {state['theta']:.2f}, |D| = {state['db_size']}, "
-          f"count = {state['count']}")
+def _cmd_action(args: argparse.Namespace) -> int:
+    options = {name: getattr(args, name) for name in args.action_options}
+    figures = command.action(args.name, args.action, target=args.dsn, **options)
+    print(f"{args.action} {args.name}: " + ", ".join(f"{k} = {v}" for k, v in figures.items()))
     return 0
 
 
-def _cmd_alter(args: argparse.Namespace) -> int:
-    state = command.alter(args.name, epsilon=args.epsilon, target=args.dsn)
-    print(f"{args.name}: epsilon = {state['epsilon']}, repartitioned at theta = {state['theta']:.2f}, "
-          f"count = {state['count']}")
+def _cmd_upgrade(args: argparse.Namespace) -> int:
+    if bool(args.name) == bool(args.all):
+        raise PgivmError("name one view, or pass --all")
+    names = [v.name for v in command.list_views(target=args.dsn)] if args.all else [args.name]
+    for name in names:
+        result = command.upgrade(name, force=args.force, target=args.dsn)
+        done = "reinstalled from the current templates" if result.upgraded else "already current"
+        print(f"{name}: {done} ({result.template_version}, {result.seconds:.2f} s)")
     return 0
 
 
@@ -180,10 +233,15 @@ def _cmd_server(args: argparse.Namespace) -> int:
 
     server = EmbeddedServer(port=args.port)
     if args.action == "start":
-        status = server.start()
-        print(f"embedded PostgreSQL running (pid {status.pid}) with data in {status.data_dir}")
+        status = _start_server(server, args.port, args.restart)
+        print(f"embedded PostgreSQL running (pid {status.pid}, port {status.port}) with data in {status.data_dir}")
         print(f"  psql \"{server.dsn()}\"")
         print(f"  TCP: {server.url()}")
+        print("  shell: eval \"$(pgivm server env)\" sets PGHOST, PGPORT, PGUSER, PGDATABASE for psql and other clients")
+    elif args.action == "env":
+        _start_server(server, args.port, args.restart)
+        for name, value in server.libpq_env().items():
+            print(f"export {name}={shlex.quote(value)}")
     elif args.action == "stop":
         print("stopped" if server.stop() else "not running")
     else:
@@ -196,7 +254,91 @@ def _cmd_server(args: argparse.Namespace) -> int:
     return 0
 
 
+def _start_server(server: EmbeddedServer, port: int | None, restart: bool) -> ServerStatus:
+    """Start the server; one already running on another port than --port is an error unless --restart."""
+    if restart:
+        return server.restart()
+    status = server.status()
+    if status.running and port is not None and status.port != port:
+        raise PgivmError(
+            f"the embedded server already runs on port {status.port}, not {port}",
+            f"add --restart to restart it on port {port}, or run `pgivm server stop` first",
+        )
+    return server.start()
+
+
+def _cmd_psql(args: argparse.Namespace) -> int:
+    program = _find_psql()
+    conninfo = resolve_dsn(args.dsn)  # "" when the PG* variables configure the server: psql reads them
+    extra = args.psql_args[1:] if args.psql_args[:1] == ["--"] else args.psql_args
+    process = subprocess.Popen([program, *(["--dbname", conninfo] if conninfo else []), *extra])
+    # Ctrl-C belongs to psql (it cancels the running query); we only wait for psql to end.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        code = process.wait()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    return code if code >= 0 else 128 - code  # killed by signal N: 128 + N, as a shell says
+
+
+def _find_psql() -> str:
+    """psql from PATH, else the one bundled with the embedded server's binaries."""
+    from pgivm.server import EmbeddedServer
+
+    found = shutil.which("psql") or EmbeddedServer().client_program("psql")
+    if found is None:
+        raise PgivmError(
+            "no psql found on PATH or next to the embedded server's binaries",
+            "install the PostgreSQL client (e.g. apt-get install postgresql-client), or point another "
+            "SQL client at the database (`pgivm server env` prints the embedded server's settings)",
+        )
+    return str(found)
+
+
 # --- argument parsing ----------------------------------------------------------------------
+
+
+def _system_options() -> dict[Option, list[str]]:
+    """Every option of every system (shared ones once), with the systems that take it."""
+    found: dict[str, tuple[Option, list[str]]] = {}
+    for system in registry.SYSTEMS.values():
+        for option in system.options:
+            found.setdefault(option.name, (option, []))[1].append(system.name)
+    return {option: owners for option, owners in found.values()}
+
+
+def _system_actions() -> dict[str, tuple[str, list[Option], list[str]]]:
+    """Every action of every system by name: its help, its options (shared ones once), its systems."""
+    found: dict[str, tuple[str, list[Option], list[str]]] = {}
+    for system in registry.SYSTEMS.values():
+        for action in system.actions:
+            help_text, options, owners = found.setdefault(action.name, (action.help, [], []))
+            options += [o for o in action.options if o.name not in {x.name for x in options}]
+            owners.append(system.name)
+    return found
+
+
+def _add_option(parser: argparse._ActionsContainer, option: Option, note: str, required: bool = False) -> None:
+    """A flag built from a system's option spec; its absence is None (the system's default)."""
+    parser.add_argument(option.flag, dest=option.name, type=option.type, default=None, required=required,
+                        help=option.help + note)
+
+
+_DSN_HELP = "libpq connection string or postgresql:// URL of the database (before or after the command)"
+
+
+def _add_command(
+    sub: argparse._SubParsersAction, name: str, *, dsn_help: str | None = _DSN_HELP, **kwargs: object
+) -> argparse.ArgumentParser:
+    """A subcommand that also takes --dsn after its name (with ``dsn_help``; None: no --dsn).
+
+    Its default is SUPPRESS, so that a --dsn given before the command is not overwritten by an
+    absent one after it.
+    """
+    p = sub.add_parser(name, **kwargs)  # type: ignore[arg-type]
+    if dsn_help is not None:
+        p.add_argument("--dsn", default=argparse.SUPPRESS, help=dsn_help)
+    return p
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -206,30 +348,36 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="The database is --dsn, else $PGIVM_DSN, else the libpq PG* variables, else the embedded server.",
     )
     parser.add_argument("--version", action="version", version=f"pgivm {__version__}")
-    parser.add_argument("--dsn", help="libpq connection string or postgresql:// URL of the database")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    parser.add_argument("--dsn", help=_DSN_HELP)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True,
+                                help="one of the commands below; `pgivm COMMAND --help` describes it")
 
-    p = sub.add_parser("init", help="create or upgrade the pgivm catalog (also done by create)")
+    p = _add_command(sub, "init", help="create or upgrade the pgivm catalog (also done by create)")
     p.set_defaults(func=_cmd_init)
 
-    p = sub.add_parser("create", help="install a maintained view and build its state from the current data")
+    p = _add_command(sub, "create", help="install a maintained view and build its state from the current data")
     p.add_argument("name", help="name of the view to create (readable with SELECT * FROM name)")
     p.add_argument("--sql", help="the view definition, e.g. a triangle count over three tables")
     p.add_argument("--file", help="read the view definition from this file")
-    p.add_argument("--epsilon", type=float, default=0.5, help="IVMε trade-off in [0, 1] (default 0.5)")
-    p.add_argument("--strategy", default="ivme", choices=list(STRATEGIES),
-                   help="ivme (default), first-order (classical delta queries) or recompute (after every statement)")
+    systems = registry.SYSTEMS
+    p.add_argument("--system", "--strategy", dest="system", choices=list(systems),
+                   help="the maintenance system (default: the first that accepts the query, in this order): "
+                        + "; ".join(f"{s.name}: {s.summary}" for s in systems.values()))
     p.add_argument("--schema", help="schema of the view (default: the current schema)")
-    p.add_argument("--batch-threshold", type=int,
-                   help=f"statements changing more rows than this are maintained set at a time (default {BATCH_THRESHOLD})")
-    p.add_argument("--preprocess", choices=["postgres", "spark"], default="postgres",
-                   help="build the state in PostgreSQL (default) or in Spark, written back over JDBC (ivme only)")
+    builders = ["postgres", *dict.fromkeys(b for s in systems.values() for b in s.builders)]
+    p.add_argument("--preprocess", choices=builders, default="postgres",
+                   help="how to build the state: in PostgreSQL (default), or "
+                        + "; ".join(f"{b} (systems: {', '.join(s.name for s in systems.values() if b in s.builders)})"
+                                    for b in builders[1:]))
+    group = p.add_argument_group("options of the maintenance systems (each applies to the systems named)")
+    for option, owners in _system_options().items():
+        _add_option(group, option, f" (systems: {', '.join(owners)}; default {option.default})")
     p.set_defaults(func=_cmd_create)
 
-    p = sub.add_parser("load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
-                       description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "
-                                   "then one INSERT ... SELECT, so a pgivm view on TABLE is maintained set at a time). "
-                                   "A malformed line aborts the load and leaves TABLE unchanged.")
+    p = _add_command(sub, "load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
+                     description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "
+                                 "then one INSERT ... SELECT, so a pgivm view on TABLE is maintained set at a time). "
+                                 "A malformed line aborts the load and leaves TABLE unchanged.")
     p.add_argument("table", help="target table (optionally schema-qualified); it must exist")
     p.add_argument("file", help="input file (or a directory of Parquet files)")
     p.add_argument("--columns", required=True, help="comma-separated target columns, e.g. src,dst")
@@ -244,40 +392,45 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--header", action="store_true", help="the first line is a header (csv, tsv, edges)")
     p.set_defaults(func=_cmd_load)
 
-    p = sub.add_parser("validate", help="recount a view from its base tables, in PostgreSQL or in Spark (exit 1 on a difference)")
-    p.add_argument("name")
+    p = _add_command(sub, "validate", help="recount a view from its base tables, in PostgreSQL or in Spark (exit 1 on a difference)")
+    p.add_argument("name", help="name of the view to recount")
     p.add_argument("--spark", action="store_true", help="recount in Spark over JDBC instead of PostgreSQL")
     p.add_argument("--master", default="local[*]", help="Spark master with --spark (default local[*])")
     p.set_defaults(func=_cmd_validate)
 
-    p = sub.add_parser("drop", help="remove a view, its triggers and its state")
-    p.add_argument("name")
+    p = _add_command(sub, "drop", help="remove a view, its triggers and its state")
+    p.add_argument("name", help="name of the view to remove")
     p.set_defaults(func=_cmd_drop)
 
-    p = sub.add_parser("list", help="list the maintained views")
+    p = _add_command(sub, "list", help="list the maintained views")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_list)
 
-    p = sub.add_parser("status", help="epsilon, N, |D|, heavy values, state table sizes, rebalance counters")
-    p.add_argument("name")
+    p = _add_command(sub, "status", help="the system's figures (IVMε: epsilon, N, |D|, heavy values), state table sizes, base-table drift")
+    p.add_argument("name", help="name of the view")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_status)
 
-    p = sub.add_parser("verify", help="recount in plain SQL and check every IVMε invariant (exit 1 on a difference)")
-    p.add_argument("name")
+    p = _add_command(sub, "verify", help="recount in plain SQL and check every invariant of the view's system (exit 1 on a difference)")
+    p.add_argument("name", help="name of the view to check")
     p.add_argument("--strict", action="store_true", help="also require the strict partition (right after a rebalance)")
     p.set_defaults(func=_cmd_verify)
 
-    p = sub.add_parser("rebalance", help="force a major rebalancing: strict repartition at N^epsilon, views rebuilt")
-    p.add_argument("name")
-    p.set_defaults(func=_cmd_rebalance)
+    for action_name, (help_text, options, owners) in _system_actions().items():
+        p = _add_command(sub, action_name, help=f"{help_text} (systems: {', '.join(owners)})")
+        p.add_argument("name", help=f"name of the view to {action_name}")
+        for option in options:
+            _add_option(p, option, "", required=option.default is None)
+        p.set_defaults(func=_cmd_action, action=action_name, action_options=[o.name for o in options])
 
-    p = sub.add_parser("alter", help="change a view's epsilon (repartitions at once)")
-    p.add_argument("name")
-    p.add_argument("--epsilon", type=float, required=True, help="new epsilon in [0, 1]")
-    p.set_defaults(func=_cmd_alter)
+    p = _add_command(sub, "upgrade", help="reinstall a view's functions and triggers from the current SQL templates "
+                                          "(state kept; done only if they changed, unless --force)")
+    p.add_argument("name", nargs="?", help="name of the view to upgrade")
+    p.add_argument("--all", action="store_true", help="upgrade every view of the database")
+    p.add_argument("--force", action="store_true", help="reinstall even if the templates did not change")
+    p.set_defaults(func=_cmd_upgrade)
 
-    p = sub.add_parser("demo", help="a live triangle count on a generated skewed graph, checked against a recount")
+    p = _add_command(sub, "demo", help="a live triangle count on a generated skewed graph, checked against a recount")
     p.add_argument("--nodes", type=int, default=2000, help="nodes of the generated graph (default 2000)")
     p.add_argument("--edges", type=int, default=20000, help="edges loaded before the view is created (default 20000)")
     p.add_argument("--updates", type=int, default=3000, help="single-row inserts and deletes to stream (default 3000)")
@@ -285,10 +438,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=7, help="random seed")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("bench", help="benchmarks: single-row updates, scaling on adversarial skew, bulk statements, "
-                                     "Spark loads and builds",
-                       description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
-                                   "table, updates and scaling also write a PNG plot to --out.")
+    p = _add_command(sub, "bench",
+                     dsn_help="libpq connection string or URL of a server where the scratch database may be "
+                              "created (before or after the command)",
+                     help="benchmarks: single-row updates, scaling on adversarial skew, bulk statements, "
+                          "Spark loads and builds",
+                     description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
+                                 "table, updates and scaling also write a PNG plot to --out.")
     p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
@@ -298,9 +454,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "the PostgreSQL build, and loads under a view, on --edges and a generated graph of "
                         "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
                         "all: updates, scaling and bulk in order (not load)")
-    p.add_argument("--dsn", default=argparse.SUPPRESS,
-                   help="libpq connection string or URL of a server where the scratch database may be created "
-                        "(same as pgivm --dsn)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
     p.add_argument("--out", default="benchmarks/out",
@@ -343,15 +496,52 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
     p.set_defaults(func=_cmd_bench)
 
-    p = sub.add_parser("server", help="start, stop or inspect the embedded PostgreSQL server")
-    p.add_argument("action", choices=["start", "stop", "status"])
-    p.add_argument("--port", type=int, help="TCP port (default: remembered, else 54329 or any free port)")
+    p = _add_command(sub, "psql", help="run psql on the database pgivm uses (arguments are passed to psql)",
+                     usage="pgivm psql [-h] [--dsn DSN] [PSQL_ARGS ...]", allow_abbrev=False,
+                     description="Run psql (from PATH, else the one bundled with the embedded server) connected "
+                                 "to the database pgivm uses: --dsn, else $PGIVM_DSN, else the PG* variables, "
+                                 "else the embedded server. Every other argument goes to psql, e.g. "
+                                 "pgivm psql -c \"SELECT * FROM tri\"; put -- before arguments that pgivm "
+                                 "would take itself (pgivm psql -- --help).")
+    p.set_defaults(func=_cmd_psql, psql_args=[])
+
+    p = _add_command(sub, "server", dsn_help=None, help="start, stop or inspect the embedded PostgreSQL server",
+                     description="Manage pgivm's embedded PostgreSQL server (data in $PGIVM_DATA_DIR, else a "
+                                 "per-user directory). It keeps running after pgivm exits, for later commands, "
+                                 "until `pgivm server stop`.")
+    p.add_argument("action", choices=["start", "stop", "status", "env"],
+                   help="start (if not running), stop, status, or env: start it if needed and print shell "
+                        "export lines of PGHOST, PGPORT, PGUSER, PGDATABASE, for eval \"$(pgivm server env)\"")
+    p.add_argument("--port", type=int,
+                   help="TCP port (default: remembered, else 54329 or any free port); if the server already "
+                        "runs on another port, start refuses unless --restart is given")
+    p.add_argument("--restart", action="store_true",
+                   help="stop a running server and start it again (on --port, if given)")
     p.set_defaults(func=_cmd_server)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    try:
+        try:
+            return _run(argv)
+        finally:
+            sys.stdout.flush()  # now rather than at exit, so that a closed pipe is handled below
+    except BrokenPipeError:
+        # The reader went away (`pgivm list | head -1`): stop quietly, as a program killed by SIGPIPE
+        # would. Python flushes stdout again at exit, so point it at /dev/null first.
+        with contextlib.suppress(OSError, ValueError):
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+
+
+def _run(argv: Sequence[str] | None) -> int:
+    parser = build_parser()
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # only psql takes arguments pgivm does not know
+        if not hasattr(args, "psql_args"):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        args.psql_args = extra
     try:
         return int(args.func(args))
     except PgivmError as err:

@@ -4,113 +4,53 @@ Every function takes ``target``: a DSN string, an open psycopg connection (used 
 transaction or savepoint of its own), or None to resolve the database the way the CLI does
 (``PGIVM_DSN``, the libpq ``PG*`` variables, else the embedded server).
 Changes run in one transaction: on any error nothing is left half-installed.
+
+No maintenance system is named here: each one lives in ``pgivm/systems/`` and is found through
+``pgivm.systems.registry``; its options, actions and status arrive as data.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import nullcontext
 from dataclasses import dataclass, field
-from typing import Any, Union
+from importlib.resources import files
+from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
-from pgivm.connection import connect
-from pgivm.errors import PgivmError
-from pgivm.query import parse_view_sql
+from pgivm.errors import PgivmError, UnsupportedQuery
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.parse import parse_query
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView, resolve
-from pgivm.strategies import STRATEGIES, common, ivme
-from pgivm.strategies.common import Names
-
-Target = Union[str, psycopg.Connection, None]
+from pgivm.systems import common, registry
+from pgivm.systems.base import Section, System
+from pgivm.transactions import (
+    LOCK_WAIT_S,
+    Target,
+    fixed_search_path,
+    lock_base_tables,
+    session,
+    snapshot,
+    transaction,
+    with_lock_retries,
+)
 
 _MAX_NAME_BYTES = 40  # state objects are named pgivm_<name>_...; PostgreSQL truncates names at 63 bytes
-
-
-@contextmanager
-def _session(target: Target) -> Iterator[psycopg.Connection]:
-    if isinstance(target, psycopg.Connection):
-        yield target
-    else:
-        with connect(target, autocommit=True) as conn:  # every transaction explicit, as with a caller's
-            yield conn
-
-
 # Schemas pgivm owns or PostgreSQL reserves: a view there could be dropped along with them.
 _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
-# Locks of create, drop, rebalance: each attempt waits at most this long, then the command lets go
-# of every lock it holds, backs off and tries again, so that it never waits on a writer while that
-# writer waits on it (which PostgreSQL would break by aborting one of the two after deadlock_timeout).
-LOCK_ATTEMPT_MS = 100
-LOCK_WAIT_S = 60.0  # the default budget of all attempts together
-
-
-@contextmanager
-def _transaction(conn: psycopg.Connection) -> Iterator[None]:
-    """``conn.transaction()`` (a savepoint inside a caller's transaction) that, on success, puts back
-    the settings pgivm changes inside it: transaction-local settings would outlive the savepoint."""
-    with conn.transaction():
-        saved = conn.execute("SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('row_security'), "
-                             "pg_catalog.current_setting('lock_timeout')").fetchone()
-        yield
-        conn.execute("SELECT pg_catalog.set_config('search_path', %s, true), pg_catalog.set_config('row_security', %s, true), "
-                     "pg_catalog.set_config('lock_timeout', %s, true)", saved)
-
-
-def _fixed_search_path(conn: psycopg.Connection) -> None:
-    """For the rest of the transaction: names resolve in pg_catalog only (pgivm's SQL qualifies
-    everything else), and a row-level security policy is an error, not code run by this role."""
-    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true), "
-                 "pg_catalog.set_config('row_security', 'off', true)")
-
-
-def _with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[], None], budget: float) -> None:
-    """Run ``take`` (statements that acquire locks) in a savepoint with a short lock_timeout; on a
-    timeout roll back to the savepoint, releasing what it got, back off and retry, up to ``budget``
-    seconds. A writer queued behind us therefore waits at most one attempt, never deadlocks."""
-    previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
-    deadline = time.monotonic() + budget
-    pause = 0.02
-    try:
-        while True:
-            try:
-                with conn.transaction():
-                    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{LOCK_ATTEMPT_MS}ms"])
-                    take()
-                return
-            except psycopg.errors.LockNotAvailable:
-                if time.monotonic() + pause > deadline:
-                    raise PgivmError(f"could not lock {what} within {budget:g} s: other transactions kept them busy",
-                                     "retry when fewer transactions write them, or allow a longer wait (--lock-wait)") from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
-    finally:
-        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
-            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
-
-
-def _lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budget: float) -> None:
-    """Lock the base tables (and their partitions) found by oid. Named from the oid now; LOCK runs
-    no code of the table's owner, and a name that no longer leads to that oid is an error."""
-    names = [conn.execute("SELECT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM pg_catalog.pg_class c "
-                          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s", [oid]).fetchone()[0]  # type: ignore[index]
-             for oid in oids]
-
-    def take() -> None:
-        for oid, name in zip(oids, names):
-            conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(name), sql.SQL(mode)))  # type: ignore[arg-type]
-            found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::int8", [name]).fetchone()
-            if not found or found[0] != oid:
-                raise PgivmError(f"table {name} changed while pgivm was locking it", "retry the command")
-
-    _with_lock_retries(conn, ", ".join(names), take, budget)
+__all__ = [
+    "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
+    "action", "create", "drop", "init", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "verify",
+]
 
 
 def _check_name(name: str) -> None:
@@ -118,44 +58,94 @@ def _check_name(name: str) -> None:
         raise PgivmError(f"invalid view name {name!r}", f"use 1 to {_MAX_NAME_BYTES} bytes, no control characters")
 
 
-def _check_epsilon(epsilon: float) -> None:
-    if not 0.0 <= epsilon <= 1.0:
-        raise PgivmError(f"epsilon must be between 0 and 1, got {epsilon}")
+def template_version(system: System) -> str:
+    """A fingerprint of the SQL a view of this system is installed from: its templates and the
+    capture layer's. ``upgrade`` reinstalls views whose fingerprint differs."""
+    digest = hashlib.sha256()
+    for package in (type(system).__module__, "pgivm.capture"):
+        for entry in sorted(files(package).joinpath("sql").iterdir(), key=lambda e: e.name):
+            if entry.name.endswith(".sql"):
+                digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+    return digest.hexdigest()[:16]
 
 
-def init(target: Target = None) -> list[str]:
-    """Create or upgrade the pgivm catalog; returns the names of the migrations applied now."""
-    with _session(target) as conn:
-        return [f"{m.version:04d}_{m.name}" for m in migrate.upgrade(conn)]
+# --- init ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class InitResult:
+    applied: list[str]  # migrations applied now
+    ddl_guards: bool  # pgivm's DDL event triggers are installed (they need a superuser)
+    outdated: list[str]  # views installed from older templates: `pgivm upgrade` reinstalls them
+
+
+def init(target: Target = None) -> InitResult:
+    """Create or upgrade the pgivm catalog."""
+    with session(target) as conn:
+        applied = [f"{m.version:04d}_{m.name}" for m in migrate.upgrade(conn)]
+        with snapshot(conn):
+            guards = conn.execute(
+                "SELECT count(*) = 2 FROM pg_catalog.pg_event_trigger "
+                "WHERE evtname IN ('pgivm_ddl_command_end', 'pgivm_sql_drop') AND evtenabled <> 'D'").fetchone()
+            outdated = [r.name for r in catalog.all_views(conn)
+                        if r.template_version != template_version(registry.get(r.system))]
+    return InitResult(applied=applied, ddl_guards=bool(guards and guards[0]), outdated=outdated)
+
+
+# --- create -------------------------------------------------------------------------------------
 
 
 @dataclass
 class CreateResult:
     name: str
     view: str
-    strategy: str
-    epsilon: float
+    system: str
+    params: dict[str, Any]
     count: int | None
-    db_size: int | None  # |D| for ivme
+    figures: dict[str, Any]  # the system's key figures after the build (IVMε: n, theta, db_size, ...)
+    headline: dict[str, Any]  # the few of them worth a line, by their labels (IVMε: |D|)
     seconds: float
 
 
-def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
-    """The view's query over its base tables found by oid, named as they are now."""
-    query = record.query
-    resolved = resolve(conn, query, record.table_oids)
-    return ResolvedView(
-        query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
-        tables=resolved.tables,
-        variable_types=resolved.variable_types,
-        column_types=resolved.column_types,
-        base=resolved.base,
-        attnums=resolved.attnums,
-    )
+def _params(system: System, options: dict[str, Any]) -> dict[str, Any]:
+    """The system's options, each checked; an option the system does not take is an error."""
+    known = {o.name: o for o in system.options}
+    stray = [name for name, value in options.items() if value is not None and name not in known]
+    if stray:
+        takes = ", ".join(o.flag for o in system.options) or "no options"
+        raise PgivmError(f"{', '.join('--' + s.replace('_', '-') for s in stray)} does not apply to system "
+                         f"{system.name}", f"{system.name} takes {takes}")
+    return {name: option.validate(options.get(name)) for name, option in known.items()}
+
+
+def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
+    """The system asked for, if it accepts the query; else the first in the registry that does."""
+    if name is not None:
+        system = registry.get(name)
+        reason = system.accepts(query)
+        if reason:
+            raise UnsupportedQuery(f"system {system.name} cannot maintain this query: {reason}")
+        return system
+    refusals: dict[str, list[str]] = {}
+    for system in registry.SYSTEMS.values():
+        reason = system.accepts(query)
+        if reason is None:
+            return system
+        refusals.setdefault(reason, []).append(system.name)
+    raise UnsupportedQuery("; ".join(f"{reason} [{', '.join(names)}]" for reason, names in refusals.items()))
+
+
+def parse(definition: Any, system: str | None = None) -> tuple[System, Any]:
+    """The system that will maintain ``definition`` and the query in its model, or a one-line
+    refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed."""
+    cq = parse_query(_as_sql_text(definition))
+    chosen = _choose_system(system, cq)
+    return chosen, chosen.model(cq)
 
 
 def _check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
-    """The definition is also the recount of ``verify``: PostgreSQL itself must accept it."""
+    """The definition is what users read as the view's meaning: PostgreSQL itself must accept it.
+    (Run once the base tables are locked and pinned, so the names lead where resolve() found.)"""
     try:
         with conn.transaction():
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
@@ -164,28 +154,41 @@ def _check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
         raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
 
 
+def _as_sql_text(definition: Any) -> str:
+    """A view definition as SQL text: a string, or a SQLAlchemy ``Select`` compiled for PostgreSQL
+    with its parameters inlined."""
+    if isinstance(definition, str):
+        return definition
+    compile_ = getattr(definition, "compile", None)
+    if compile_ is None:
+        raise PgivmError(f"a view definition is SQL text or a SQLAlchemy Select, not {type(definition).__name__}")
+    from sqlalchemy.dialects import postgresql
+
+    return str(compile_(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+
+
 def create(
     name: str,
-    sql_text: str,
+    definition: Any,
     *,
-    epsilon: float = ivme.DEFAULT_EPSILON,
-    strategy: str = ivme.NAME,
+    system: str | None = None,
     schema: str | None = None,
-    batch_threshold: int | None = None,
     target: Target = None,
     preprocess: str = "postgres",
     lock_wait: float = LOCK_WAIT_S,
+    **options: Any,
 ) -> CreateResult:
-    """Install a maintained view ``name`` for the query ``sql_text`` and build its state.
+    """Install a maintained view ``name`` for the query ``definition`` and build its state.
 
-    ``batch_threshold``: statements changing more rows than this are maintained set at a time
-    (default ``common.BATCH_THRESHOLD``); 0 sends every statement through the batch path.
+    ``definition`` is SQL text or a SQLAlchemy ``Select``. ``system`` picks the maintenance system
+    (default: the first in the registry that accepts the query); ``options`` are that system's
+    options (e.g. ``epsilon=0.25``; see ``pgivm create --help``).
 
-    ``preprocess="spark"`` computes the state in Spark, which writes it into a scratch schema
-    ``pgivm_stage_<hex>`` committed on a side connection. A failed create drops it; a successful
-    one drops it inside its own transaction. So if ``target`` is a connection in a transaction of
-    yours that you roll back after a successful create, drop that schema yourself (its name is
-    printed on stderr).
+    ``preprocess``: ``postgres`` builds the state with the plan's own SQL; a system may offer other
+    builders (IVMε: ``spark``, which computes the state in Spark and writes it into a scratch schema
+    committed on a side connection; a failed create drops it, a successful one drops it inside its
+    own transaction, so if ``target`` is a connection in a transaction of yours that you roll back
+    after a successful create, drop that schema yourself: its name is printed on stderr).
 
     ``lock_wait``: seconds to keep trying to lock the base tables against writers (one short attempt
     at a time, so a writer never waits long on us), after which create gives up with one line.
@@ -193,20 +196,21 @@ def create(
     _check_name(name)
     if schema is not None and _RESERVED_SCHEMA.match(schema):
         raise PgivmError(f"schema {schema} is reserved for pgivm or PostgreSQL", "choose another --schema")
-    _check_epsilon(epsilon)
-    if batch_threshold is not None and batch_threshold < 0:
-        raise PgivmError(f"batch threshold must be 0 or more, got {batch_threshold}")
-    if strategy not in STRATEGIES:
-        raise PgivmError(f"unknown strategy {strategy!r}", f"choose one of: {', '.join(STRATEGIES)}")
-    module = STRATEGIES[strategy]
-    query = parse_view_sql(sql_text)
+    chosen, query = parse(definition, system)
+    params = _params(chosen, options)
+    if preprocess != "postgres" and preprocess not in chosen.builders:
+        others = ", ".join(["postgres", *chosen.builders])
+        raise PgivmError(f"system {chosen.name} has no {preprocess!r} build", f"choose one of: {others}")
+    builder = chosen.builders.get(preprocess)
     started = time.perf_counter()
-    with _session(target) as conn:
+    with session(target) as conn:
         migrate.upgrade(conn)
-        with _spark_scratch(conn, preprocess) as scratch, _transaction(conn):
+        with builder.around(conn) if builder else nullcontext() as context, transaction(conn):
             view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
             if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
                 raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
+            if _RESERVED_SCHEMA.match(view_schema):
+                raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
             if catalog.exists(conn, name):
                 raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
             taken = conn.execute(
@@ -214,144 +218,213 @@ def create(
             ).fetchone()
             if taken and taken[0]:
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
-            if _RESERVED_SCHEMA.match(view_schema):
-                raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
             resolved = resolve(conn, query)
             oids = sorted({base.oid for base in resolved.base.values()})
             # Writers wait from here to the commit, so no change slips between build and triggers.
-            _lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
+            lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
             resolved = resolve(conn, query, {t: b.oid for t, b in resolved.base.items()})  # as locked
             _check_postgres_accepts(conn, query.sql)
-            _fixed_search_path(conn)
-            plan = module.install_plan(resolved, name, view_schema, epsilon, batch_threshold)
-            if preprocess == "spark":  # the state build runs in Spark (pgivm.spark.preprocess)
-                if strategy != ivme.NAME:
-                    raise PgivmError("--preprocess spark is only for the ivme strategy")
-                from pgivm.spark import preprocess as spark_preprocess
-
-                spark_preprocess.run_install_plan(conn, plan, resolved, name, epsilon, scratch)
-            elif preprocess != "postgres":
-                raise PgivmError(f"unknown preprocess {preprocess!r}", "choose postgres or spark")
-            else:
-                for statement in plan:
+            fixed_search_path(conn)
+            plan = chosen.plan(resolved, name, view_schema, params)
+            for phase in plan.phases:
+                if phase.name == "build" and builder is not None:
+                    builder.build(conn, resolved, name, params, context)
+                    continue
+                for statement in phase.statements:
                     conn.execute(statement)
-            catalog.insert(
-                conn,
-                catalog.ViewRecord(
-                    name=name,
-                    view_schema=view_schema,
-                    state_schema=common.state_schema_for(name),
-                    strategy=strategy,
-                    epsilon=epsilon if strategy == ivme.NAME else None,
-                    definition=query.sql,
-                    model=catalog.model_to_json(query, resolved),
-                ),
-            )
-            catalog.insert_base_tables(conn, name, resolved, {
-                table: module.capture_triggers(resolved, name, table) for table in query.tables})
-            state = common.read_state(conn, name)
-            value = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
-    return CreateResult(
-        name=name,
-        view=f"{view_schema}.{name}",
-        strategy=strategy,
-        epsilon=epsilon,
-        count=value[0] if value else None,
-        db_size=state.get("db_size"),
-        seconds=time.perf_counter() - started,
-    )
+            _record(conn, chosen, name, view_schema, query, resolved, params)
+            reported = chosen.status(conn, name)
+            value = _maintained(conn, view_schema, name)
+    return CreateResult(name=name, view=f"{view_schema}.{name}", system=chosen.name, params=params, count=value,
+                        figures=reported.figures,
+                        headline={reported.label(k): reported.figures[k] for k in reported.headline},
+                        seconds=time.perf_counter() - started)
 
 
-def _spark_scratch(conn: psycopg.Connection, preprocess: str) -> AbstractContextManager[Any]:
-    """For ``--preprocess spark``: drops the Spark build's scratch schema if ``create`` fails,
-    after its transaction has rolled back (the schema is committed on a side connection, so the
-    rollback alone would leave it behind). A no-op for the PostgreSQL build."""
-    if preprocess != "spark":
-        return nullcontext()
-    from pgivm.spark import preprocess as spark_preprocess
+def _record(conn: psycopg.Connection, system: System, name: str, view_schema: str, query: Any,
+            resolved: ResolvedView, params: dict[str, Any]) -> None:
+    """The view in the catalog: its system, parameters, model, templates, objects, base tables."""
+    in_catalog = {o.name for o in system.options if not o.in_state}
+    state_schema = common.state_schema_for(name)
+    catalog.insert(conn, catalog.ViewRecord(
+        name=name, view_schema=view_schema, state_schema=state_schema, system=system.name,
+        definition=query.sql, model=catalog.model_to_json(query, resolved),
+        params={k: v for k, v in params.items() if k in in_catalog},
+        template_version=template_version(system),
+        objects=[{"kind": "view", "schema": view_schema, "name": name}, {"kind": "schema", "name": state_schema}],
+    ))
+    catalog.insert_base_tables(conn, name, resolved, {
+        table: system.capture_triggers(resolved, name, table) for table in query.tables})
 
-    return spark_preprocess.scratch_schemas(conn)
+
+# --- drop, upgrade ------------------------------------------------------------------------------
+
+
+def _existing(conn: psycopg.Connection, oids: list[int]) -> list[int]:
+    return [oid for oid in oids
+            if conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = %s)", [oid]).fetchone()[0]]  # type: ignore[index]
+
+
+def _drop_installed(conn: psycopg.Connection, record: catalog.ViewRecord, oids: list[int], keep_state: bool) -> None:
+    """Drop the capture triggers (on every base table and partition, found by oid) and the objects
+    the catalog lists; with ``keep_state`` only the state schema's functions, not its tables."""
+    triggers = catalog.trigger_names(conn, record.name)
+    catalog.delete_base_tables(conn, record.name)  # first: the DDL guard then lets the triggers go
+    try:
+        for oid in oids:
+            conn.execute(common.drop_triggers(oid, triggers))
+        if keep_state:
+            conn.execute(common.drop_functions(record.state_schema))
+            return
+        for obj in record.objects:
+            if obj["kind"] == "view":
+                conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(obj["schema"], obj["name"])))
+            elif obj["kind"] == "schema":
+                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(obj["name"])))
+    except psycopg.errors.InsufficientPrivilege as err:
+        first = (str(err).strip().splitlines() or ["permission denied"])[0]
+        raise PgivmError(f"cannot change view {record.name}: {first}",
+                         "its triggers belong to the base tables: run this as their owner or a superuser") from None
 
 
 def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> None:
     """Remove the view, its triggers and all of its state."""
-    with _session(target) as conn:
+    with session(target) as conn:
         migrate.upgrade(conn)
-        with _transaction(conn):
+        with transaction(conn):
             record = catalog.get(conn, name)
-            oids = catalog.base_table_oids(conn, name)
-            existing = [oid for oid in oids
-                        if conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = %s)", [oid]).fetchone()[0]]  # type: ignore[index]
+            oids = _existing(conn, catalog.base_table_oids(conn, name))
             # Dropping triggers needs ACCESS EXCLUSIVE: writers first finish, none deadlocks with us.
-            _lock_base_tables(conn, existing, "ACCESS EXCLUSIVE", lock_wait)
-            _fixed_search_path(conn)
-            triggers = catalog.trigger_names(conn, name)
-            catalog.delete(conn, name)  # first: the DDL guard then lets the triggers go
-            try:
-                for statement in common.drop_plan(name, record.view_schema, existing, triggers):
+            lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
+            fixed_search_path(conn)
+            _drop_installed(conn, record, oids, keep_state=False)
+            catalog.delete(conn, name)
+
+
+@dataclass
+class UpgradeResult:
+    name: str
+    upgraded: bool  # False: its templates were current already
+    template_version: str
+    seconds: float
+
+
+def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> UpgradeResult:
+    """Reinstall a view's functions and triggers from the current templates, keeping its state.
+
+    Done when the templates changed since the view was installed (or with ``force``). The base
+    tables are locked against writers meanwhile; the state's tables, and so the result, are kept.
+    """
+    started = time.perf_counter()
+    with session(target) as conn:
+        migrate.upgrade(conn)
+        with transaction(conn):
+            record = catalog.get(conn, name)
+            system = registry.get(record.system)
+            version = template_version(system)
+            if record.template_version == version and not force:
+                return UpgradeResult(name, False, version, time.perf_counter() - started)
+            oids = _existing(conn, sorted(set(record.table_oids.values())))
+            lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
+            fixed_search_path(conn)
+            resolved = _pinned(conn, record)
+            params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
+            plan = system.plan(resolved, name, record.view_schema, params)
+            _drop_installed(conn, record, oids, keep_state=True)
+            conn.execute(common.state_logged(record.state_schema))
+            for phase in ("functions", "capture", "expose"):
+                for statement in plan.phase(phase).statements:
                     conn.execute(statement)
-            except psycopg.errors.InsufficientPrivilege as err:
-                first = (str(err).strip().splitlines() or ["permission denied"])[0]
-                raise PgivmError(f"cannot drop view {name}: {first}",
-                                 "dropping its triggers needs ownership of the base tables: run drop as their owner or a superuser") from None
+            catalog.insert_base_tables(conn, name, resolved, {
+                table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+            catalog.set_template_version(conn, name, version)
+    return UpgradeResult(name, True, version, time.perf_counter() - started)
+
+
+def _state_params(conn: psycopg.Connection, system: System, name: str) -> dict[str, Any]:
+    """The options a system keeps in the view's state row (IVMε's epsilon), read back from it."""
+    kept = [o.name for o in system.options if o.in_state]
+    state = common.read_state(conn, name) if kept else {}
+    return {k: state[k] for k in kept}
+
+
+# --- reading ------------------------------------------------------------------------------------
 
 
 @dataclass
 class ViewSummary:
     name: str
     view: str
-    strategy: str
-    epsilon: float | None
+    system: str
+    params: dict[str, Any]
     count: int | None
     definition: str
 
 
 def list_views(*, target: Target = None) -> list[ViewSummary]:
-    with _session(target) as conn, _snapshot(conn):
+    with session(target) as conn, snapshot(conn):
         out = []
         for record in catalog.all_views(conn):
-            state = common.read_state(conn, record.name)
-            out.append(
-                ViewSummary(
-                    name=record.name,
-                    view=f"{record.view_schema}.{record.name}",
-                    strategy=record.strategy,
-                    epsilon=state.get("epsilon"),
-                    count=state["count"],
-                    definition=record.definition,
-                )
-            )
+            system = registry.get(record.system)
+            out.append(ViewSummary(
+                name=record.name, view=f"{record.view_schema}.{record.name}", system=record.system,
+                params={**record.params, **_state_params(conn, system, record.name)},
+                count=common.read_state(conn, record.name)["count"], definition=record.definition))
         return out
 
 
-def status(name: str, *, target: Target = None) -> dict[str, Any]:
-    """ε, N, θ, |D|, heavy values per relation, sizes of every state table, rebalance counters."""
-    with _session(target) as conn, _snapshot(conn):
+@dataclass
+class StatusReport:
+    name: str
+    view: str
+    system: str
+    definition: str
+    count: int | None
+    params: dict[str, Any]
+    figures: dict[str, Any]  # the system's key figures
+    labels: dict[str, str]  # their headings in a table
+    sections: list[Section]  # the system's tables (IVMε: heavy values per relation)
+    tables: list[dict[str, Any]] = field(default_factory=list)  # every state table: rows, bytes
+    problems: list[str] = field(default_factory=list)  # what changed on the base tables (see verify)
+
+
+def status(name: str, *, target: Target = None) -> StatusReport:
+    """The system's figures, the sizes of every state table, and drift of the base tables."""
+    with session(target) as conn, snapshot(conn):
         record = catalog.get(conn, name)
-        info = STRATEGIES[record.strategy].status(conn, name)
-        info.update(name=name, view=f"{record.view_schema}.{name}", strategy=record.strategy,
-                    definition=record.definition)
-        return info
+        system = registry.get(record.system)
+        reported = system.status(conn, name)
+        return StatusReport(
+            name=name, view=f"{record.view_schema}.{name}", system=record.system, definition=record.definition,
+            count=common.read_state(conn, name)["count"],
+            params={**record.params, **_state_params(conn, system, name)},
+            figures=reported.figures, labels={k: reported.label(k) for k in reported.figures},
+            sections=reported.sections, tables=common.table_sizes(conn, name),
+            problems=catalog.base_table_problems(conn, name))
 
 
-@contextmanager
-def _snapshot(conn: psycopg.Connection) -> Iterator[None]:
-    """A read-only REPEATABLE READ transaction (when the connection is idle; inside a caller's
-    transaction, that transaction), with pgivm's fixed search_path. Maintenance happens in the
-    writing transactions, so one snapshot sees the base tables and the state consistently: no
-    table lock is needed, and no writer waits for us."""
-    migrate.upgrade(conn)
-    own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    saved = (conn.isolation_level, conn.read_only)
-    if own:
-        conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
-    try:
-        with _transaction(conn):
-            _fixed_search_path(conn)
-            yield
-    finally:
-        if own:
-            conn.isolation_level, conn.read_only = saved
+def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
+    """The view's base tables as they are named now."""
+    with session(target) as conn, snapshot(conn):
+        return list(dict.fromkeys(_pinned(conn, catalog.get(conn, name)).tables.values()))
+
+
+def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
+    """The view's query over its base tables found by oid, named as they are now."""
+    query = record.query
+    resolved = resolve(conn, query, record.table_oids)
+    return ResolvedView(
+        query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
+        tables=resolved.tables, variable_types=resolved.variable_types, column_types=resolved.column_types,
+        base=resolved.base, attnums=resolved.attnums)
+
+
+def _maintained(conn: psycopg.Connection, view_schema: str, name: str) -> Any:
+    row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
+    return row[0] if row else None
+
+
+# --- verify -------------------------------------------------------------------------------------
 
 
 @dataclass
@@ -368,38 +441,26 @@ class VerifyReport:
 
 
 def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyReport:
-    """Recount the view in plain SQL and check every IVMε invariant against the base tables.
+    """Recount the view in plain SQL and check every invariant of its system against the base tables.
 
-    ``strict`` also demands the strict partition (heavy iff degree >= N^ε), which holds right
-    after a build or a major rebalancing.
+    No table is locked: one REPEATABLE READ snapshot sees the base tables and the state as the
+    last committed writer left them. ``strict`` also demands what holds only right after a build
+    or a rebalancing (IVMε: the strict partition, heavy iff degree >= N^ε).
     """
     started = time.perf_counter()
-    with _session(target) as conn, _snapshot(conn):
+    with session(target) as conn, snapshot(conn):
         record = catalog.get(conn, name)
         problems = catalog.base_table_problems(conn, name)
         failures = [common.CheckFailure("base_tables", [(p,) for p in problems])] if problems else []
+        maintained = _maintained(conn, record.view_schema, name)
         try:
             resolved = _pinned(conn, record)
         except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
             failures.append(common.CheckFailure("base_tables", [(str(err),)]))
-            maintained = _maintained(conn, record)
-            return VerifyReport(name=name, maintained=maintained, recount=None, failures=failures,
-                                seconds=time.perf_counter() - started)
-        maintained = _maintained(conn, record)
+            return VerifyReport(name, maintained, None, failures, time.perf_counter() - started)
         recount = _recount(conn, record, resolved)
-        failures += STRATEGIES[record.strategy].verify_state(conn, resolved, name, strict=strict)
-    return VerifyReport(
-        name=name,
-        maintained=maintained,
-        recount=recount,
-        failures=failures,
-        seconds=time.perf_counter() - started,
-    )
-
-
-def _maintained(conn: psycopg.Connection, record: catalog.ViewRecord) -> Any:
-    row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(record.view_schema, record.name))).fetchone()
-    return row[0] if row else None
+        failures += registry.get(record.system).verify(conn, resolved, name, strict)
+    return VerifyReport(name, maintained, recount, failures, time.perf_counter() - started)
 
 
 def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:
@@ -410,38 +471,40 @@ def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: Res
     return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
 
 
-def rebalance(name: str, *, epsilon: float | None = None, target: Target = None,
-              lock_wait: float = LOCK_WAIT_S) -> dict[str, Any]:
-    """Force a major rebalancing (strict repartition at N^ε, views recomputed), optionally at a new ε."""
-    if epsilon is not None:
-        _check_epsilon(epsilon)
-    with _session(target) as conn:
+# --- a system's own actions ---------------------------------------------------------------------
+
+
+def action(name: str, action_name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S,
+           **options: Any) -> dict[str, Any]:
+    """Run one of the view's system's actions (IVMε: ``rebalance``, ``alter`` with ``epsilon``)
+    in one transaction; returns the system's figures after it."""
+    with session(target) as conn:
         migrate.upgrade(conn)
-        with _transaction(conn):
+        with transaction(conn):
             record = catalog.get(conn, name)
-            if record.strategy != ivme.NAME:
-                raise PgivmError(f"view {name!r} uses strategy {record.strategy}, which has no epsilon and no rebalancing")
-            _fixed_search_path(conn)
-            # The view's lock, as writers take it: we wait for the writer holding it, and queue
-            # writers behind us; no base-table lock, so no cycle with a writer is possible.
-            state = Names.of(name)("state")
-            _with_lock_retries(conn, f"the state of view {name}", lambda: conn.execute(
-                sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
-            conn.execute(ivme.rebalance_plan(name, epsilon))
-            if epsilon is not None:
-                catalog.set_epsilon(conn, name, epsilon)
-            return common.read_state(conn, name)
-
-
-def alter(name: str, *, epsilon: float, target: Target = None) -> dict[str, Any]:
-    """Change ε. The partitions are rebuilt at once (a major rebalancing) so every invariant holds."""
-    return rebalance(name, epsilon=epsilon, target=target)
-
-
-def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
-    """The view's base tables as they are named now."""
-    with _session(target) as conn, _snapshot(conn):
-        return list(dict.fromkeys(_pinned(conn, catalog.get(conn, name)).tables.values()))
+            system = registry.get(record.system)
+            found = next((a for a in system.actions if a.name == action_name), None)
+            if found is None:
+                have = ", ".join(a.name for a in system.actions) or "none"
+                raise PgivmError(f"view {name!r} uses system {system.name}, which has no {action_name}",
+                                 f"its actions: {have}")
+            known = {o.name: o for o in found.options}
+            stray = [k for k, v in options.items() if v is not None and k not in known]
+            if stray:
+                raise PgivmError(f"{action_name} takes no {', '.join(stray)}")
+            values = {k: o.validate(options.get(k)) for k, o in known.items()}
+            missing = [o.flag for o in found.options if values[o.name] is None]
+            if missing:
+                raise PgivmError(f"{action_name} needs {', '.join(missing)}")
+            fixed_search_path(conn)
+            if found.locks_state:
+                # The view's lock, as writers take it: we wait for the writer holding it and queue
+                # writers behind us; no base-table lock, so no cycle with a writer is possible.
+                state = common.Names.of(name)("state")
+                with_lock_retries(conn, f"the state of view {name}", lambda: conn.execute(
+                    sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
+            found.run(conn, name, values)
+            return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"]}
 
 
 # --- Spark (optional: pip install 'pgivm[spark]') ----------------------------------------------
@@ -458,23 +521,24 @@ def load(
     drop_self_loops: bool = False,
     distinct: bool = False,
     header: bool = False,
-    target: str | None = None,
+    target: Target = None,
 ) -> Any:
     """Append a file (csv, tsv, SNAP edges, parquet) to ``table`` through Spark and JDBC, atomically.
 
-    Returns a ``pgivm.spark.load.LoadResult``. See that module for the formats and options.
+    Returns a ``pgivm.spark.load.LoadResult``. ``target`` may be a connection: Spark writes over
+    JDBC to the same database, and the final move runs in that connection's transaction.
     """
     from pgivm.spark import load as spark_load
 
     return spark_load.load(table, path, columns, fmt=fmt, master=master, symmetric=symmetric,
-                           drop_self_loops=drop_self_loops, distinct=distinct, header=header, dsn=target)
+                           drop_self_loops=drop_self_loops, distinct=distinct, header=header, target=target)
 
 
 @dataclass
 class SparkValidateReport:
     name: str
     maintained: int | None
-    spark: int
+    spark: int | None
     seconds: float
 
     @property
@@ -484,7 +548,8 @@ class SparkValidateReport:
 
 def validate_spark(name: str, *, master: str = "local[*]", target: Target = None,
                    lock_wait: float = LOCK_WAIT_S) -> SparkValidateReport:
-    """Recount the view's join in Spark from the base tables (JDBC) and compare with the maintained count.
+    """Recount the view's join in Spark from the base tables (JDBC), independently of any system's
+    code, and compare with the maintained count.
 
     Spark reads over connections of its own, which cannot share our snapshot: the base tables are
     locked against writers (SHARE, taken with retries like create's) while Spark reads them, so both
@@ -493,16 +558,17 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
     """
     from pgivm.spark.validate import spark_recount
 
-    with _session(target) as conn:
+    with session(target) as conn:
         migrate.upgrade(conn)
-        with _transaction(conn):
+        with transaction(conn):
             record = catalog.get(conn, name)
-            _lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
-            _fixed_search_path(conn)
+            lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
+            fixed_search_path(conn)
             resolved = _pinned(conn, record)
-            value = _maintained(conn, record)
+            value = _maintained(conn, record.view_schema, name)
             recount = spark_recount(conn, resolved, master=master)
-    spark_count = recount.count
+    spark_count: int | None = recount.count
     if value is None and spark_count == 0:
-        spark_count = None  # type: ignore[assignment]  # sum(1) over an empty join is NULL
+        spark_count = None  # sum(1) over an empty join is NULL
     return SparkValidateReport(name=name, maintained=value, spark=spark_count, seconds=recount.seconds)
+

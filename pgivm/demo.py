@@ -1,7 +1,7 @@
 """``pgivm demo``: a live triangle count on a generated skewed graph, checked against a recount.
 
 Runs on the database pgivm resolves (the embedded server by default) inside its own schema
-``pgivm_demo_data``: a power-law graph is loaded into R, S and T (each edge in both directions),
+``ivme_demo``: a power-law graph is loaded into R, S and T (each edge in both directions),
 an IVMε view counts the triangle joins, then a stream of single-row inserts and deletes runs
 while the view stays exact. The demo ends with a recount in plain SQL and the invariant checks.
 """
@@ -21,10 +21,14 @@ from pgivm.bench.graphs import power_law_graph
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target
+from pgivm.errors import PgivmError
 from pgivm.progress import Progress
 
-SCHEMA = "pgivm_demo_data"
+# Not pgivm_...: pgivm reserves those schemas for itself, and the view lives here too.
+SCHEMA = "ivme_demo"
 VIEW = "demo_triangles"
+# The schema's comment: only a schema carrying it is dropped and recreated by the next demo.
+SCHEMA_COMMENT = "pgivm demo data: dropped and recreated by every pgivm demo"
 RELATIONS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 
 
@@ -33,10 +37,20 @@ def _configured() -> bool:
     return bool(os.environ.get("PGIVM_DSN")) or any(os.environ.get(v) for v in LIBPQ_ENV_VARS)
 
 
+def _check_schema(conn: psycopg.Connection) -> None:
+    """Refuse to replace a schema of that name that an earlier demo did not make."""
+    existing = conn.execute("SELECT pg_catalog.obj_description(oid, 'pg_namespace') FROM pg_catalog.pg_namespace "
+                            "WHERE nspname = %s", [SCHEMA]).fetchone()
+    if existing is not None and existing[0] != SCHEMA_COMMENT:
+        raise PgivmError(f"schema {SCHEMA} exists and is not the demo's own, so the demo will not replace it",
+                         "drop or rename it, or run the demo on another database (--dsn)")
+
+
 def _setup(conn: psycopg.Connection, edges: list[tuple[int, int]]) -> None:
     if catalog.exists(conn, VIEW):
         command.drop(VIEW, target=conn)
     conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {s} CASCADE; CREATE SCHEMA {s}").format(s=sql.Identifier(SCHEMA)))
+    conn.execute(sql.SQL("COMMENT ON SCHEMA {} IS {}").format(sql.Identifier(SCHEMA), sql.Literal(SCHEMA_COMMENT)))
     for table, (x, y) in RELATIONS.items():
         ident = sql.Identifier(SCHEMA, table)
         conn.execute(sql.SQL("CREATE TABLE {} ({} int NOT NULL, {} int NOT NULL)").format(
@@ -58,6 +72,7 @@ def run(
     print(f"pgivm demo on {describe_target(target)}", file=out)
     graph = power_law_graph(nodes, edges, seed=seed)
     with connect(target, autocommit=True) as conn:
+        _check_schema(conn)
         migrate.upgrade(conn)
         print(f"loading a skewed graph: {nodes:,} nodes, {len(graph):,} edges, into "
               f"{SCHEMA}.r, .s, .t (both directions: {2 * len(graph):,} rows each)", file=out)
@@ -105,7 +120,7 @@ def run(
         ("IVMε invariants", "all hold" if not report.failures else f"{len(report.failures)} violated"),
         ("updates applied", f"{updates:,}"),
         ("updates/s", f"{updates / elapsed:,.0f}  ({1000 * elapsed / updates:.2f} ms per update)"),
-        ("rebalancings (major/minor)", f"{state['major_rebalances']}/{state['minor_rebalances']}"),
+        ("rebalancings (major/minor)", f"{state.figures['major_rebalances']}/{state.figures['minor_rebalances']}"),
     ]
     width = max(len(k) for k, _ in rows)
     print(file=out)
@@ -113,7 +128,10 @@ def run(
         print(f"{key.ljust(width)}  {value}", file=out)
     for failure in report.failures:
         print(f"invariant violated: {failure}", file=out)
-    where = "the embedded server: `pgivm server status` prints its psql command" if target is None and not _configured() \
-        else describe_target(target)
-    print(f"\nquery it yourself: SELECT * FROM {SCHEMA}.{VIEW}  (on {where})", file=out)
+    if target is None and not _configured():  # the embedded server, which outlives the demo
+        print(f'\nquery it yourself: pgivm psql -c "SELECT * FROM {SCHEMA}.{VIEW}"', file=out)
+        print("the embedded PostgreSQL server is still running, for later pgivm commands; "
+              "`pgivm server stop` stops it", file=out)
+    else:
+        print(f"\nquery it yourself: SELECT * FROM {SCHEMA}.{VIEW}  (on {describe_target(target)})", file=out)
     return 0 if report.ok else 1

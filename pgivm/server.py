@@ -167,6 +167,17 @@ class EmbeddedServer:
             self._write_recorded_port(port)
             return self._wait_until_ready(self.status())
 
+    def restart(self) -> ServerStatus:
+        """Stop the server if it runs and start it again, on this handle's port if one was asked for.
+
+        An asked-for port that something else holds is refused before the server is stopped.
+        """
+        asked = self._explicit_port if self._explicit_port is not None else _env_port()
+        if asked is not None and asked != self.status().port and not _port_is_free(asked):
+            raise _busy_port_error(asked)
+        self.stop()
+        return self.start()
+
     def stop(self) -> bool:
         """Stop the server with a fast shutdown (rolls back open transactions).
 
@@ -225,6 +236,24 @@ class EmbeddedServer:
         port, database = self._port_for_clients(), quote(dbname, safe="")
         return f"postgresql://{SUPERUSER}@127.0.0.1:{port}/{database}"
 
+    def libpq_env(self, dbname: str = "postgres") -> dict[str, str]:
+        """The libpq variables (PGHOST, PGPORT, PGUSER, PGDATABASE) that reach the server over its
+        Unix socket, for psql and any other libpq client started from a shell."""
+        return {
+            "PGHOST": str(self.socket_dir),
+            "PGPORT": str(self._port_for_clients()),
+            "PGUSER": SUPERUSER,
+            "PGDATABASE": dbname,
+        }
+
+    def client_program(self, name: str) -> Path | None:
+        """A client program bundled with the server's binaries (``psql``, ``pg_dump``, ...), or None."""
+        try:
+            path = self._bin_dir() / name
+        except PgivmError:  # a data directory of a version that is not bundled
+            return None
+        return path if os.access(path, os.X_OK) else None
+
     def jdbc_url(self, dbname: str = "postgres") -> str:
         """A JDBC URL (for Spark) reaching the server over loopback TCP; no password is needed."""
         port, database = self._port_for_clients(), quote(dbname, safe="")
@@ -256,11 +285,7 @@ class EmbeddedServer:
         asked = self._explicit_port if self._explicit_port is not None else _env_port()
         if asked is not None:
             if not _port_is_free(asked):
-                raise PgivmError(
-                    f"cannot start the embedded PostgreSQL server: "
-                    f"port {asked} on 127.0.0.1 is already in use",
-                    "choose another port (--port or PGIVM_PORT), or unset it to let pgivm pick one",
-                )
+                raise _busy_port_error(asked)
             return asked
         for candidate in (self._recorded_port(), DEFAULT_PORT):
             if candidate is not None and _port_is_free(candidate):
@@ -543,6 +568,13 @@ def _port_is_free(port: int) -> bool:
                 return False
             raise
         return True
+
+
+def _busy_port_error(port: int) -> PgivmError:
+    return PgivmError(
+        f"cannot start the embedded PostgreSQL server: port {port} on 127.0.0.1 is already in use",
+        "choose another port (--port or PGIVM_PORT), or unset it to let pgivm pick one",
+    )
 
 
 def _any_free_port() -> int:

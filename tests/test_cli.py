@@ -9,8 +9,10 @@ Exit codes: 0 success, 1 ``verify`` found a difference, 2 a user error printed a
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
+import os
 import random
 import subprocess
 import sys
@@ -22,12 +24,16 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
+from psycopg.conninfo import conninfo_to_dict
 
 from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm import __version__
+from pgivm import cli as pgivm_cli
+from pgivm import server as pgivm_server
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "rebalance", "alter", "demo", "bench", "server"]
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "rebalance", "alter", "upgrade",
+            "demo", "bench", "psql", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
 
@@ -57,15 +63,14 @@ def ok(capsys: pytest.CaptureFixture[str], dsn: str, *args: str) -> Run:
 
 
 def assert_user_error(run: Run, *words: str) -> str:
-    """Exit 2, nothing on stdout, and exactly one ``pgivm: error:`` line (after create's progress line)."""
+    """Exit 2, nothing on stdout, and exactly one line on stderr: ``pgivm: error: ...``."""
     assert run.code == 2, f"exit {run.code}\nstdout: {run.out}\nstderr: {run.err}"
     assert "Traceback" not in run.err
     assert run.out == ""
     lines = [line for line in run.err.splitlines() if line.strip()]
-    assert lines, "nothing on stderr"
-    message = lines[-1]
+    assert len(lines) == 1, f"expected one line on stderr: {lines}"
+    message = lines[0]
     assert message.startswith("pgivm: error: "), run.err
-    assert all(line.startswith("creating ") for line in lines[:-1]), f"unexpected stderr lines: {lines[:-1]}"
     for word in words:
         assert word.lower() in message.lower(), f"{word!r} not in {message!r}"
     return message
@@ -139,7 +144,13 @@ def some_dml_rst(conn: psycopg.Connection, seed: int = 2) -> None:
 
 
 def status_json(capsys: pytest.CaptureFixture[str], dsn: str, name: str = "tri") -> dict[str, Any]:
-    return json.loads(ok(capsys, dsn, "status", name, "--json").out)
+    """``pgivm status --json``, with the system's figures (IVMε: epsilon, n, theta, db_size, ...)
+    lifted to the top level and its relations section as {relation: {header: value}}."""
+    info = json.loads(ok(capsys, dsn, "status", name, "--json").out)
+    flat = {**info, **info["figures"]}
+    for section in info["sections"]:
+        flat[section["title"]] = {row[0]: dict(zip(section["headers"], row)) for row in section["rows"]}
+    return flat
 
 
 def user_triggers(conn: psycopg.Connection, *tables: str) -> list[str]:
@@ -182,6 +193,51 @@ def test_every_subcommand_has_help(capsys: pytest.CaptureFixture[str], command: 
     assert len(out.splitlines()) >= 3
 
 
+def _subcommands() -> dict[str, argparse.ArgumentParser]:
+    subparsers = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return dict(subparsers.choices)
+
+
+def test_every_subcommand_and_option_has_help_text() -> None:
+    parser = build_parser()
+    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    described = {action.dest: action.help for action in subparsers._choices_actions}
+    assert sorted(described) == sorted(COMMANDS)
+    missing = [f"pgivm {name}" for name, text in described.items() if not (text and text.strip())]
+    for prefix, p in [("pgivm", parser), *((f"pgivm {name}", p) for name, p in _subcommands().items())]:
+        missing += [f"{prefix} {'/'.join(a.option_strings) or a.dest}"
+                    for a in p._actions if not (a.help and a.help.strip() and a.help != argparse.SUPPRESS)]
+    assert missing == [], f"no help text: {missing}"
+
+
+@pytest.mark.parametrize("command", sorted(set(COMMANDS) - {"server"}))
+def test_dsn_is_accepted_before_and_after_every_command(command: str) -> None:
+    """``pgivm status tri --dsn X`` as well as ``pgivm --dsn X status tri``; one after the command
+    wins, and an absent one after the command leaves the one before it alone."""
+    required = {"create": ["tri"], "load": ["r", "f.csv", "--columns", "a,b"], "validate": ["tri"], "drop": ["tri"],
+                "status": ["tri"], "verify": ["tri"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"]}
+    rest = required.get(command, [])
+    parser = build_parser()
+    assert parser.parse_args([command, *rest]).dsn is None
+    assert parser.parse_args(["--dsn", "host=before", command, *rest]).dsn == "host=before"
+    assert parser.parse_args([command, *rest, "--dsn", "host=after"]).dsn == "host=after"
+    assert parser.parse_args([command, "--dsn", "host=after", *rest]).dsn == "host=after"
+    assert parser.parse_args(["--dsn", "host=before", command, *rest, "--dsn", "host=after"]).dsn == "host=after"
+
+
+def test_dsn_after_the_command_reaches_the_database(
+    capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection
+) -> None:
+    expected = load_rst(conn)
+    capsys.readouterr()
+    assert main(["create", "tri", "--sql", TRIANGLE_SQL, "--dsn", dsn]) == 0
+    assert main(["status", "tri", "--dsn", dsn, "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out[out.index("{"):])["count"] == expected
+    assert main(["--dsn", UNREACHABLE, "list", "--dsn", dsn]) == 0  # the one after the command wins
+    assert "tri" in capsys.readouterr().out
+
+
 def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["--version"])
@@ -203,11 +259,11 @@ def test_init_twice_is_idempotent(capsys: pytest.CaptureFixture[str], dsn: str, 
     assert scalar(conn, "SELECT to_regclass('pgivm.views')") is None
     first = ok(capsys, dsn, "init")
     assert "catalog migrations applied" in first.out
-    assert "0001" in first.out and "0002" in first.out
+    assert "0001" in first.out and "0002" in first.out and "0003" in first.out
     assert scalar(conn, "SELECT to_regclass('pgivm.views')::text") == "pgivm.views"
     second = ok(capsys, dsn, "init")
     assert second.out.strip() == "catalog is up to date"
-    assert scalar(conn, "SELECT count(*) FROM pgivm.schema_migrations") == 2
+    assert scalar(conn, "SELECT count(*) FROM pgivm.schema_migrations") == 3
 
 
 # ------------------------------------------------------------------------------------------- create
@@ -218,7 +274,8 @@ def test_create_with_sql(capsys: pytest.CaptureFixture[str], dsn: str, conn: psy
     db_size = rst_db_size(conn)
     run = ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
     assert f"created view public.tri (ivme): count = {expected}, |D| = {db_size}," in run.out
-    assert "SELECT * FROM public.tri" in run.out
+    assert "read it from any SQL client: SELECT * FROM public.tri;" in run.out
+    assert run.err == ""  # the build took less than SLOW_NOTE_AFTER_S: no progress line
     assert view_value(conn) == expected == scalar(conn, TRIANGLE_SQL)
     columns = conn.execute("SELECT * FROM tri").description
     assert columns is not None and [c.name for c in columns] == ["count"]
@@ -312,13 +369,14 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
     ok(capsys, dsn, "create", "another", "--sql", TRIANGLE_SQL.replace("count(*)", "count(1) AS k"), "--epsilon", "0.75")
 
     table = ok(capsys, dsn, "list").out.splitlines()
-    assert table[0].split() == ["name", "view", "strategy", "epsilon", "count", "definition"]
+    assert table[0].split() == ["name", "view", "system", "parameters", "count", "definition"]
     assert set(table[1]) <= {"-", " "}
     rows = {line.split()[0]: line for line in table[2:]}
     assert set(rows) == {"tri", "another"}
-    assert rows["tri"].split()[:5] == ["tri", "public.tri", "ivme", "0.5", str(expected)]
+    assert rows["tri"].split()[:5] == ["tri", "public.tri", "ivme", "batch_threshold=384,epsilon=0.5", str(expected)]
     assert rows["tri"].endswith(TRIANGLE_SQL)
-    assert rows["another"].split()[:5] == ["another", "public.another", "ivme", "0.75", str(expected)]
+    assert rows["another"].split()[:5] == ["another", "public.another", "ivme", "batch_threshold=384,epsilon=0.75",
+                                           str(expected)]
 
     listed = json.loads(ok(capsys, dsn, "list", "--json").out)
     assert [v["name"] for v in listed] == ["another", "tri"]
@@ -326,8 +384,8 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
     assert tri == {
         "name": "tri",
         "view": "public.tri",
-        "strategy": "ivme",
-        "epsilon": 0.5,
+        "system": "ivme",
+        "params": {"epsilon": 0.5, "batch_threshold": 384},
         "count": expected,
         "definition": TRIANGLE_SQL,
     }
@@ -354,13 +412,14 @@ def test_status_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, con
     assert info["theta"] == pytest.approx(math.sqrt(info["n"]))
     assert info["count"] == expected
     assert info["major_rebalances"] >= 1 and info["minor_rebalances"] == 0
-    assert info["name"] == "tri" and info["view"] == "public.tri" and info["strategy"] == "ivme"
+    assert info["name"] == "tri" and info["view"] == "public.tri" and info["system"] == "ivme"
+    assert info["params"] == {"epsilon": 0.5, "batch_threshold": 384} and info["problems"] == []
     assert set(info["relations"]) == {"R", "S", "T"}
     for relation, (table, first, second) in {"R": ("r", "a", "b"), "S": ("s", "b", "c"), "T": ("t", "c", "a")}.items():
         rel = info["relations"][relation]
         assert rel["values"] == distinct_firsts(conn, table, first, second), relation
-        assert rel["heavy_tuples"] + rel["light_tuples"] == distinct_pairs(conn, table, first, second), relation
-        assert 0 <= rel["heavy_values"] <= rel["values"]
+        assert rel["heavy tuples"] + rel["light tuples"] == distinct_pairs(conn, table, first, second), relation
+        assert 0 <= rel["heavy values"] <= rel["values"]
     # value 0 has degree >= 8 >= theta in every relation only if theta <= 8; check against theta instead
     r_heavy = scalar(
         conn,
@@ -368,11 +427,11 @@ def test_status_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, con
         "GROUP BY a HAVING count(*) >= %s) h",
         [info["theta"]],
     )
-    assert info["relations"]["R"]["heavy_values"] == r_heavy  # strict partition right after the build
+    assert info["relations"]["R"]["heavy values"] == r_heavy  # strict partition right after the build
     tables = {t["table"]: t for t in info["tables"]}
     assert {"state", "result", "r_heavy", "r_light", "r_degree", "v_rs", "v_st", "v_tr"} <= set(tables)
     assert tables["result"]["rows"] == 1 and tables["state"]["rows"] == 1
-    assert tables["r_light"]["rows"] == info["relations"]["R"]["light_tuples"]
+    assert tables["r_light"]["rows"] == info["relations"]["R"]["light tuples"]
     assert all(t["bytes"] > 0 for t in info["tables"])
 
     text = ok(capsys, dsn, "status", "tri").out
@@ -463,7 +522,7 @@ def test_rebalance(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.C
     expected = scalar(conn, TRIANGLE_SQL)
     before = status_json(capsys, dsn)
     run = ok(capsys, dsn, "rebalance", "tri")
-    assert run.out.startswith("rebalanced tri: ")
+    assert run.out.startswith("rebalance tri: ")
     assert f"count = {expected}" in run.out
     assert view_value(conn) == expected
     after = status_json(capsys, dsn)
@@ -483,10 +542,10 @@ def test_alter_epsilon(capsys: pytest.CaptureFixture[str], dsn: str, conn: psyco
     assert info["epsilon"] == epsilon
     assert info["theta"] == pytest.approx(info["n"] ** epsilon)
     assert info["count"] == expected
-    assert json.loads(ok(capsys, dsn, "list", "--json").out)[0]["epsilon"] == epsilon
-    assert scalar(conn, "SELECT epsilon FROM pgivm.views WHERE name = 'tri'") == epsilon
+    assert json.loads(ok(capsys, dsn, "list", "--json").out)[0]["params"]["epsilon"] == epsilon
+    assert scalar(conn, "SELECT epsilon FROM pgivm_tri.state") == epsilon  # where epsilon lives: the state row
     if epsilon == 0.0:  # everything is heavy
-        assert all(r["light_tuples"] == 0 for r in info["relations"].values())
+        assert all(r["light tuples"] == 0 for r in info["relations"].values())
     assert "OK" in ok(capsys, dsn, "verify", "tri", "--strict").out
     some_dml_rst(conn)
     assert view_value(conn) == scalar(conn, TRIANGLE_SQL)
@@ -903,3 +962,134 @@ def test_partitioned_table_is_maintained_and_a_partition_refused(
     conn.execute("TRUNCATE r_high")
     assert view_value(conn) == 0
     assert ok(capsys, dsn, "verify", "tri").code == 0
+
+# ------------------------------------------------------------------ progress line, quoted hint, psql
+
+
+def test_create_says_it_is_building_only_when_slow(
+    capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    load_rst(conn)
+    monkeypatch.setattr(pgivm_cli, "SLOW_NOTE_AFTER_S", 0.0)  # every build is slow now
+    run = ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL, "--epsilon", "0.25")
+    assert run.err.splitlines() == [
+        "creating tri (epsilon=0.25): building the state from the base tables ..."]
+    # a refusal of the SQL comes before the note, even with no delay at all
+    assert_user_error(cli(capsys, dsn, "create", "bad", "--sql", "SELEC count(*) FROMM r"), "could not parse")
+
+
+@pytest.mark.parametrize(
+    ("schema", "name", "hint"),
+    [
+        pytest.param("Weird", "My View", '"Weird"."My View"', id="spaces-and-capitals"),
+        pytest.param("public", "user", 'public."user"', id="reserved-word"),
+        pytest.param("reports", 'say "hi"', 'reports."say ""hi"""', id="double-quote"),
+    ],
+)
+def test_create_hint_quotes_names_that_need_it(
+    capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, schema: str, name: str, hint: str
+) -> None:
+    expected = load_rst(conn)
+    conn.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(sql.Identifier(schema)))
+    run = ok(capsys, dsn, "create", name, "--sql", TRIANGLE_SQL, "--schema", schema)
+    line = run.out.splitlines()[-1]
+    assert line == f"read it from any SQL client: SELECT * FROM {hint};"
+    printed = line.removeprefix("read it from any SQL client: ")
+    assert scalar(conn, printed) == expected  # the hint runs as printed
+
+
+def test_psql_runs_on_the_resolved_database(capfd: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection) -> None:
+    database = conninfo_to_dict(dsn)["dbname"]
+    capfd.readouterr()
+    assert main(["psql", "--dsn", dsn, "-X", "-At", "-c", "SELECT current_database()"]) == 0
+    assert capfd.readouterr().out.strip() == database
+    assert main(["--dsn", dsn, "psql", "-X", "-A", "-t", "-c", "SELECT 41 + 1"]) == 0
+    assert capfd.readouterr().out.strip() == "42"
+    # psql's own exit code and messages come through
+    assert main(["psql", "--dsn", dsn, "-X", "-c", "SELECT * FROM no_such_table"]) == 1
+    assert "no_such_table" in capfd.readouterr().err
+    # `--` hands psql arguments pgivm would otherwise take itself
+    assert main(["psql", "--dsn", dsn, "--", "--help"]) == 0
+    assert "psql" in capfd.readouterr().out
+
+
+def test_psql_falls_back_to_the_bundled_psql(
+    capfd: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no psql on PATH
+    monkeypatch.setenv("PGIVM_DATA_DIR", str(tmp_path / "pgdata"))  # nothing there: the default version
+    capfd.readouterr()
+    assert main(["psql", "--dsn", dsn, "-X", "-At", "-c", "SELECT version()"]) == 0
+    assert capfd.readouterr().out.startswith("PostgreSQL ")
+
+
+def test_psql_missing_is_one_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.setenv("PGIVM_DATA_DIR", str(tmp_path / "pgdata"))
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    fake = type("Utils", (), {"POSTGRES_VERSIONS": {18: empty_bin}, "TARGET_POSTGRES_VERSION": "18"})
+    monkeypatch.setattr(pgivm_server, "_pgserver_utils", lambda: fake)
+    message = assert_user_error(cli(capsys, UNREACHABLE, "psql", "-c", "SELECT 1"), "no psql found", "install")
+    assert "could not connect" not in message  # refused before connecting
+
+
+# ------------------------------------------------------------------------------------ closed pipes
+
+
+@pytest.mark.parametrize(
+    ("args", "unbuffered"),
+    [
+        pytest.param(["--help"], False, id="help"),
+        pytest.param(["list"], False, id="list"),
+        pytest.param(["list", "--json"], False, id="list-json"),
+        # unbuffered, the write itself fails, inside the command rather than at the final flush
+        pytest.param(["list"], True, id="list-unbuffered"),
+    ],
+)
+def test_closed_stdout_exits_quietly(dsn: str, args: list[str], unbuffered: bool) -> None:
+    """``pgivm list | head -0``: no BrokenPipeError traceback, the exit code of a SIGPIPE death."""
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before pgivm writes a byte
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "pgivm.cli", "--dsn", dsn, *args],
+            stdout=write_end, stderr=subprocess.PIPE, text=True, timeout=120, check=False, env=env,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == pgivm_cli.EXIT_BROKEN_PIPE == 141, proc.stderr
+    assert proc.stderr == ""
+
+
+# -------------------------------------------------------------------------------------------- demo
+
+
+def test_demo_on_a_given_database_says_nothing_about_the_embedded_server(
+    capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection
+) -> None:
+    run = ok(capsys, dsn, "demo", "--nodes", "60", "--edges", "300", "--updates", "20")
+    assert "query it yourself: SELECT * FROM ivme_demo.demo_triangles  (on " in run.out
+    recount = scalar(conn, "SELECT count(*) FROM ivme_demo.r JOIN ivme_demo.s ON r.b = s.b "
+                           "JOIN ivme_demo.t ON s.c = t.c AND t.a = r.a")
+    assert scalar(conn, "SELECT * FROM ivme_demo.demo_triangles") == recount
+    final = next(line for line in run.out.splitlines() if line.startswith("final count (maintained)"))
+    assert final.split()[-1] == f"{recount:,}"
+    assert "server stop" not in run.out and "still running" not in run.out
+    # a second run replaces the demo's own schema, but never one of the user's by that name
+    ok(capsys, dsn, "demo", "--nodes", "60", "--edges", "300", "--updates", "20")
+    ok(capsys, dsn, "drop", "demo_triangles")
+    conn.execute("DROP SCHEMA ivme_demo CASCADE; CREATE SCHEMA ivme_demo; CREATE TABLE ivme_demo.mine (x int)")
+    run = cli(capsys, dsn, "demo", "--nodes", "60", "--edges", "300", "--updates", "20")
+    assert run.code == 2 and run.out.startswith("pgivm demo on ") and len(run.out.splitlines()) == 1, run
+    assert run.err.splitlines() == [
+        "pgivm: error: schema ivme_demo exists and is not the demo's own, so the demo will not replace it "
+        "(drop or rename it, or run the demo on another database (--dsn))"
+    ]
+    assert scalar(conn, "SELECT to_regclass('ivme_demo.mine') IS NOT NULL")

@@ -25,7 +25,7 @@ def setup_view(conn: psycopg.Connection, strategy: str = "ivme", partitioned: bo
         conn.execute("CREATE TABLE r (a int, b int, note text)")
     conn.execute("CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
     conn.execute("INSERT INTO r VALUES (1, 2), (2, 3); INSERT INTO s VALUES (2, 3), (3, 1); INSERT INTO t VALUES (3, 1), (1, 2)")
-    command.create("tri", TRIANGLE_SQL, strategy=strategy, target=conn)
+    command.create("tri", TRIANGLE_SQL, system=strategy, target=conn)
 
 
 def count(conn: psycopg.Connection) -> int:

@@ -263,8 +263,8 @@ def run_stream(conn: psycopg.Connection, form: Form, epsilon: float, seed: int, 
                strategy: str = "ivme", batch_threshold: int | None = None) -> Tracker:
     rnd = random.Random(seed)
     setup_form(conn, form, rnd, rows=25)
-    command.create("tri", form.view_sql, epsilon=epsilon, strategy=strategy, batch_threshold=batch_threshold,
-                   target=conn)
+    options = {"epsilon": epsilon} if strategy == "ivme" else {}
+    command.create("tri", form.view_sql, system=strategy, batch_threshold=batch_threshold, target=conn, **options)
     report = command.verify("tri", strict=True, target=conn)
     assert report.ok, [str(f) for f in report.failures]
 
@@ -397,7 +397,7 @@ def test_rebalancing_never_changes_the_count(conn: psycopg.Connection) -> None:
     command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=conn)
     before = conn.execute("SELECT * FROM tri").fetchone()[0]
     for epsilon in (0.0, 0.3, 1.0, 0.5):
-        command.alter("tri", epsilon=epsilon, target=conn)
+        command.action("tri", "alter", epsilon=epsilon, target=conn)
         assert conn.execute("SELECT * FROM tri").fetchone()[0] == before
         report = command.verify("tri", strict=True, target=conn)
         assert report.ok, [str(f) for f in report.failures]

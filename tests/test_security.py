@@ -161,7 +161,7 @@ def admin_commands(admin: psycopg.Connection, strategy: str, target: psycopg.Con
     assert_verified(admin, expected, target)
     check("after verify")
     if strategy == "ivme":
-        command.rebalance("tri", target=target)
+        command.action("tri", "rebalance", target=target)
         check("after rebalance")
         assert_verified(admin, expected, target)
     command.status("tri", target=target)
@@ -174,7 +174,7 @@ def admin_commands(admin: psycopg.Connection, strategy: str, target: psycopg.Con
 def test_view_under_old_name_escalates_nobody(dsn: str, conn: psycopg.Connection, make_role, strategy: str) -> None:
     mallory = make_role("mallory")
     mallory_schema(conn, mallory)
-    command.create("tri", M_SQL, strategy=strategy, target=conn)
+    command.create("tri", M_SQL, system=strategy, target=conn)
     with connect_as(dsn, mallory) as m:
         m.execute("ALTER TABLE m.r RENAME TO r_real")
         plant_escalation(m, mallory)
@@ -197,7 +197,7 @@ def test_policy_table_under_old_name_runs_nothing_as_view_owner(dsn: str, conn: 
               "GRANT CREATE ON DATABASE {d} TO {o}", o=owner, d=conn.info.dbname)
     with connect_as(dsn, owner) as o, connect_as(dsn, mallory) as m:
         o.execute("CREATE SCHEMA o; CREATE TABLE o.owner_secret (who text)")  # only owner_role may write it
-        command.create("tri", M_SQL, strategy=strategy, schema="o", target=o)
+        command.create("tri", M_SQL, system=strategy, schema="o", target=o)
         m.execute("ALTER TABLE m.r RENAME TO r_real")
         plant_escalation(m, mallory, "BEGIN INSERT INTO o.owner_secret VALUES (current_user); "
                                      "EXCEPTION WHEN OTHERS THEN NULL; END;")
@@ -221,7 +221,7 @@ def test_policy_table_under_old_name_runs_nothing_as_view_owner(dsn: str, conn: 
 def test_schema_swap_is_followed_by_oid(dsn: str, conn: psycopg.Connection, make_role, strategy: str) -> None:
     mallory = make_role("mallory")
     mallory_schema(conn, mallory)
-    command.create("tri", M_SQL, strategy=strategy, target=conn)
+    command.create("tri", M_SQL, system=strategy, target=conn)
     with connect_as(dsn, mallory) as m:
         m.execute("ALTER SCHEMA m RENAME TO m_old; CREATE SCHEMA m")
         plant_escalation(m, mallory)
@@ -292,7 +292,8 @@ def assert_evil_never_ran(c: psycopg.Connection, when: str) -> None:
 def test_hostile_search_path_reaches_no_function(dsn: str, conn: psycopg.Connection, strategy: str) -> None:
     create_tables(conn)
     install_evil(conn)
-    command.create("tri", TRIANGLE_SQL, strategy=strategy, batch_threshold=1, target=conn)
+    batch = {"batch_threshold": 1} if strategy != "recompute" else {}  # every write through the set-at-a-time path
+    command.create("tri", TRIANGLE_SQL, system=strategy, target=conn, **batch)
     evil_dsn = make_conninfo(dsn, options="-c search_path=evil,pg_catalog,public")
     helpers = [row[0] for row in conn.execute(
         "SELECT p.proname FROM pg_proc p WHERE p.pronamespace = 'pgivm_tri'::regnamespace "
@@ -306,7 +307,7 @@ def test_hostile_search_path_reaches_no_function(dsn: str, conn: psycopg.Connect
         for table, letter in (("public.r", "r"), ("public.s", "s"), ("public.t", "t")):
             write_every_way(e, table, letter, lambda what: assert_evil_never_ran(conn, f"in {what}"))
         if strategy == "ivme":
-            command.rebalance("tri", target=evil_dsn)
+            command.action("tri", "rebalance", target=evil_dsn)
             assert_evil_never_ran(conn, "in rebalance")
         assert_verified(conn, recount(conn, "public.r", "public.s", "public.t"), target=evil_dsn)
         assert_evil_never_ran(conn, "in verify")
@@ -320,7 +321,7 @@ def test_hostile_search_path_reaches_no_function(dsn: str, conn: psycopg.Connect
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_verify_ignores_shadowing_tables_on_search_path(dsn: str, conn: psycopg.Connection, strategy: str) -> None:
     create_tables(conn)
-    command.create("tri", TRIANGLE_SQL, strategy=strategy, target=conn)  # unqualified names: public.r, s, t
+    command.create("tri", TRIANGLE_SQL, system=strategy, target=conn)  # unqualified names: public.r, s, t
     conn.execute("CREATE SCHEMA shadow; CREATE TABLE shadow.r (a int, b int); CREATE TABLE shadow.s (b int, c int); "
                  "CREATE TABLE shadow.t (c int, a int)")
     with connect_as(dsn, options="-c search_path=shadow,public") as shadowed:
@@ -375,7 +376,7 @@ def test_reader_reads_the_view_and_nothing_of_the_state(dsn: str, conn: psycopg.
                                                         strategy: str) -> None:
     reader = make_role("reader")
     create_tables(conn)
-    command.create("tri", TRIANGLE_SQL, strategy=strategy, target=conn)
+    command.create("tri", TRIANGLE_SQL, system=strategy, target=conn)
     run(conn, "GRANT SELECT ON tri TO {u}", u=reader)
     with connect_as(dsn, reader) as c:
         assert c.execute("SELECT * FROM tri").fetchone()[0] == 4
@@ -386,7 +387,7 @@ def test_reader_reads_the_view_and_nothing_of_the_state(dsn: str, conn: psycopg.
 def test_writer_is_maintained_and_touches_no_state(dsn: str, conn: psycopg.Connection, make_role, strategy: str) -> None:
     writer = make_role("writer")
     create_tables(conn)
-    command.create("tri", TRIANGLE_SQL, strategy=strategy, target=conn)
+    command.create("tri", TRIANGLE_SQL, system=strategy, target=conn)
     run(conn, "GRANT SELECT, INSERT, UPDATE, DELETE, TRUNCATE ON r, s, t TO {u}", u=writer)
     with connect_as(dsn, writer) as c:
         for table in ("r", "s", "t"):

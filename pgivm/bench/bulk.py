@@ -48,7 +48,7 @@ from pgivm.bench.common import (
 )
 from pgivm.bench.updates import base_rows
 from pgivm.errors import PgivmError
-from pgivm.strategies.common import BATCH_THRESHOLD
+from pgivm.systems.common import BATCH_THRESHOLD
 
 DEFAULT_SIZES = [10_000, 100_000]
 DEFAULT_CROSSOVER_SIZES = [4, 16, 64, 256, 384, 512, 1024, 4096]

@@ -19,7 +19,7 @@ from psycopg import sql
 from pgivm import command
 from pgivm.errors import PgivmError
 from pgivm.progress import Progress
-from pgivm.strategies import common as strategy_common
+from pgivm.systems import common as strategy_common
 
 TRIANGLE_SQL = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
 TABLES: dict[str, tuple[str, str]] = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
@@ -114,15 +114,18 @@ def create_view(conn: psycopg.Connection, strategy: Strategy, batch_threshold: i
     ``batch_threshold``: as ``pgivm create --batch-threshold`` (None: the default)."""
     if strategy.name is None:
         return None
-    created = command.create(VIEW, TRIANGLE_SQL, epsilon=strategy.epsilon, strategy=strategy.name,
-                             batch_threshold=batch_threshold, target=conn)
+    options = {"epsilon": strategy.epsilon} if strategy.name == "ivme" else {}
+    if strategy.name != "recompute":
+        options["batch_threshold"] = batch_threshold
+    created = command.create(VIEW, TRIANGLE_SQL, system=strategy.name, target=conn, **options)
     conn.execute("VACUUM ANALYZE")  # the new state tables, as autovacuum would do soon, maybe mid-stream
     settle(conn)
     info = command.status(VIEW, target=conn)
-    view = View(strategy, created.seconds, sum(int(t["bytes"]) for t in info["tables"]))
+    view = View(strategy, created.seconds, sum(int(t["bytes"]) for t in info.tables))
     if strategy.name == "ivme":
-        view.theta = float(info["theta"])
-        view.heavy_values = sum(int(r["heavy_values"]) for r in info["relations"].values())
+        view.theta = float(info.figures["theta"])
+        relations = info.sections[0]
+        view.heavy_values = sum(int(row[relations.headers.index("heavy values")]) for row in relations.rows)
     return view
 
 

@@ -154,7 +154,7 @@ def pgivm_load(config: Config, table: str, columns: tuple[str, str], path: Path)
     from pgivm.spark import load as spark_load
 
     result = spark_load.load(table, str(path), list(columns), fmt="edges", master=config.master, symmetric=True,
-                             drop_self_loops=True, distinct=True, dsn=config.dsn)
+                             drop_self_loops=True, distinct=True, target=config.dsn)
     return result.rows, result.seconds, dict(result.steps)
 
 
@@ -230,7 +230,7 @@ def create_both_ways(conn: psycopg.Connection, graph: Graph, results: Results) -
         created = command.create(VIEW, TRIANGLE_SQL, epsilon=EPSILON, target=conn, preprocess=preprocess)
         steps = dict(spark_preprocess.last_timings) if preprocess == "spark" else {}
         runs.append(CreateRun(graph.label, preprocess, created.seconds, int(created.count or 0),
-                              int(created.db_size or 0), steps))
+                              int(created.figures.get("|D|") or 0), steps))
         command.drop(VIEW, target=conn)
         settle(conn)
     results.creates.extend(runs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -16,15 +16,21 @@ from pgivm.query.model import Atom, TableRef, TriangleCount
 from pgivm.query.resolve import ResolvedView
 
 
+MODEL_VERSION = 1  # the triangle-count model: atoms r, s, t with their tables, aggregate, output name
+
+
 @dataclass(frozen=True)
 class ViewRecord:
     name: str
     view_schema: str
     state_schema: str
-    strategy: str
-    epsilon: float | None
+    system: str
     definition: str
     model: dict[str, Any]
+    params: dict[str, Any] = field(default_factory=dict)
+    model_version: int = MODEL_VERSION
+    template_version: str = ""
+    objects: list[dict[str, Any]] = field(default_factory=list)
     created_at: datetime | None = None
 
     @property
@@ -60,17 +66,21 @@ def model_from_json(model: dict[str, Any]) -> TriangleCount:
 def insert(conn: psycopg.Connection, record: ViewRecord) -> None:
     conn.execute(
         """
-        INSERT INTO pgivm.views (name, view_schema, state_schema, strategy, epsilon, definition, model)
-        VALUES (%s, %s, %s, %s, %s, %s, %s)
+        INSERT INTO pgivm.views (name, view_schema, state_schema, system, definition, model, params,
+                                 model_version, template_version, objects)
+        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
         """,
         [
             record.name,
             record.view_schema,
             record.state_schema,
-            record.strategy,
-            record.epsilon,
+            record.system,
             record.definition,
             json.dumps(record.model),
+            json.dumps(record.params),
+            record.model_version,
+            record.template_version,
+            json.dumps(record.objects),
         ],
     )
 
@@ -94,12 +104,17 @@ def all_views(conn: psycopg.Connection) -> list[ViewRecord]:
     return [ViewRecord(**row) for row in rows]
 
 
-def set_epsilon(conn: psycopg.Connection, name: str, epsilon: float) -> None:
-    conn.execute("UPDATE pgivm.views SET epsilon = %s WHERE name = %s", [epsilon, name])
+def set_template_version(conn: psycopg.Connection, name: str, version: str) -> None:
+    conn.execute("UPDATE pgivm.views SET template_version = %s WHERE name = %s", [version, name])
 
 
 def delete(conn: psycopg.Connection, name: str) -> None:
     conn.execute("DELETE FROM pgivm.views WHERE name = %s", [name])
+
+
+def delete_base_tables(conn: psycopg.Connection, name: str) -> None:
+    """Forget the view's base tables (the DDL guard then lets its capture triggers go)."""
+    conn.execute("DELETE FROM pgivm.base_tables WHERE view_name = %s", [name])
 
 
 def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,

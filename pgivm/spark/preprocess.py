@@ -12,8 +12,8 @@ Mirrors the build (``sql/ivme/45_relation_build.sql``, then ``restart()`` of
   V_TR(c,b) = Σ_a T_heavy·R_light, zero sums dropped;
 * the count over the heavy/light decomposition: V_RS⋈T + V_ST⋈R + V_TR⋈S + hhh + lll.
 
-The integration (``run_install_plan``): ``command.create`` hands over the IVMε install plan. Every
-statement runs in the caller's transaction as usual, except the set-at-a-time build
+The integration: this is IVMε's ``spark`` build provider (``pgivm.systems.ivme.SparkBuild``).
+``command.create`` runs the install plan in its transaction as usual, except the build phase
 (``ivme.build_plan``: each relation loaded, then ``restart()``), which is replaced: while that transaction
 holds SHARE ROW EXCLUSIVE locks on the base tables (writers wait, readers don't), Spark reads the
 base tables over JDBC with partitioned reads, computes the state, and writes it into unlogged
@@ -47,8 +47,7 @@ from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES
 from pgivm.query.resolve import ResolvedView
 from pgivm.capture import atom_columns
-from pgivm.strategies import ivme
-from pgivm.strategies.common import Names
+from pgivm.systems.common import Names
 
 RELATIONS = ("r", "s", "t")
 NEXT = {"r": "s", "s": "t", "t": "r"}
@@ -270,25 +269,6 @@ def scratch_schemas(conn: psycopg.Connection) -> Iterator[ScratchSchemas]:
     except BaseException:
         scratch.drop_all()
         raise
-
-
-def run_install_plan(conn: psycopg.Connection, plan: list[sql.Composable], view: ResolvedView, name: str,
-                     epsilon: float, scratch: ScratchSchemas, master: str = "local[*]") -> None:
-    """Execute the IVMε install plan in ``conn``'s transaction with the build done by Spark.
-
-    ``scratch`` records the scratch schema; the caller drops it if its transaction fails (see
-    ``scratch_schemas``).
-    """
-    build = ivme.build_plan(view, name).as_string(conn)
-    replaced = False
-    for statement in plan:
-        if not replaced and statement.as_string(conn) == build:
-            build_with_spark(conn, view, name, epsilon, scratch, master)
-            replaced = True
-        else:
-            conn.execute(statement)
-    if not replaced:
-        raise PgivmError("internal error: the IVMε install plan has no build step for --preprocess spark to replace")
 
 
 def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, epsilon: float,

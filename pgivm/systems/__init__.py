@@ -1,13 +1,7 @@
-"""Maintenance strategies: one module each, turning a resolved view into SQL that keeps it current.
+"""Maintenance systems: one package each (its Python and, in ``sql/``, its SQL templates), all
+fulfilling the contract in ``base.py``, listed once in ``registry.py``."""
 
-Every strategy module provides ``NAME``, ``install_plan(view, name, view_schema, epsilon)``,
-``status(conn, name)`` and ``verify_state(conn, view, name, strict)``.
-"""
+from pgivm.systems.base import Action, InstallPlan, Option, System, SystemStatus
+from pgivm.systems.registry import SYSTEMS, get
 
-from types import ModuleType
-
-from pgivm.systems import first_order, ivme, recompute
-
-STRATEGIES: dict[str, ModuleType] = {module.NAME: module for module in (ivme, first_order, recompute)}
-
-__all__ = ["STRATEGIES", "first_order", "ivme", "recompute"]
+__all__ = ["SYSTEMS", "Action", "InstallPlan", "Option", "System", "SystemStatus", "get"]

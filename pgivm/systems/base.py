@@ -11,6 +11,7 @@ builds its options from the same specs. Adding a system means a package here and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -18,6 +19,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm.capture import CaptureTrigger
+from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef, TriangleCount
 from pgivm.query.resolve import ResolvedView
 
@@ -36,6 +38,7 @@ class Option:
     default: Any
     help: str
     check: Callable[[Any], str | None] | None = None  # a one-line complaint about a bad value, or None
+    in_state: bool = False  # kept in the view's state row (which its functions read), not in the catalog
 
     @property
     def flag(self) -> str:
@@ -95,8 +98,13 @@ class Section:
 class SystemStatus:
     """What a system reports about one view beyond the common part: key figures and sections."""
 
-    figures: dict[str, Any]  # shown as one row, e.g. epsilon, N, theta, |D|, updates applied
+    figures: dict[str, Any]  # snake_case keys, e.g. epsilon, n, theta, db_size, updates_applied
     sections: list[Section] = field(default_factory=list)
+    labels: dict[str, str] = field(default_factory=dict)  # how a figure is headed in a table, if not by its key
+    headline: tuple[str, ...] = ()  # figures worth one line after create
+
+    def label(self, key: str) -> str:
+        return self.labels.get(key, key.replace("_", " "))
 
 
 @dataclass(frozen=True)
@@ -111,7 +119,15 @@ class Action:
     locks_state: bool = True  # takes the view's lock first, as writers do
 
 
-BuildProvider = Callable[..., None]  # (conn, plan, view, name, params, scratch) -> fills the state
+class BuildProvider(Protocol):
+    """Another way to run the build phase (IVMε: ``spark``)."""
+
+    def around(self, conn: psycopg.Connection) -> AbstractContextManager[Any]:
+        """Wraps create's whole transaction: cleans up what the build left outside it on failure."""
+
+    def build(self, conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any],
+              context: Any) -> None:
+        """Fill the freshly created state from the base tables, instead of the build phase's SQL."""
 
 
 class System(Protocol):
@@ -123,8 +139,11 @@ class System(Protocol):
     actions: tuple[Action, ...]
     builders: dict[str, BuildProvider]  # extra ways to run the build phase, e.g. {"spark": ...}
 
-    def accepts(self, query: TriangleCount) -> str | None:
-        """None if the system can maintain the query, else one line saying why not."""
+    def accepts(self, query: ConjunctiveQuery) -> str | None:
+        """None if the system can maintain the query, else a few words saying why not."""
+
+    def model(self, query: ConjunctiveQuery) -> TriangleCount:
+        """The accepted query in the form the system's plan works on (the triangle systems: R, S, T)."""
 
     def plan(self, view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
         """The install plan of an accepted, resolved query."""

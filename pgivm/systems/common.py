@@ -14,6 +14,9 @@ from psycopg import sql
 from psycopg.rows import dict_row
 
 from pgivm import capture
+from pgivm.errors import UnsupportedQuery
+from pgivm.query.analysis import join_tree, shapes
+from pgivm.query.cq import ConjunctiveQuery
 from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
 from pgivm.query.resolve import BaseTable, ResolvedView
@@ -114,13 +117,17 @@ def capture_functions_plan(
     })
 
 
-def capture_plan(names: Names, view: ResolvedView, name: str, strategy: str,
-                 batch_threshold: int | None = None) -> list[sql.Composable]:
-    """For every base table: its trigger functions, then its triggers (on every partition too)."""
+def capture_functions_all(names: Names, view: ResolvedView, name: str, strategy: str,
+                          batch_threshold: int | None = None) -> list[sql.Composable]:
+    """The capture trigger functions of every base table (the functions phase)."""
+    return [capture_functions_plan(names, view, name, table, strategy, batch_threshold) for table in view.query.tables]
+
+
+def capture_triggers_all(view: ResolvedView, name: str, triggers_of: Any) -> list[sql.Composable]:
+    """The capture triggers on every base table and its partitions (the capture phase)."""
     plan: list[sql.Composable] = []
     for table in view.query.tables:
-        plan.append(capture_functions_plan(names, view, name, table, strategy, batch_threshold))
-        plan += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
+        plan += capture.triggers_on(view.base_of(table), triggers_of(view, name, table))
     return plan
 
 
@@ -128,11 +135,16 @@ def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[cap
     return capture.view_triggers(name, state_schema_for(name), capture.letters_of(view, table))
 
 
+def expose_plan(names: Names, query: TriangleCount, name: str, view_schema: str, strategy: str) -> list[sql.Composable]:
+    """What users see: the view over the result, and no right on the state for anyone else."""
+    return [user_view_plan(names, query, name, view_schema, strategy), revoke_plan(names)]
+
+
 def user_view_plan(names: Names, query: TriangleCount, name: str, view_schema: str, strategy: str) -> sql.Composable:
     # sum(1) over an empty join is NULL where count(*) is 0: answer exactly as the SQL would.
     value = sql.SQL("count") if query.aggregate == "count" else sql.SQL("NULLIF(count, 0)")
     return sql.SQL(
-        "CREATE VIEW {view} AS SELECT {value} AS {output} FROM {result}; COMMENT ON VIEW {view} IS {comment}"
+        "CREATE OR REPLACE VIEW {view} AS SELECT {value} AS {output} FROM {result}; COMMENT ON VIEW {view} IS {comment}"
     ).format(
         view=sql.Identifier(view_schema, name),
         value=value,
@@ -155,12 +167,31 @@ def revoke_plan(names: Names) -> sql.Composable:
     ).format(s=names.schema_id)
 
 
-def drop_plan(name: str, view_schema: str, base_oids: list[int], trigger_names: list[str]) -> list[sql.Composable]:
-    """The user view, the triggers on every base table (and partition) found by oid, the state schema."""
-    statements: list[sql.Composable] = [sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(view_schema, name))]
-    statements += [capture.drop_triggers(oid, trigger_names) for oid in base_oids]
-    statements.append(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(state_schema_for(name))))
-    return statements
+def drop_triggers(base_oid: int, trigger_names: list[str]) -> sql.Composable:
+    return capture.drop_triggers(base_oid, trigger_names)
+
+
+def drop_functions(schema: str) -> sql.Composable:
+    """DROP every function of a state schema (``upgrade`` then creates them from the templates)."""
+    return sql.SQL(
+        "DO $pgivm$ DECLARE f record; BEGIN "
+        "FOR f IN SELECT p.oid::pg_catalog.regprocedure AS fn FROM pg_catalog.pg_proc p "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = {schema} LOOP "
+        "EXECUTE pg_catalog.format('DROP FUNCTION %s', f.fn); END LOOP; END $pgivm$"
+    ).format(schema=sql.Literal(schema))
+
+
+def state_logged(schema: str) -> sql.Composable:
+    """Make every unlogged table of a state schema logged (versions before 2 had unlogged scratch
+    tables, which a crash in the transaction that created them can leave PostgreSQL unable to
+    restart with)."""
+    return sql.SQL(
+        "DO $pgivm$ DECLARE t record; BEGIN "
+        "FOR t IN SELECT c.oid::pg_catalog.regclass AS rel FROM pg_catalog.pg_class c "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = {schema} AND c.relkind = 'r' AND c.relpersistence = 'u' LOOP "
+        "EXECUTE pg_catalog.format('ALTER TABLE %s SET LOGGED', t.rel); END LOOP; END $pgivm$"
+    ).format(schema=sql.Literal(schema))
 
 
 def read_state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
@@ -226,3 +257,35 @@ def run_checks(conn: psycopg.Connection, named_queries: list[tuple[str, sql.Comp
         if rows:
             failures.append(CheckFailure(check, rows))
     return failures
+
+
+# --- which queries the triangle systems accept -----------------------------------------------------
+
+
+def shape_of(cq: ConjunctiveQuery) -> str:
+    """The join's shape in a few words, for refusals: "cyclic join (a 4-cycle)", "acyclic join (a path
+    of 3 tables)", ..."""
+    if len(cq.atoms) == 1:
+        return "a single table"
+    if join_tree(cq) is None:
+        k = shapes.cycle(cq)
+        return f"cyclic join (a {k}-cycle)" if k else "cyclic join"
+    for kind, size in (("path", shapes.path(cq)), ("star", shapes.star(cq))):
+        if size:
+            return f"acyclic join (a {kind} of {size} tables)"
+    return "acyclic join"
+
+
+def triangle_reason(cq: ConjunctiveQuery) -> str | None:
+    """None if the query is a triangle count (what ivme, first-order and recompute maintain), else why not."""
+    try:
+        shapes.as_triangle(cq)
+        return None
+    except UnsupportedQuery as err:
+        if shapes.cycle(cq) == 3:  # a triangle join, but something else is not supported
+            return err.message
+        return f"{shape_of(cq)}: only the triangle count is supported ({err.message})"
+
+
+def triangle_model(cq: ConjunctiveQuery) -> TriangleCount:
+    return shapes.as_triangle(cq)

@@ -12,21 +12,25 @@ import psycopg
 from psycopg import sql
 
 from pgivm.capture import atom_columns
-from pgivm.query.model import VARIABLES, Atom, RelationName
+from pgivm.systems import ivme
+from pgivm.query.model import VARIABLES, Atom, RelationName, TriangleCount
 from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import InstallPlan, SystemStatus
 from pgivm.systems.common import (
+    triangle_model,
+    triangle_reason,
     CheckFailure,
     Names,
     analyze_plan,
-    basic_status,
-    capture_plan,
+    capture_functions_all,
+    capture_triggers,
+    capture_triggers_all,
     checks,
+    expose_plan,
+    read_state,
     render,
-    revoke_plan,
     run_checks,
-    user_view_plan,
 )
-from pgivm.systems.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "first-order"
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
@@ -71,27 +75,29 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
     }
 
 
-def install_plan(
-    view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
-) -> list[sql.Composable]:
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
     names = Names.of(name)
-    plan: list[sql.Composable] = [render(__name__, "00_view_state.sql", _view_params(names, name, view.query.sql))]
-    plan += [render(__name__, "10_relation.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
-    plan.append(render(__name__, "30_view.sql", _view_params(names, name, view.query.sql)))
-    plan += [render(__name__, "15_relation_build.sql", _relation_params(names, view, atom)) for atom in view.query.atoms]
-    plan.append(sql.SQL("SELECT {}()").format(names("restart")))
-    plan.append(analyze_plan(names, [f"{k}_tuples" for k in RELATIONS]))
-    plan += capture_plan(names, view, name, "first-order IVM", batch_threshold)
-    plan.append(user_view_plan(names, view.query, name, view_schema, "first-order IVM"))
-    plan.append(revoke_plan(names))
-    return plan
+    view_params = _view_params(names, name, view.query.sql)
+    relations = [_relation_params(names, view, atom) for atom in view.query.atoms]
+    functions = [render(__name__, "20_relation_functions.sql", p) for p in relations]
+    functions.append(render(__name__, "30_view.sql", view_params))
+    functions += capture_functions_all(names, view, name, "first-order IVM", params["batch_threshold"])
+    build: list[sql.Composable] = [render(__name__, "15_relation_build.sql", p) for p in relations]
+    build.append(sql.SQL("SELECT {}()").format(names("restart")))
+    build.append(analyze_plan(names, [f"{k}_tuples" for k in RELATIONS]))
+    return InstallPlan.of(
+        state=[render(__name__, "00_view_state.sql", view_params),
+               *(render(__name__, "10_relation_tables.sql", p) for p in relations)],
+        functions=functions, build=build,
+        capture=capture_triggers_all(view, name, capture_triggers),
+        expose=expose_plan(names, view.query, name, view_schema, "first-order IVM"))
 
 
-def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
-    return basic_status(conn, name)
+def status(conn: psycopg.Connection, name: str) -> SystemStatus:
+    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
 
 
-def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     names = Names.of(name)
     named = []
     for atom in view.query.atoms:
@@ -101,3 +107,21 @@ def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict
         "SELECT r.count, {f}() FROM {result} r WHERE r.count <> {f}()").format(
             f=names("count_from_state"), result=names("result"))))
     return run_checks(conn, named)
+
+
+class FirstOrder:
+    name = NAME
+    summary = "first-order IVM: the classical delta query per update, O(N); the yardstick IVMε improves on"
+    options = (ivme.BATCH,)
+    actions = ()
+    builders: dict = {}
+
+    accepts = staticmethod(triangle_reason)
+    model = staticmethod(triangle_model)
+    plan = staticmethod(plan)
+    capture_triggers = staticmethod(capture_triggers)
+    status = staticmethod(status)
+    verify = staticmethod(verify)
+
+
+SYSTEM = FirstOrder()

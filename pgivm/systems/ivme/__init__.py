@@ -17,24 +17,26 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import capture
-from pgivm.capture import atom_columns
-from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef
+from pgivm.capture import BATCH_THRESHOLD, atom_columns
+from pgivm.query.model import VARIABLES, Atom, RelationName, TriangleCount
 from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import Action, InstallPlan, Option, Section, SystemStatus
 from pgivm.systems.common import (
+    triangle_model,
+    triangle_reason,
     CheckFailure,
     Names,
     analyze_plan,
-    capture_plan,
+    capture_functions_all,
+    capture_triggers,
+    capture_triggers_all,
     checks,
+    expose_plan,
     read_state,
     render,
-    revoke_plan,
     run_checks,
     table_sizes,
-    user_view_plan,
 )
-from pgivm.systems.common import capture_triggers as capture_triggers  # noqa: PLC0414  # re-exported
 
 NAME = "ivme"
 DEFAULT_EPSILON = 0.5
@@ -151,35 +153,33 @@ def build_plan(view: ResolvedView, name: str) -> sql.Composable:
     return sql.SQL("\n").join([*loads, sql.SQL("SELECT {}();").format(names("restart"))])
 
 
-def install_plan(
-    view: ResolvedView, name: str, view_schema: str, epsilon: float, batch_threshold: int | None = None
-) -> list[sql.Composable]:
-    """DDL for the state, the maintenance functions, the build from existing data, and the triggers.
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    """The state, the maintenance functions, the build from existing data, the triggers, the view.
 
-    Run it in one transaction with the base tables locked against writes (``pgivm.command`` takes
-    the locks), so that no change slips between the set-at-a-time build and the triggers.
+    ``pgivm.command`` runs it in one transaction with the base tables locked against writes, so
+    that no change slips between the set-at-a-time build and the triggers.
     """
     names = Names.of(name)
     types = view.variable_types
     view_params = _view_params(names, name, view.query.sql)
-    plan: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
-    plan.append(
+    state: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
+    state.append(
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
-            names("state"), sql.Literal(float(epsilon)), names("result")
+            names("state"), sql.Literal(float(params["epsilon"])), names("result")
         )
     )
-    plan += [_render("10_relation_tables.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    plan += [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    plan += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    plan.append(_render("30_view_maintenance.sql", view_params))
-    plan += [_render("40_relation_clear.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    plan.append(build_plan(view, name))
-    plan.append(analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
-                             + list(AUX_VIEW.values())))
-    plan += capture_plan(names, view, name, "IVMε", batch_threshold)
-    plan.append(user_view_plan(names, view.query, name, view_schema, "IVMε"))
-    plan.append(revoke_plan(names))
-    return plan
+    state += [_render("10_relation_tables.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions = [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions.append(_render("30_view_maintenance.sql", view_params))
+    functions += [_render("40_relation_clear.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions += capture_functions_all(names, view, name, "IVMε", params["batch_threshold"])
+    build = [build_plan(view, name),
+             analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
+                          + list(AUX_VIEW.values()))]
+    return InstallPlan.of(state=state, functions=functions, build=build,
+                          capture=capture_triggers_all(view, name, capture_triggers),
+                          expose=expose_plan(names, view.query, name, view_schema, "IVMε"))
 
 
 def rebalance_plan(name: str, epsilon: float | None = None) -> sql.Composable:
@@ -194,11 +194,11 @@ def rebalance_plan(name: str, epsilon: float | None = None) -> sql.Composable:
 # --- reading the state back ------------------------------------------------------------------
 
 
-def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
-    """ε, N, |D|, heavy values per relation, the size of every state table, the counters."""
+def status(conn: psycopg.Connection, name: str) -> SystemStatus:
+    """ε, N, θ, |D|, the counters; heavy values and tuples per relation."""
     names = Names.of(name)
     info = read_state(conn, name)
-    relations = {}
+    relations = []
     for k in RELATIONS:
         row = conn.execute(
             sql.SQL(
@@ -207,21 +207,19 @@ def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
             ).format(h=names(f"{k}_heavy"), l=names(f"{k}_light"), d=names(f"{k}_degree"))
         ).fetchone()
         assert row is not None
-        relations[k.upper()] = {
-            "heavy_values": row[0],
-            "values": row[1],
-            "heavy_tuples": row[2],
-            "light_tuples": row[3],
-        }
-    info["relations"] = relations
-    info["tables"] = table_sizes(conn, name)
-    return info
+        relations.append([k.upper(), row[1], row[0], row[2], row[3]])
+    figures = {k: info[k] for k in ("epsilon", "n", "theta", "db_size", "updates_applied", "major_rebalances",
+                                    "minor_rebalances")}
+    return SystemStatus(figures, [Section("relations", ["relation", "values", "heavy values", "heavy tuples",
+                                                        "light tuples"], relations)],
+                        labels={"n": "N", "theta": "theta = N^eps", "db_size": "|D|", "updates_applied": "updates"},
+                        headline=("db_size",))
 
 
 # --- verification ----------------------------------------------------------------------------
 
 
-def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
     names = Names.of(name)
     named = checks(__name__, "61_verify_view.sql", _view_params(names, name, view.query.sql))
@@ -230,3 +228,65 @@ def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict
             if check != "strict_partition" or strict:
                 named.append((f"{atom.relation.upper()}.{check}", query))
     return run_checks(conn, named)
+
+
+# --- the system --------------------------------------------------------------------------------
+
+
+def _epsilon_in_range(value: float) -> str | None:
+    return None if 0.0 <= value <= 1.0 else f"epsilon must be between 0 and 1, got {value}"
+
+
+def _not_negative(value: int) -> str | None:
+    return None if value >= 0 else f"must be 0 or more, got {value}"
+
+
+EPSILON = Option("epsilon", float, DEFAULT_EPSILON, "IVMε trade-off in [0, 1]: space O(N^(1+min(ε,1-ε))), "
+                 "update time O(N^max(ε,1-ε)); 0.5 is worst-case optimal", _epsilon_in_range, in_state=True)
+BATCH = Option("batch_threshold", int, BATCH_THRESHOLD, "statements changing more rows than this are maintained "
+               "set at a time (0: every statement)", _not_negative)
+
+
+def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> dict[str, Any]:
+    conn.execute(rebalance_plan(name, options.get("epsilon")))
+    return read_state(conn, name)
+
+
+class SparkBuild:
+    """The build phase computed by Spark (``create --preprocess spark``): see pgivm.spark.preprocess."""
+
+    def around(self, conn: psycopg.Connection) -> Any:
+        from pgivm.spark import preprocess
+
+        return preprocess.scratch_schemas(conn)
+
+    def build(self, conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any],
+              context: Any) -> None:
+        from pgivm.spark import preprocess
+
+        preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
+        conn.execute(analyze_plan(Names.of(name), [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
+                                  + list(AUX_VIEW.values())))
+
+
+class Ivme:
+    name = NAME
+    summary = "IVMε: triangle counts, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)"
+    options = (EPSILON, BATCH)
+    actions = (
+        Action("rebalance", "force a major rebalancing: strict repartition at N^epsilon, auxiliary views rebuilt",
+               (), _rebalance),
+        Action("alter", "change epsilon; repartitions at once (a major rebalancing)",
+               (Option("epsilon", float, None, "new epsilon in [0, 1]", _epsilon_in_range),), _rebalance),
+    )
+    builders = {"spark": SparkBuild()}
+
+    accepts = staticmethod(triangle_reason)
+    model = staticmethod(triangle_model)
+    plan = staticmethod(plan)
+    capture_triggers = staticmethod(capture_triggers)
+    status = staticmethod(status)
+    verify = staticmethod(verify)
+
+
+SYSTEM = Ivme()

@@ -12,17 +12,19 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture
-from pgivm.query.model import TableRef
+from pgivm.query.model import TableRef, TriangleCount
 from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import InstallPlan, SystemStatus
 from pgivm.systems.common import (
+    triangle_model,
+    triangle_reason,
     CheckFailure,
     Names,
-    basic_status,
     count_query,
+    expose_plan,
+    read_state,
     render,
-    revoke_plan,
     state_schema_for,
-    user_view_plan,
 )
 
 NAME = "recompute"
@@ -34,13 +36,11 @@ def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[cap
                                    (state_schema_for(name), "refresh"))]
 
 
-def install_plan(
-    view: ResolvedView, name: str, view_schema: str, epsilon: float | None = None, batch_threshold: int | None = None
-) -> list[sql.Composable]:
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
     names = Names.of(name)
     tables = view.query.tables
     holes = capture.FormatHoles(len(tables))
-    plan: list[sql.Composable] = [render(__name__, "00_view.sql", {
+    values: dict[str, sql.Composable] = {
         "schema": names.schema_id,
         "state": names("state"),
         "result": names("result"),
@@ -53,17 +53,37 @@ def install_plan(
         "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy recompute): {view.query.sql}"),
         "result_comment": sql.Literal(f"pgivm: the result of view {name}, recomputed after every write"),
         "refresh_comment": sql.Literal(f"pgivm view {name}: recompute the count after a statement"),
-    })]
-    for table in tables:
-        plan += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
-    plan.append(user_view_plan(names, view.query, name, view_schema, "recompute"))
-    plan.append(revoke_plan(names))
-    return plan
+    }
+    return InstallPlan.of(
+        state=[render(__name__, "00_view_state.sql", values)],
+        functions=[render(__name__, "10_refresh.sql", values)],
+        build=[render(__name__, "20_build.sql", values)],
+        capture=[statement for table in tables
+                 for statement in capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))],
+        expose=expose_plan(names, view.query, name, view_schema, "recompute"))
 
 
-def status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
-    return basic_status(conn, name)
+def status(conn: psycopg.Connection, name: str) -> SystemStatus:
+    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
 
 
-def verify_state(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     return []  # the only state is the count, which verify compares with the recount
+
+
+class Recompute:
+    name = NAME
+    summary = "recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)"
+    options = ()
+    actions = ()
+    builders: dict = {}
+
+    accepts = staticmethod(triangle_reason)
+    model = staticmethod(triangle_model)
+    plan = staticmethod(plan)
+    capture_triggers = staticmethod(capture_triggers)
+    status = staticmethod(status)
+    verify = staticmethod(verify)
+
+
+SYSTEM = Recompute()

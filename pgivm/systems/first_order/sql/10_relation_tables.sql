@@ -14,10 +14,10 @@ CREATE TABLE {k_tuples} (
 );
 COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
 
--- M by its second column, for the merge below.
+-- M by its second column, for the merge in 20_relation_functions.sql.
 CREATE INDEX ON {k_tuples} ({y}, {x}) INCLUDE (mult);
 
--- A multi-row statement's net change of K, applied set at a time (see common/capture_functions.sql).
+-- A multi-row statement's net change of K, applied set at a time (see pgivm/capture/sql/capture_functions.sql).
 CREATE TABLE {k_delta} (
     {x}      {type_x} NOT NULL,
     {y}      {type_y} NOT NULL,

@@ -1,0 +1,115 @@
+"""How pgivm's commands use the database: one transaction per command, pgivm's own settings
+inside it, locks taken so that no writer ever deadlocks with a command, snapshots for reading.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Union
+
+import psycopg
+from psycopg import sql
+
+from pgivm.catalog import migrate
+from pgivm.connection import connect
+from pgivm.errors import PgivmError
+
+Target = Union[str, psycopg.Connection, None]
+
+@contextmanager
+def session(target: Target) -> Iterator[psycopg.Connection]:
+    if isinstance(target, psycopg.Connection):
+        yield target
+    else:
+        with connect(target, autocommit=True) as conn:  # every transaction explicit, as with a caller's
+            yield conn
+
+
+# Locks of create, drop, rebalance: each attempt waits at most this long, then the command lets go
+# of every lock it holds, backs off and tries again, so that it never waits on a writer while that
+# writer waits on it (which PostgreSQL would break by aborting one of the two after deadlock_timeout).
+LOCK_ATTEMPT_MS = 100
+LOCK_WAIT_S = 60.0  # the default budget of all attempts together
+
+
+@contextmanager
+def transaction(conn: psycopg.Connection) -> Iterator[None]:
+    """``conn.transaction()`` (a savepoint inside a caller's transaction) that, on success, puts back
+    the settings pgivm changes inside it: transaction-local settings would outlive the savepoint."""
+    with conn.transaction():
+        saved = conn.execute("SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('row_security'), "
+                             "pg_catalog.current_setting('lock_timeout')").fetchone()
+        yield
+        conn.execute("SELECT pg_catalog.set_config('search_path', %s, true), pg_catalog.set_config('row_security', %s, true), "
+                     "pg_catalog.set_config('lock_timeout', %s, true)", saved)
+
+
+def fixed_search_path(conn: psycopg.Connection) -> None:
+    """For the rest of the transaction: names resolve in pg_catalog only (pgivm's SQL qualifies
+    everything else), and a row-level security policy is an error, not code run by this role."""
+    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true), "
+                 "pg_catalog.set_config('row_security', 'off', true)")
+
+
+def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[], None], budget: float) -> None:
+    """Run ``take`` (statements that acquire locks) in a savepoint with a short lock_timeout; on a
+    timeout roll back to the savepoint, releasing what it got, back off and retry, up to ``budget``
+    seconds. A writer queued behind us therefore waits at most one attempt, never deadlocks."""
+    previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
+    deadline = time.monotonic() + budget
+    pause = 0.02
+    try:
+        while True:
+            try:
+                with conn.transaction():
+                    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{LOCK_ATTEMPT_MS}ms"])
+                    take()
+                return
+            except psycopg.errors.LockNotAvailable:
+                if time.monotonic() + pause > deadline:
+                    raise PgivmError(f"could not lock {what} within {budget:g} s: other transactions kept them busy",
+                                     "retry when fewer transactions write them, or allow a longer wait (--lock-wait)") from None
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
+    finally:
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
+            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
+
+
+def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budget: float) -> None:
+    """Lock the base tables (and their partitions) found by oid. Named from the oid now; LOCK runs
+    no code of the table's owner, and a name that no longer leads to that oid is an error."""
+    names = [conn.execute("SELECT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM pg_catalog.pg_class c "
+                          "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s", [oid]).fetchone()[0]  # type: ignore[index]
+             for oid in oids]
+
+    def take() -> None:
+        for oid, name in zip(oids, names):
+            conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(name), sql.SQL(mode)))  # type: ignore[arg-type]
+            found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::int8", [name]).fetchone()
+            if not found or found[0] != oid:
+                raise PgivmError(f"table {name} changed while pgivm was locking it", "retry the command")
+
+    with_lock_retries(conn, ", ".join(names), take, budget)
+
+
+@contextmanager
+def snapshot(conn: psycopg.Connection) -> Iterator[None]:
+    """A read-only REPEATABLE READ transaction (when the connection is idle; inside a caller's
+    transaction, that transaction), with pgivm's fixed search_path. Maintenance happens in the
+    writing transactions, so one snapshot sees the base tables and the state consistently: no
+    table lock is needed, and no writer waits for us."""
+    migrate.upgrade(conn)
+    own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+    saved = (conn.isolation_level, conn.read_only)
+    if own:
+        conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+    try:
+        with transaction(conn):
+            fixed_search_path(conn)
+            yield
+    finally:
+        if own:
+            conn.isolation_level, conn.read_only = saved

@@ -1,0 +1,77 @@
+"""The Python API: typed results, systems chosen and checked through the registry, and a
+SQLAlchemy ``Select`` accepted as a view definition."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+import sqlalchemy as sa
+
+from conftest import TRIANGLE_SQL
+from pgivm import command
+from pgivm.errors import PgivmError
+from pgivm.systems import registry
+
+
+def load(conn: psycopg.Connection) -> int:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
+    conn.execute("INSERT INTO r SELECT g % 9, g % 4 FROM generate_series(1, 120) g;"
+                 "INSERT INTO s SELECT g % 4, g % 6 FROM generate_series(1, 120) g;"
+                 "INSERT INTO t SELECT g % 6, g % 9 FROM generate_series(1, 120) g")
+    return conn.execute(TRIANGLE_SQL).fetchone()[0]
+
+
+def test_a_sqlalchemy_select_is_a_view_definition(conn: psycopg.Connection) -> None:
+    expected = load(conn)
+    r, s, t = (sa.table(n, sa.column(x), sa.column(y)) for n, x, y in (("r", "a", "b"), ("s", "b", "c"), ("t", "c", "a")))
+    query = (sa.select(sa.func.count().label("triangles"))
+             .select_from(r.join(s, r.c.b == s.c.b).join(t, (s.c.c == t.c.c) & (t.c.a == r.c.a))))
+    created = command.create("tri", query, system="first-order", target=conn)
+    assert created.count == expected and created.system == "first-order"
+    assert conn.execute("SELECT triangles FROM tri").fetchone()[0] == expected
+    conn.execute("INSERT INTO r VALUES (1, 1), (2, 2)")
+    assert command.verify("tri", target=conn).ok
+
+
+def test_results_are_dataclasses(conn: psycopg.Connection) -> None:
+    expected = load(conn)
+    init = command.init(target=conn)
+    assert isinstance(init, command.InitResult) and init.ddl_guards and init.outdated == []
+    created = command.create("tri", TRIANGLE_SQL, epsilon=0.25, target=conn)
+    assert isinstance(created, command.CreateResult)
+    assert created.params == {"epsilon": 0.25, "batch_threshold": 384}
+    assert created.headline == {"|D|": created.figures["db_size"]}
+    status = command.status("tri", target=conn)
+    assert isinstance(status, command.StatusReport)
+    assert status.count == expected and status.figures["epsilon"] == 0.25 and status.problems == []
+    assert [s.title for s in status.sections] == ["relations"]
+    figures = command.action("tri", "rebalance", target=conn)
+    assert figures["major_rebalances"] == status.figures["major_rebalances"] + 1 and figures["count"] == expected
+    assert command.action("tri", "alter", epsilon=0.75, target=conn)["epsilon"] == 0.75
+    assert [v.params for v in command.list_views(target=conn)] == [{"batch_threshold": 384, "epsilon": 0.75}]
+
+
+def test_systems_and_options_are_checked(conn: psycopg.Connection) -> None:
+    load(conn)
+    with pytest.raises(PgivmError, match="unknown system 'nope'"):
+        command.create("tri", TRIANGLE_SQL, system="nope", target=conn)
+    with pytest.raises(PgivmError, match="--epsilon does not apply to system first-order"):
+        command.create("tri", TRIANGLE_SQL, system="first-order", epsilon=0.5, target=conn)
+    with pytest.raises(PgivmError, match="--batch-threshold: must be 0 or more"):
+        command.create("tri", TRIANGLE_SQL, batch_threshold=-1, target=conn)
+    with pytest.raises(PgivmError, match="has no 'spark' build"):
+        command.create("tri", TRIANGLE_SQL, system="recompute", preprocess="spark", target=conn)
+    command.create("tri", TRIANGLE_SQL, system="recompute", target=conn)
+    with pytest.raises(PgivmError, match="uses system recompute, which has no rebalance"):
+        command.action("tri", "rebalance", target=conn)
+    assert conn.execute("SELECT count(*) FROM pgivm.views").fetchone()[0] == 1
+
+
+def test_every_system_fulfils_the_contract() -> None:
+    """The registry is the one list; each entry has what command.py and the CLI rely on."""
+    for name, system in registry.SYSTEMS.items():
+        assert system.name == name and system.summary
+        assert all(o.help and o.flag.startswith("--") for o in system.options)
+        assert all(a.help and callable(a.run) for a in system.actions)
+        for method in ("accepts", "plan", "capture_triggers", "status", "verify"):
+            assert callable(getattr(system, method)), (name, method)

@@ -1,0 +1,749 @@
+"""Isolation specs: pgivm commands against concurrent writer transactions, permutation by permutation.
+
+In the spirit of PostgreSQL's isolationtester (src/test/isolation) and pg_ivm's ``specs/``: a
+:class:`Spec` has a setup, run once into a template database, and :class:`Session` s that each own
+a connection and run :class:`Step` s: SQL text, or a pgivm command (a Python callable given the
+session's DSN, which carries ``application_name=<session>`` so that the session's backends can be
+found in ``pg_stat_activity``). A permutation is a list of step names. The :class:`Runner` issues
+each step in its session's thread; a step that has not finished after ``GRACE`` seconds and is
+waiting (on a lock; for a pgivm command, which may be between two lock attempts, simply still
+running) is marked ``<waiting ...>`` and the runner goes on with the next step, as isolationtester
+does. Before a session's next step the runner waits for its previous one. Each permutation runs in
+a fresh copy of the template database and must end within ``PERMUTATION_TIMEOUT``: a hang fails the
+test instead of hanging CI. Every permutation leaves a transcript, printed when it fails.
+
+The contract checked after every permutation:
+
+- READ COMMITTED writers: no writer step ever fails; every pgivm command succeeds (it may wait).
+- Any isolation level: no writer fails with a deadlock (40P01), a lock timeout (55P03) or any error
+  but a serialization failure (40001); ``verify`` and ``drop`` never cause a writer error.
+- REPEATABLE READ / SERIALIZABLE: a writer may fail with 40001 only if its snapshot was taken before
+  a state-changing event committed (a ``create``, ``rebalance`` or ``alter``, or another writer's
+  commit) and it writes after that commit. The runner then retries the whole writer transaction,
+  as an application must, after the permutation; the retry succeeds.
+- Afterwards ``verify`` is ok and the view's count equals a plain-SQL recount (if the view exists);
+  every committed writer transaction's rows are in the base tables, no rolled-back one's are.
+
+Timing only decides what is marked waiting; no assertion depends on it.
+"""
+
+from __future__ import annotations
+
+import inspect
+import queue
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
+
+from conftest import TRIANGLE_SQL
+from pgivm import command
+from pgivm.errors import PgivmError, UnknownView
+
+GRACE = 0.3  # a step still running after this long is checked for waiting
+POLL = 0.01
+PERMUTATION_TIMEOUT = 60.0  # all steps of one permutation, retries and checks included
+PARALLEL_PERMUTATIONS = 3  # permutations of one spec run side by side, each in its own database
+
+LEVELS = {"rc": "READ COMMITTED", "rr": "REPEATABLE READ", "ser": "SERIALIZABLE"}
+
+
+# --- the spec language --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: SQL text run on the session's connection, or a pgivm command called with the
+    session's DSN."""
+
+    name: str
+    action: str | Callable[[str], Any]
+    # A commit or command after which a transaction with an older snapshot may not write (40001).
+    changes_state: bool = False
+
+
+@dataclass(frozen=True)
+class Session:
+    """A connection of its own. A writer session is one transaction (BEGIN first, COMMIT last): after
+    an error its remaining steps are skipped, and after a 40001 it is retried whole at the end."""
+
+    name: str
+    steps: tuple[Step, ...]
+    writer: bool = False
+    isolation: str = "READ COMMITTED"  # a writer's isolation level
+
+    @property
+    def is_command(self) -> bool:
+        return any(callable(step.action) for step in self.steps)
+
+
+@dataclass(frozen=True)
+class Spec:
+    """Sessions, a setup run once (given a DSN of the template database) and the permutations."""
+
+    name: str
+    setup: Callable[[str], None]
+    sessions: tuple[Session, ...]
+    permutations: tuple[tuple[str, ...], ...]
+    view_after: bool  # whether the view exists after every permutation
+
+    def step(self, name: str) -> tuple[Session, Step]:
+        for session in self.sessions:
+            for step in session.steps:
+                if step.name == name:
+                    return session, step
+        raise KeyError(name)
+
+
+# --- running a permutation ----------------------------------------------------------------------
+
+
+class PermutationTimeout(Exception):
+    pass
+
+
+@dataclass
+class Outcome:
+    """What happened to one issued step."""
+
+    session: Session
+    step: Step
+    issued: float
+    done: threading.Event = field(default_factory=threading.Event)
+    finished: float = 0.0
+    value: Any = None
+    error: BaseException | None = None
+    waited: str | None = None  # "lock" (it waited on a lock) or "running" (a command still at work)
+
+    @property
+    def sqlstate(self) -> str | None:
+        return getattr(self.error, "sqlstate", None)
+
+    def result(self) -> str:
+        if self.error is not None:
+            first = (str(self.error).strip().splitlines() or [""])[0]
+            return f"ERROR {self.sqlstate or type(self.error).__name__}: {first}"
+        return describe(self.value)
+
+
+def describe(value: Any) -> str:
+    """A pgivm command's result or a statement's status, in a few words."""
+    if isinstance(value, command.VerifyReport):
+        return f"verify ok={value.ok} maintained={value.maintained} recount={value.recount}" + (
+            "" if value.ok else f" failures={[str(f) for f in value.failures]}")
+    if isinstance(value, command.CreateResult):
+        return f"created count={value.count}"
+    if isinstance(value, dict):
+        return f"count={value.get('count')}"
+    return "ok" if value is None else str(value)
+
+
+class Worker:
+    """A session's connection (for SQL steps) and the thread that runs its steps in order."""
+
+    def __init__(self, session: Session, dsn: str) -> None:
+        self.session = session
+        self.dsn = make_conninfo(dsn, application_name=session.name)
+        self.conn = None if session.is_command else psycopg.connect(self.dsn, autocommit=True)
+        self.inbox: queue.Queue[Outcome | None] = queue.Queue()
+        self.last: Outcome | None = None
+        self.failed: Outcome | None = None  # a writer's step that failed: its transaction is gone
+        self.thread = threading.Thread(target=self._loop, name=session.name, daemon=True)
+        self.thread.start()
+
+    def submit(self, step: Step) -> Outcome:
+        self.last = Outcome(self.session, step, time.monotonic())
+        self.inbox.put(self.last)
+        return self.last
+
+    def _loop(self) -> None:
+        while (outcome := self.inbox.get()) is not None:
+            try:
+                if callable(outcome.step.action):
+                    outcome.value = outcome.step.action(self.dsn)
+                else:
+                    assert self.conn is not None
+                    outcome.value = self.conn.execute(outcome.step.action).statusmessage  # type: ignore[arg-type]
+            except Exception as exc:  # noqa: BLE001  # recorded; the checks judge it
+                outcome.error = exc
+                self._roll_back()
+                if self.session.writer:
+                    self.failed = outcome
+            finally:
+                outcome.finished = time.monotonic()
+                outcome.done.set()
+        if self.conn is not None:
+            self.conn.close()
+
+    def _roll_back(self) -> None:
+        """An aborted transaction keeps its locks until ROLLBACK: let them go at once."""
+        if self.conn is not None and not self.conn.closed and \
+                self.conn.info.transaction_status == psycopg.pq.TransactionStatus.INERROR:
+            try:
+                self.conn.execute("ROLLBACK")
+            except psycopg.Error:
+                pass
+
+    def stop(self, wait: bool = True) -> None:
+        """End the thread after its current step (``wait``: and wait for that)."""
+        self.inbox.put(None)
+        if wait:
+            self.thread.join(PERMUTATION_TIMEOUT)
+
+
+@dataclass
+class PermutationResult:
+    spec: str
+    permutation: tuple[str, ...]
+    transcript: list[str]
+    problems: list[str]
+    errors_40001: int = 0
+
+    def report(self) -> str:
+        lines = [f"permutation {' '.join(self.permutation)}  ({self.spec})", *self.transcript]
+        lines += [f"PROBLEM: {p}" for p in self.problems]
+        return "\n".join(lines)
+
+
+class Runner:
+    """Runs one permutation of a spec in a database of its own (see the module docstring)."""
+
+    def __init__(self, spec: Spec, permutation: tuple[str, ...], dsn: str) -> None:
+        self.spec, self.permutation, self.dsn = spec, permutation, dsn
+        self.deadline = time.monotonic() + PERMUTATION_TIMEOUT
+        self.transcript: list[str] = []
+        self.outcomes: list[Outcome] = []
+        self.waiting: list[Outcome] = []
+        self.problems: list[str] = []
+
+    def run(self) -> PermutationResult:
+        workers = {s.name: Worker(s, self.dsn) for s in self.spec.sessions}
+        hung = False
+        try:
+            with closing(psycopg.connect(self.dsn, autocommit=True)) as observer:
+                self.observer = observer
+                try:
+                    for name in self.permutation:
+                        self._issue(workers, name)
+                    for outcome in list(self.waiting):
+                        self._wait_for(outcome)
+                    retried = self._retry_failed_writers(workers)
+                except PermutationTimeout as timeout:
+                    hung = True
+                    self.problems.append(f"timed out: {timeout}")
+                    self.problems += [f"backend: {row}" for row in self._activity()]
+                    return self._result()
+            self._check(retried)
+        finally:
+            # After a hang a worker may be stuck in a statement: dropping the database ends it.
+            for worker in workers.values():
+                worker.stop(wait=not hung)
+        return self._result()
+
+    def _result(self) -> PermutationResult:
+        return PermutationResult(self.spec.name, self.permutation, self.transcript, self.problems,
+                                 sum(o.sqlstate == "40001" for o in self.outcomes))
+
+    # -- issuing steps
+
+    def _issue(self, workers: dict[str, Worker], name: str) -> None:
+        session, step = self.spec.step(name)
+        worker = workers[session.name]
+        if worker.last is not None and not worker.last.done.is_set():
+            self._wait_for(worker.last)  # as isolationtester: a session's steps run one at a time
+        if worker.failed is not None:
+            self.transcript.append(f"step {name}: skipped (transaction aborted)")
+            return
+        outcome = worker.submit(step)
+        self.outcomes.append(outcome)
+        look = outcome.issued + GRACE
+        while not outcome.done.wait(POLL):
+            self._check_deadline(outcome)
+            if time.monotonic() >= look:
+                outcome.waited = self._waiting(session)
+                if outcome.waited:
+                    self.transcript.append(f"step {name}: <waiting ...>")
+                    self.waiting.append(outcome)
+                    break
+                look = time.monotonic() + 0.05  # a slow statement, not (yet) waiting: look again soon
+        else:
+            self._record(outcome, completed_late=False)
+        self._report_completed()
+
+    def _wait_for(self, outcome: Outcome) -> None:
+        while not outcome.done.wait(POLL):
+            self._check_deadline(outcome)
+        self._report_completed()
+
+    def _report_completed(self) -> None:
+        """Log the waiting steps that have finished since, in the order they were issued."""
+        for outcome in [o for o in self.waiting if o.done.is_set()]:
+            self.waiting.remove(outcome)
+            self._record(outcome, completed_late=True)
+
+    def _record(self, outcome: Outcome, completed_late: bool) -> None:
+        prefix = "<... completed> " if completed_late else ""
+        self.transcript.append(f"step {outcome.step.name}: {prefix}{outcome.result()}")
+
+    def _waiting(self, session: Session) -> str | None:
+        """"lock" if a backend of the session waits on a lock; "running" for a pgivm command that is
+        still at work (it may be between two lock attempts); else None (keep waiting for it)."""
+        row = self.observer.execute(
+            "SELECT coalesce(bool_or(wait_event_type = 'Lock' OR cardinality(pg_blocking_pids(pid)) > 0), false) "
+            "FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s "
+            "AND pid <> pg_backend_pid()", [session.name]).fetchone()
+        if row and row[0]:
+            return "lock"
+        return "running" if session.is_command else None
+
+    def _check_deadline(self, outcome: Outcome) -> None:
+        if time.monotonic() > self.deadline:
+            raise PermutationTimeout(f"step {outcome.step.name} still running after {PERMUTATION_TIMEOUT:g} s")
+
+    def _activity(self) -> list[tuple[Any, ...]]:
+        return self.observer.execute(
+            "SELECT pid, application_name, state, wait_event_type, wait_event, pg_blocking_pids(pid), left(query, 80) "
+            "FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()").fetchall()
+
+    # -- retries
+
+    def _retry_failed_writers(self, workers: dict[str, Worker]) -> dict[str, bool]:
+        """A writer transaction that failed with 40001 is run again, whole, now that all is quiet."""
+        retried = {}
+        for worker in workers.values():
+            if worker.failed is None or worker.failed.sqlstate != "40001":
+                continue
+            worker.failed, ok = None, True
+            for step in worker.session.steps:
+                outcome = worker.submit(step)
+                self._wait_for(outcome)
+                if outcome.error is not None:
+                    ok = False
+                    self.problems.append(f"retry of {worker.session.name} failed at {step.name}: {outcome.result()}")
+                    break
+            self.transcript.append(f"retry {worker.session.name}: {'ok' if ok else 'failed'}")
+            retried[worker.session.name] = ok
+        return retried
+
+    # -- the contract
+
+    def _check(self, retried: dict[str, bool]) -> None:
+        for outcome in self.outcomes:
+            if outcome.session.is_command:
+                self._check_command(outcome)
+            elif outcome.error is not None and outcome.session.writer:
+                self._check_writer_error(outcome)
+        with closing(psycopg.connect(self.dsn, autocommit=True)) as conn:
+            committed = {}
+            for session in self.spec.sessions:
+                if session.writer:
+                    commit = next((o for o in self.outcomes if o.session == session and o.step == session.steps[-1]), None)
+                    committed[session.name] = retried.get(session.name, commit is not None and commit.error is None)
+            self.problems += check_database(conn, committed, self.spec.view_after, self.transcript)
+
+    def _check_command(self, outcome: Outcome) -> None:
+        if outcome.error is not None:
+            self.problems.append(f"pgivm command {outcome.step.name} failed: {outcome.result()}")
+        elif isinstance(outcome.value, command.VerifyReport) and not outcome.value.ok:
+            self.problems.append(f"concurrent verify found a difference: {outcome.result()}")
+        if outcome.step.name == "verify" and outcome.waited == "lock":
+            self.problems.append("verify waited on a lock (it must take none a writer holds)")
+
+    def _check_writer_error(self, failed: Outcome) -> None:
+        what = f"writer step {failed.step.name} failed: {failed.result()}"
+        if failed.session.isolation == "READ COMMITTED":
+            self.problems.append(f"{what} (a READ COMMITTED writer must never fail)")
+            return
+        if failed.sqlstate != "40001":
+            self.problems.append(f"{what} (only a serialization failure, 40001, is allowed)")
+            return
+        own = [o for o in self.outcomes if o.session == failed.session]
+        snapshot_taken = own[1].issued if len(own) > 1 else own[0].issued  # its first statement after BEGIN
+        excuses = [o for o in self.outcomes
+                   if o.step.changes_state and o.error is None and o.session != failed.session
+                   and o.issued < failed.finished and o.finished > snapshot_taken]
+        if not excuses:
+            self.problems.append(f"{what}, but no create/rebalance/alter or other writer committed between "
+                                 "its snapshot and that write")
+
+
+def check_database(conn: psycopg.Connection, committed: dict[str, bool], view_after: bool,
+                   transcript: list[str]) -> list[str]:
+    """The end state: the view (or its absence) and the writers' rows."""
+    problems = []
+    exists = conn.execute("SELECT EXISTS (SELECT FROM pgivm.views WHERE name = 'tri')").fetchone()[0]  # type: ignore[index]
+    if exists != view_after:
+        problems.append(f"view tri {'exists' if exists else 'is missing'} after the permutation")
+    if exists:
+        report = command.verify("tri", target=conn)
+        maintained = conn.execute("SELECT * FROM tri").fetchone()[0]  # type: ignore[index]
+        recount = conn.execute(TRIANGLE_SQL).fetchone()[0]  # type: ignore[index]
+        transcript.append(f"check: {describe(report)}, SELECT * FROM tri = {maintained}, recount = {recount}")
+        if not report.ok:
+            problems.append(f"verify after the permutation: {describe(report)}")
+        if maintained != recount:
+            problems.append(f"view count {maintained} != recount {recount}")
+    else:
+        problems += leftovers(conn)
+    for writer, done in committed.items():
+        found = conn.execute(
+            "SELECT (SELECT count(*) FROM r WHERE note = %(w)s), (SELECT count(*) FROM s WHERE note = %(w)s), "
+            "(SELECT count(*) FROM t WHERE note = %(w)s || '-victim')", {"w": writer}).fetchone()
+        expected = (1, 1, 0) if done else (0, 0, 1)
+        if tuple(found) != expected:  # type: ignore[arg-type]
+            problems.append(f"writer {writer} {'committed' if done else 'did not commit'}, but its rows in r, s "
+                            f"and its victim in t number {tuple(found)}, not {expected}")  # type: ignore[arg-type]
+    return problems
+
+
+def leftovers(conn: psycopg.Connection) -> list[str]:
+    """Anything of view tri left behind when it should not exist: catalog row, schema, triggers, view."""
+    found = conn.execute(
+        """
+        SELECT 'catalog row' FROM pgivm.views WHERE name = 'tri'
+        UNION ALL SELECT 'base table catalog row' FROM pgivm.base_tables WHERE view_name = 'tri'
+        UNION ALL SELECT 'schema ' || nspname FROM pg_namespace WHERE nspname = 'pgivm_tri'
+        UNION ALL SELECT 'relation ' || relname FROM pg_class WHERE relname = 'tri'
+        UNION ALL SELECT 'trigger ' || tgname || ' on ' || tgrelid::regclass FROM pg_trigger
+                  WHERE NOT tgisinternal AND tgrelid IN ('r'::regclass, 's'::regclass, 't'::regclass)
+        """).fetchall()
+    return [f"left behind: {row[0]}" for row in found]
+
+
+# --- databases ----------------------------------------------------------------------------------
+
+
+@contextmanager
+def database_copy(admin_dsn: str, template: str) -> Iterator[str]:
+    """A new database copied from ``template``, dropped afterwards (with its sessions)."""
+    name = f"pgivm_perm_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(admin_dsn, autocommit=True) as admin:
+        fast = admin.info.server_version >= 150000
+        admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"' + (" STRATEGY FILE_COPY" if fast else ""))
+    try:
+        yield make_conninfo(admin_dsn, dbname=name)
+    finally:
+        with psycopg.connect(admin_dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def run_spec(spec: Spec, server_dsn: str, template_dsn: str) -> list[PermutationResult]:
+    """Set the template up, then run every permutation in a copy of it, a few side by side."""
+    spec.setup(template_dsn)
+    template = str(conninfo_to_dict(template_dsn)["dbname"])
+
+    def one(permutation: tuple[str, ...]) -> PermutationResult:
+        with database_copy(server_dsn, template) as dsn:
+            return Runner(spec, permutation, dsn).run()
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(PARALLEL_PERMUTATIONS) as pool:
+        return list(pool.map(one, spec.permutations))
+
+
+def assert_all_pass(results: list[PermutationResult]) -> None:
+    failed = [r for r in results if r.problems]
+    if failed:
+        shown = "\n\n".join(r.report() for r in failed[:4])
+        pytest.fail(f"{len(failed)} of {len(results)} permutations broke the contract:\n"
+                    + "\n".join("  " + " ".join(r.permutation) for r in failed) + "\n\n" + shown, pytrace=False)
+
+
+# --- the specs ----------------------------------------------------------------------------------
+
+SETUP_SQL = """
+CREATE TABLE r (a int, b int, note text);
+CREATE TABLE s (b int, c int, note text);
+CREATE TABLE t (c int, a int, note text);
+-- the triangle 1 -> 2 -> 3 -> 1, with t(3, 1) three times: two of them the writers' victims
+INSERT INTO r VALUES (1, 2, 'base');
+INSERT INTO s VALUES (2, 3, 'base');
+INSERT INTO t VALUES (3, 1, 'base'), (3, 1, 'w1-victim'), (3, 1, 'w2-victim');
+-- hubs: a = 1 in r and c = 3 in s are heavy, so rebalance and alter move values between parts
+INSERT INTO r SELECT 1, g, 'hub' FROM generate_series(10, 29) g;
+INSERT INTO s SELECT g, 3, 'hub' FROM generate_series(10, 29) g;
+-- light filler with triangles of its own
+INSERT INTO r SELECT g, g + 100, 'filler' FROM generate_series(200, 229) g;
+INSERT INTO s SELECT g + 100, g + 200, 'filler' FROM generate_series(200, 229) g;
+INSERT INTO t SELECT g + 200, g, 'filler' FROM generate_series(200, 229) g;
+"""
+
+
+def setup(with_view: bool) -> Callable[[str], None]:
+    def run(dsn: str) -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(SETUP_SQL)  # type: ignore[arg-type]
+            command.init(target=conn)
+            if with_view:
+                command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=conn)
+    return run
+
+
+def writer(number: int, level: str) -> Session:
+    """Writer 1 inserts r(1, 2), s(2, 3) and deletes its t(3, 1); writer 2 does the same in the
+    opposite table order (t, s, r), so that a command locking r, s, t in turn could deadlock with it.
+    Each one forms triangles with the other's rows and breaks some by its delete."""
+    w = f"w{number}"
+    statements = {
+        "r": Step(f"r{number}", f"INSERT INTO r VALUES (1, 2, '{w}')"),
+        "s": Step(f"s{number}", f"INSERT INTO s VALUES (2, 3, '{w}')"),
+        "d": Step(f"d{number}", f"DELETE FROM t WHERE note = '{w}-victim'"),
+    }
+    order = "rsd" if number == 1 else "dsr"
+    return Session(w, (
+        Step(f"b{number}", f"BEGIN ISOLATION LEVEL {LEVELS[level]}"),
+        Step(f"snap{number}", "SELECT"),  # takes the transaction's snapshot (under RR and SERIALIZABLE)
+        *(statements[k] for k in order),
+        Step(f"c{number}", "COMMIT", changes_state=True),
+    ), writer=True, isolation=LEVELS[level])
+
+
+COMMANDS: dict[str, tuple[Step, bool, bool]] = {
+    # name: (step, view exists before, view exists after)
+    "create": (Step("create", lambda dsn: command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=dsn),
+                    changes_state=True), False, True),
+    "verify": (Step("verify", lambda dsn: command.verify("tri", target=dsn)), True, True),
+    "drop": (Step("drop", lambda dsn: command.drop("tri", target=dsn)), True, False),
+    "rebalance": (Step("rebalance", lambda dsn: command.action("tri", "rebalance", target=dsn),
+                       changes_state=True), True, True),
+    "alter": (Step("alter", lambda dsn: command.action("tri", "alter", epsilon=0.25, target=dsn),
+                   changes_state=True), True, True),
+}
+
+# The writers' steps in the order they are issued; the command goes in at every position.
+ONE_WRITER = ("b1", "snap1", "r1", "s1", "d1", "c1")
+# Writer 2 takes its snapshot while writer 1 is open and (once the view exists) its first write
+# waits for writer 1's commit: it queues on the view's lock holding a lock on t.
+TWO_WRITERS = ("b1", "snap1", "r1", "b2", "snap2", "d2", "s1", "d1", "c1", "s2", "r2", "c2")
+
+
+def everywhere(step: str, order: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """``order`` with ``step`` inserted at each of its len(order) + 1 positions."""
+    return [order[:i] + (step,) + order[i:] for i in range(len(order) + 1)]
+
+
+def command_spec(name: str, level: str) -> Spec:
+    step, before, after = COMMANDS[name]
+    return Spec(
+        name=f"{name} vs writers at {LEVELS[level]}",
+        setup=setup(with_view=before),
+        sessions=(writer(1, level), writer(2, level), Session("pgivm", (step,))),
+        permutations=tuple(everywhere(step.name, ONE_WRITER) + everywhere(step.name, TWO_WRITERS)),
+        view_after=after,
+    )
+
+
+@pytest.mark.parametrize("level", list(LEVELS))
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_command_against_writers(server_dsn: str, dsn: str, name: str, level: str) -> None:
+    assert_all_pass(run_spec(command_spec(name, level), server_dsn, dsn))
+
+
+# --- the runner itself --------------------------------------------------------------------------
+
+
+def test_runner_marks_a_blocked_step_waiting_and_reports_its_completion(server_dsn: str, dsn: str) -> None:
+    """The runner's own behaviour: a writer blocked on another writer's view lock is marked waiting,
+    completes after the other's commit, and the permutation passes."""
+    spec = Spec("runner", setup(with_view=True), (writer(1, "rc"), writer(2, "rc")),
+                (("b1", "snap1", "r1", "b2", "snap2", "d2", "s1", "d1", "c1", "s2", "r2", "c2"),), True)
+    [result] = run_spec(spec, server_dsn, dsn)
+    assert not result.problems, result.report()
+    assert "step d2: <waiting ...>" in result.transcript, result.report()
+    completed = next(i for i, line in enumerate(result.transcript) if line.startswith("step d2: <... completed>"))
+    assert completed > result.transcript.index("step c1: COMMIT"), result.report()
+
+
+def test_runner_reports_a_writer_error_and_retries_the_transaction(server_dsn: str, dsn: str) -> None:
+    """Under REPEATABLE READ, writer 2's snapshot predates writer 1's commit: its write fails with
+    40001 (allowed: another writer committed in between), and the retry at the end succeeds."""
+    spec = Spec("runner", setup(with_view=True), (writer(1, "rr"), writer(2, "rr")),
+                (("b1", "snap1", "r1", "b2", "snap2", "s1", "d1", "c1", "d2", "s2", "r2", "c2"),), True)
+    [result] = run_spec(spec, server_dsn, dsn)
+    assert not result.problems, result.report()
+    assert result.errors_40001 == 1, result.report()
+    assert "step s2: skipped (transaction aborted)" in result.transcript, result.report()
+    assert "retry w2: ok" in result.transcript, result.report()
+
+
+# --- a command that cannot get its locks ----------------------------------------------------------
+
+HAS_LOCK_BUDGET = "lock_wait" in inspect.signature(command.create).parameters
+needs_budget = pytest.mark.skipif(not HAS_LOCK_BUDGET, reason="needs the lock budget argument")
+
+
+def prepared(dsn: str, with_view: bool) -> psycopg.Connection:
+    setup(with_view)(dsn)
+    return psycopg.connect(dsn, autocommit=True)
+
+
+@needs_budget
+def test_create_that_cannot_lock_fails_in_one_line_and_installs_nothing(dsn: str) -> None:
+    with prepared(dsn, with_view=False) as conn, psycopg.connect(dsn) as holder:
+        holder.execute("LOCK TABLE s IN ACCESS EXCLUSIVE MODE")  # r can be locked, s cannot
+        with pytest.raises(PgivmError) as caught:
+            command.create("tri", TRIANGLE_SQL, target=dsn, lock_wait=0.5)
+        assert "\n" not in str(caught.value)
+        holder.rollback()
+        assert leftovers(conn) == []
+        command.create("tri", TRIANGLE_SQL, target=dsn)
+        assert check_database(conn, {}, True, []) == []
+
+
+@needs_budget
+@pytest.mark.parametrize("name", ["drop", "rebalance", "alter"])
+def test_command_that_cannot_lock_fails_in_one_line_and_changes_nothing(dsn: str, name: str) -> None:
+    """A writer transaction that has written (it holds a base table and the view's lock) and stays
+    open: the command gives up after its budget; the writer then commits normally."""
+    run = {
+        "drop": lambda: command.drop("tri", target=dsn, lock_wait=0.5),
+        "rebalance": lambda: command.action("tri", "rebalance", target=dsn, lock_wait=0.5),
+        "alter": lambda: command.action("tri", "alter", epsilon=0.25, target=dsn, lock_wait=0.5),
+    }[name]
+    with prepared(dsn, with_view=True) as conn, psycopg.connect(dsn) as w1:
+        before = conn.execute("SELECT epsilon, major_rebalances FROM pgivm_tri.state").fetchone()
+        w1.execute("INSERT INTO r VALUES (1, 2, 'w1')")
+        with pytest.raises(PgivmError) as caught:
+            run()
+        assert "\n" not in str(caught.value)
+        w1.execute("INSERT INTO s VALUES (2, 3, 'w1')")
+        w1.execute("DELETE FROM t WHERE note = 'w1-victim'")
+        w1.commit()
+        assert conn.execute("SELECT epsilon, major_rebalances FROM pgivm_tri.state").fetchone() == before
+        assert check_database(conn, {"w1": True}, True, []) == []
+
+
+# --- the bug report: four writers in a loop while commands run ------------------------------------
+
+STORM_WRITERS = 4
+STORM_MIN_SECONDS = 3.0
+STORM_TIMEOUT = 90.0
+
+
+@dataclass
+class WriterLog:
+    """What one looping writer did: the rows its committed transactions inserted and deleted, and
+    the errors of the ones that failed."""
+
+    inserted: list[tuple[str, str]] = field(default_factory=list)  # (table, note) of committed inserts
+    deleted: list[tuple[str, str]] = field(default_factory=list)  # (table, note) of committed deletes
+    commits: int = 0
+    errors: list[psycopg.Error] = field(default_factory=list)
+
+
+# Each transaction inserts into two tables and deletes from the third; the tables rotate, so that
+# writers take their table locks in every order.
+ROTATIONS = [("r", "s", "t"), ("s", "t", "r"), ("t", "r", "s")]
+COLUMNS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+
+
+def storm_writer(dsn: str, number: int, level: str, stop: threading.Event, log: WriterLog) -> None:
+    """3-statement transactions in a loop; a failed one is rolled back and the loop goes on."""
+    with psycopg.connect(make_conninfo(dsn, application_name=f"storm{number}"), autocommit=True) as conn:
+        i = 0
+        while not stop.is_set():
+            first, second, victim = ROTATIONS[i % 3]
+            tag = f"storm{number}-{i}"
+            x, y, z = (number + i) % 5, (number * 3 + i) % 5, (i * 7) % 5  # few vertices: shared triangles
+            try:
+                conn.execute(f"BEGIN ISOLATION LEVEL {LEVELS[level]}")
+                conn.execute(f"INSERT INTO {first} VALUES (%s, %s, %s)", [x, y, tag])
+                conn.execute(f"INSERT INTO {second} VALUES (%s, %s, %s)", [y, z, tag])
+                gone = conn.execute(
+                    f"DELETE FROM {victim} WHERE ctid = "
+                    f"(SELECT ctid FROM {victim} WHERE {COLUMNS[victim][0]} = %s LIMIT 1) RETURNING note", [z]).fetchall()
+                conn.execute("COMMIT")
+            except psycopg.Error as exc:
+                log.errors.append(exc)
+                if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+                    conn.execute("ROLLBACK")
+            else:
+                log.commits += 1
+                log.inserted += [(first, tag), (second, tag)]
+                log.deleted += [(victim, row[0]) for row in gone]
+            i += 1
+
+
+@pytest.mark.parametrize("level", ["rc", "rr"])
+def test_four_writers_while_commands_run(dsn: str, level: str) -> None:
+    """The bug report: four writers run 3-statement transactions in a loop while create, verify
+    (repeatedly, in a thread of its own), rebalance, alter, drop and create again run. Before the
+    fix this produced deadlocks (40P01) that aborted writers."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(SETUP_SQL)  # type: ignore[arg-type]
+        for table in "rst":  # a unique note on every row, so that every delete can be checked
+            conn.execute(f"UPDATE {table} SET note = note || '-' || ctid::text")
+        before = {table: {row[0] for row in conn.execute(f"SELECT note FROM {table}")} for table in "rst"}
+        command.init(target=conn)
+
+        stop, commands_done = threading.Event(), threading.Event()
+        logs = [WriterLog() for _ in range(STORM_WRITERS)]
+        reports: list[command.VerifyReport] = []
+        not_dropping = threading.Lock()  # verify reads the view's state: not while it is being dropped
+        failures: dict[str, BaseException] = {}
+
+        def commands() -> None:
+            try:
+                command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=dsn)
+                command.action("tri", "rebalance", target=dsn)
+                command.action("tri", "alter", epsilon=0.25, target=dsn)
+                with not_dropping:
+                    command.drop("tri", target=dsn)
+                command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=dsn)
+                command.action("tri", "rebalance", target=dsn)
+            except BaseException as exc:  # noqa: BLE001  # reported below
+                failures["commands"] = exc
+            finally:
+                commands_done.set()
+
+        def verifier() -> None:
+            try:
+                while not commands_done.is_set():
+                    with not_dropping:
+                        try:
+                            reports.append(command.verify("tri", target=dsn))
+                        except UnknownView:
+                            time.sleep(0.01)  # before the first create, or between drop and create
+            except BaseException as exc:  # noqa: BLE001  # reported below
+                failures["verifier"] = exc
+
+        threads = [threading.Thread(target=storm_writer, args=(dsn, i, level, stop, logs[i]), daemon=True)
+                   for i in range(STORM_WRITERS)]
+        threads += [threading.Thread(target=commands, daemon=True), threading.Thread(target=verifier, daemon=True)]
+        started = time.monotonic()
+        for thread in threads:
+            thread.start()
+        commands_done.wait(STORM_TIMEOUT)
+        stop.wait(max(0.0, STORM_MIN_SECONDS - (time.monotonic() - started)))  # let the writers run on a little
+        stop.set()
+        for thread in threads:
+            thread.join(STORM_TIMEOUT)
+        assert not any(t.is_alive() for t in threads), "a session hung"
+        assert commands_done.is_set()
+        assert not failures, {k: f"{type(v).__name__}: {v}" for k, v in failures.items()}
+
+        errors = [e for log in logs for e in log.errors]
+        states = sorted({str(e.sqlstate) for e in errors})
+        if level == "rc":
+            assert not errors, f"READ COMMITTED writers failed ({states}): {errors[:3]}"
+        assert all(e.sqlstate == "40001" for e in errors), f"writers failed with {states}: {errors[:3]}"
+        assert sum(log.commits for log in logs) > 0
+        assert reports and all(r.ok for r in reports), [describe(r) for r in reports if not r.ok]
+
+        report = command.verify("tri", target=conn)
+        assert report.ok, describe(report)
+        assert conn.execute("SELECT * FROM tri").fetchone() == conn.execute(TRIANGLE_SQL).fetchone()
+        # Exactly the committed transactions' changes are in the base tables.
+        for table in "rst":
+            expected = (before[table] | {note for log in logs for (tb, note) in log.inserted if tb == table}) \
+                - {note for log in logs for (tb, note) in log.deleted if tb == table}
+            found = [row[0] for row in conn.execute(f"SELECT note FROM {table}")]
+            assert len(found) == len(set(found)) and set(found) == expected, (table, sorted(set(found) ^ expected)[:5])

@@ -1,0 +1,136 @@
+"""Upgrading a database made by pgivm's first version: `pgivm init` migrates the catalog in place
+(views still maintained afterwards), and `pgivm upgrade` reinstalls the views' functions and
+triggers from the current templates with their state kept.
+
+tests/data/catalog_v1.sql.gz is a plain pg_dump of a database built by the version-1 code
+(commit 2c7cc3f; see tests/data/README.md): tables r, s, t and e, and four views over them
+(ivme at ε = 0.5, first-order, recompute, and ivme at ε = 0.25 over the edge self-join), after
+some maintained writes.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+import subprocess
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg.conninfo import conninfo_to_dict
+
+from pgivm import command
+
+DUMP = Path(__file__).parent / "data" / "catalog_v1.sql.gz"
+VIEWS = ["edges", "tri_fo", "tri_ivme", "tri_rc"]
+
+
+def psql() -> str:
+    found = shutil.which("psql")
+    if found:
+        return found
+    from pgivm.server import EmbeddedServer
+
+    bundled = EmbeddedServer(Path("/nonexistent")).client_program("psql")
+    if bundled is None:
+        pytest.skip("no psql on PATH or bundled with the embedded server: cannot restore the v1 dump")
+    return str(bundled)
+
+
+def restore_v1(dsn: str) -> None:
+    version = psycopg.connect(dsn).info.server_version
+    if version < 180000:
+        pytest.skip("the v1 dump was made by pg_dump 18 (transaction_timeout, \\restrict): needs PostgreSQL 18")
+    script = gzip.decompress(DUMP.read_bytes())
+    params = conninfo_to_dict(dsn)
+    run = subprocess.run([psql(), "-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn], input=script,
+                         capture_output=True, timeout=120, env=None)
+    assert run.returncode == 0, run.stderr.decode()[-2000:]
+    assert params  # the DSN was usable by psql
+
+
+def verify_all(conn: psycopg.Connection) -> None:
+    for name in VIEWS:
+        report = command.verify(name, target=conn)
+        assert report.ok, (name, report.maintained, report.recount, [str(f) for f in report.failures])
+
+
+def write_some(conn: psycopg.Connection, step: int) -> None:
+    """Writes that change every view's count (checked to differ from before)."""
+    before = {name: conn.execute(f"SELECT * FROM {name}").fetchone()[0] for name in VIEWS}
+    conn.execute("INSERT INTO r SELECT a, b FROM r WHERE a %% 5 = %s LIMIT 40", [step % 5])
+    conn.execute("DELETE FROM s WHERE b = %s", [step % 7])
+    conn.execute("INSERT INTO t SELECT c, a + 1 FROM t LIMIT 30")
+    conn.execute("INSERT INTO e VALUES (%s, %s), (%s, %s), (%s, %s)", [1, 50 + step, 50 + step, 2, 2, 1])
+    after = {name: conn.execute(f"SELECT * FROM {name}").fetchone()[0] for name in VIEWS}
+    assert all(before[n] != after[n] for n in VIEWS), (before, after)
+
+
+def test_v1_database_upgrades_in_place(dsn: str, conn: psycopg.Connection) -> None:
+    restore_v1(dsn)
+    assert conn.execute("SELECT max(version) FROM pgivm.schema_migrations").fetchone()[0] == 1
+    counts = {name: conn.execute(f"SELECT * FROM {name}").fetchone()[0] for name in VIEWS}
+    assert counts == {"edges": 3351, "tri_fo": 2214, "tri_ivme": 2214, "tri_rc": 2214}  # as the v1 code left them
+
+    result = command.init(target=conn)
+    assert result.applied == ["0002_base_tables_by_oid", "0003_systems"]
+    assert sorted(result.outdated) == VIEWS
+    # The catalog v2: systems, parameters (ε only in the state), base tables by oid.
+    rows = conn.execute("SELECT name, system, params FROM pgivm.views ORDER BY name").fetchall()
+    assert rows == [("edges", "ivme", {"batch_threshold": 384}), ("tri_fo", "first-order", {"batch_threshold": 384}),
+                    ("tri_ivme", "ivme", {"batch_threshold": 384}), ("tri_rc", "recompute", {})]
+    assert conn.execute("SELECT count(*) FROM pgivm.base_tables").fetchone()[0] == 10  # 3 + 3 + 3 + 1
+    assert {v.name: v.params.get("epsilon") for v in command.list_views(target=conn)} == {
+        "edges": 0.25, "tri_fo": None, "tri_ivme": 0.5, "tri_rc": None}
+
+    # Still maintained by the version-1 functions, before any upgrade.
+    verify_all(conn)
+    write_some(conn, 1)
+    verify_all(conn)
+
+    for name in VIEWS:
+        upgraded = command.upgrade(name, target=conn)
+        assert upgraded.upgraded
+    assert command.init(target=conn).outdated == []
+    assert not command.upgrade("tri_ivme", target=conn).upgraded  # current now: nothing to do
+    verify_all(conn)
+    # The reinstalled functions: fixed search_path everywhere, no base table read by name on TRUNCATE.
+    unfixed = conn.execute(
+        "SELECT p.oid::regprocedure::text FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace "
+        "WHERE n.nspname LIKE 'pgivm\\_%' AND NOT coalesce(p.proconfig::text LIKE '%search_path=pg_catalog, pg_temp%', false)"
+    ).fetchall()
+    assert unfixed == []
+    assert conn.execute("SELECT count(*) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+                        "WHERE n.nspname LIKE 'pgivm\\_%' AND c.relpersistence = 'u'").fetchone()[0] == 0
+    for step in range(2, 4):
+        write_some(conn, step)
+        verify_all(conn)
+    conn.execute("TRUNCATE s")
+    conn.execute("TRUNCATE e")
+    verify_all(conn)
+    assert {name: conn.execute(f"SELECT * FROM {name}").fetchone()[0] for name in VIEWS} == {
+        "edges": 0, "tri_fo": 0, "tri_ivme": 0, "tri_rc": 0}
+
+
+def test_upgrade_keeps_the_state(conn: psycopg.Connection) -> None:
+    """`upgrade --force` of a current view reinstalls functions and triggers; the state tables and
+    the count are the same objects and values afterwards."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
+    conn.execute("INSERT INTO r SELECT g % 7, g % 5 FROM generate_series(1, 200) g;"
+                 "INSERT INTO s SELECT g % 5, g % 3 FROM generate_series(1, 200) g;"
+                 "INSERT INTO t SELECT g % 3, g % 7 FROM generate_series(1, 200) g")
+    command.create("tri", "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
+                   epsilon=0.25, target=conn)
+    tables = conn.execute("SELECT c.oid FROM pg_class c WHERE c.relnamespace = 'pgivm_tri'::regnamespace "
+                          "AND c.relkind = 'r' ORDER BY 1").fetchall()
+    before = conn.execute("SELECT * FROM tri").fetchone()[0]
+    state = conn.execute("SELECT epsilon, n, theta, db_size FROM pgivm_tri.state").fetchone()
+    assert command.upgrade("tri", force=True, target=conn).upgraded
+    assert conn.execute("SELECT c.oid FROM pg_class c WHERE c.relnamespace = 'pgivm_tri'::regnamespace "
+                        "AND c.relkind = 'r' ORDER BY 1").fetchall() == tables
+    assert conn.execute("SELECT * FROM tri").fetchone()[0] == before
+    assert conn.execute("SELECT epsilon, n, theta, db_size FROM pgivm_tri.state").fetchone() == state
+    conn.execute("INSERT INTO r VALUES (1, 1), (2, 2); DELETE FROM t WHERE c = 1")
+    report = command.verify("tri", target=conn)
+    assert report.ok, [str(f) for f in report.failures]
+    assert report.maintained != before
