@@ -65,7 +65,8 @@ AS $$
     SELECT CASE t ->> 'scope'
                WHEN 'all' THEN true
                WHEN 'plain' THEN is_base AND NOT partitioned
-               ELSE NOT is_base AND leaf
+               WHEN 'leaf' THEN NOT is_base AND leaf
+               ELSE (NOT is_base AND leaf) OR (is_base AND NOT partitioned)  -- 'rows'
            END
 $$;
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -62,8 +63,10 @@ def template_version(system: System) -> str:
     """A fingerprint of the SQL a view of this system is installed from: its templates and the
     capture layer's. ``upgrade`` reinstalls views whose fingerprint differs."""
     digest = hashlib.sha256()
-    for package in (type(system).__module__, "pgivm.capture"):
-        for entry in sorted(files(package).joinpath("sql").iterdir(), key=lambda e: e.name):
+    packages = [name for name in (type(system).__module__, "pgivm.capture") if hasattr(sys.modules[name], "__path__")]
+    for package in packages:
+        folder = files(package).joinpath("sql")
+        for entry in sorted(folder.iterdir() if folder.is_dir() else [], key=lambda e: e.name):
             if entry.name.endswith(".sql"):
                 digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
     return digest.hexdigest()[:16]

@@ -26,7 +26,7 @@ from pgivm.query.resolve import BaseTable, ResolvedView
 # / 4096: they cross near 256-384 and stay within 1.4x of each other up to 1024.
 BATCH_THRESHOLD = 384
 
-Scope = Literal["all", "plain", "leaf"]
+Scope = Literal["all", "plain", "leaf", "rows"]
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,8 @@ class CaptureTrigger:
     """One statement-level trigger a view puts on its base tables.
 
     ``scope``: ``all`` goes on a base table and on every partition of it, ``plain`` only on a base
-    table that is not partitioned, ``leaf`` only on the partitions that hold rows themselves.
+    table that is not partitioned, ``leaf`` only on the partitions that hold rows themselves, ``rows``
+    on every table that holds rows (a plain base table or a leaf partition).
     """
 
     name: str
@@ -50,7 +51,9 @@ class CaptureTrigger:
             return True
         if self.scope == "plain":
             return not partitioned and not partition
-        return partition and leaf
+        if self.scope == "leaf":
+            return partition and leaf
+        return (partition and leaf) or (not partition and not partitioned)
 
     def create_sql(self, table: sql.Composable) -> sql.Composed:
         referencing = []
@@ -94,8 +97,10 @@ def drop_triggers(base_oid: int, trigger_names: list[str]) -> sql.Composable:
     ).format(names=sql.Literal(trigger_names), oid=sql.Literal(base_oid))
 
 
-def view_triggers(view_name: str, schema: str, letters: str) -> list[CaptureTrigger]:
-    """The triggers of a strategy that maintains relations through ``apply_K`` (ivme, first-order)."""
+def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply") -> list[CaptureTrigger]:
+    """The capture triggers on one base table: the view's lock, the net change of each statement,
+    and TRUNCATE (with the apply sink a plain table's relations are just cleared; otherwise, and for
+    partitions, the rows are read just before they go)."""
     prefix = f"pgivm_{view_name}"
 
     def fn(kind: str) -> tuple[str, str]:
@@ -106,8 +111,10 @@ def view_triggers(view_name: str, schema: str, letters: str) -> list[CaptureTrig
         CaptureTrigger(f"{prefix}_insert", "AFTER", ("INSERT",), fn("on_change"), new_table=True),
         CaptureTrigger(f"{prefix}_delete", "AFTER", ("DELETE",), fn("on_change"), old_table=True),
         CaptureTrigger(f"{prefix}_update", "AFTER", ("UPDATE",), fn("on_change"), old_table=True, new_table=True),
-        CaptureTrigger(f"{prefix}_truncate", "AFTER", ("TRUNCATE",), fn("on_truncate"), scope="plain"),
-        CaptureTrigger(f"{prefix}_truncate_rows", "BEFORE", ("TRUNCATE",), fn("on_truncate_rows"), scope="leaf"),
+        *([CaptureTrigger(f"{prefix}_truncate", "AFTER", ("TRUNCATE",), fn("on_truncate"), scope="plain")]
+          if sink == "apply" else []),
+        CaptureTrigger(f"{prefix}_truncate_rows", "BEFORE", ("TRUNCATE",), fn("on_truncate_rows"),
+                       scope="leaf" if sink == "apply" else "rows"),
     ]
 
 
@@ -136,78 +143,140 @@ def atom_columns(view: ResolvedView, atom: Atom, prefix: str) -> tuple[sql.Compo
     )
 
 
-def _rows(view: ResolvedView, atom: Atom, source: str, sign: str) -> sql.Composable:
-    first, second = atom_columns(view, atom, source)
-    return sql.SQL("SELECT {first} AS x, {second} AS y, {sign} AS m FROM {source} "
-                   "WHERE {c1} IS NOT NULL AND {c2} IS NOT NULL").format(
-        first=first, second=second, sign=sql.SQL(sign), source=sql.SQL(source),  # type: ignore[arg-type]
-        c1=sql.SQL("{}.{}").format(sql.SQL(source), sql.Identifier(atom.first)),  # type: ignore[arg-type]
-        c2=sql.SQL("{}.{}").format(sql.SQL(source), sql.Identifier(atom.second)),  # type: ignore[arg-type]
+@dataclass(frozen=True)
+class CapturedColumn:
+    """A base-table column an atom reads, as its net change carries it."""
+
+    column: str  # in the base table
+    name: str  # in the net change and the sink's tables (the variable, e.g. "a")
+    source_type: str  # the column's type
+    target_type: str  # the variable's type (a cast when they differ)
+    key: bool = True  # a join column: a row with NULL here never joins and is not captured
+
+
+@dataclass(frozen=True)
+class CaptureAtom:
+    """What the capture layer needs of one atom: the relation it feeds and its n columns."""
+
+    name: str  # the relation, e.g. "r"; names the sink's objects (apply_r, r_delta, r_log)
+    columns: tuple[CapturedColumn, ...]
+
+    def read(self, source: str) -> list[sql.Composable]:
+        return [typed_column(source, c.column, c.source_type, c.target_type) for c in self.columns]
+
+
+def triangle_atom(view: ResolvedView, atom: Atom) -> CaptureAtom:
+    """A relation R, S or T of a triangle view, for the capture layer."""
+    return CaptureAtom(atom.relation, tuple(
+        CapturedColumn(column, variable, view.column_types[(atom.alias, column)], view.variable_types[variable])
+        for column, variable in zip((atom.first, atom.second), atom.variables)))
+
+
+def _rows(atom: CaptureAtom, source: str, sign: str) -> sql.Composable:
+    keys = [c for c in atom.columns if c.key]
+    return sql.SQL("SELECT {columns}, {sign} AS m FROM {source}{where}").format(
+        columns=sql.SQL(", ").join(sql.SQL("{} AS {}").format(value, sql.Identifier(c.name))
+                                   for value, c in zip(atom.read(source), atom.columns)),
+        sign=sql.SQL(sign), source=sql.SQL(source),  # type: ignore[arg-type]  # a transition table's name
+        where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
+            sql.SQL("{}.{} IS NOT NULL").format(sql.SQL(source), sql.Identifier(c.column)) for c in keys)  # type: ignore[arg-type]
+        if keys else sql.SQL(""),
     )
 
 
-def net_change(view: ResolvedView, atom: Atom, event: str) -> sql.Composable:
-    """The statement's net change of ``atom``'s relation: (x, y, m) per distinct join key, m <> 0."""
+def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
+    """The statement's net change of an atom: its columns and m per distinct row, m <> 0 (an UPDATE
+    that leaves the atom's columns alone nets to nothing)."""
     if event == "insert":
-        source: sql.Composable = _rows(view, atom, "new_rows", "1")
+        source: sql.Composable = _rows(atom, "new_rows", "1")
     elif event == "delete":
-        source = _rows(view, atom, "old_rows", "-1")
+        source = _rows(atom, "old_rows", "-1")
     else:
-        source = sql.SQL("{} UNION ALL {}").format(_rows(view, atom, "new_rows", "1"), _rows(view, atom, "old_rows", "-1"))
-    return sql.SQL("SELECT x, y, sum(m)::bigint AS m FROM ({}) rows GROUP BY x, y HAVING sum(m) <> 0").format(source)
+        source = sql.SQL("{} UNION ALL {}").format(_rows(atom, "new_rows", "1"), _rows(atom, "old_rows", "-1"))
+    columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)
+    return sql.SQL("SELECT {columns}, sum(m)::bigint AS m FROM ({source}) rows GROUP BY {columns} HAVING sum(m) <> 0"
+                   ).format(columns=columns, source=source)
 
 
-def apply_block(schema: sql.Identifier, view: ResolvedView, atoms: list[Atom], event: str, threshold: int,
-                names: Any) -> sql.Composable:
+# --- sinks: what happens to a net change ---------------------------------------------------------
+# apply: the view's own functions maintain its state now, in the writing statement
+#        (apply_K(columns..., m) per row below the batch threshold, K_delta + apply_batch_K above);
+# log:   the net change is appended to the view's delta log K_log, for a later refresh or a sampler.
+SINKS = ("apply", "log")
+
+
+def apply_block(atoms: list[CaptureAtom], event: str, threshold: int, names: Any) -> sql.Composable:
     """PL/pgSQL applying a statement's net change to each atom in order: tuple by tuple through
     ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above."""
     blocks = []
     for atom in atoms:
-        k = atom.relation
-        x, y = atom.variables
+        k = atom.name
         blocks.append(sql.SQL(
             "        -- {relation}\n"
             "        IF changed_rows <= {threshold} THEN\n"
             "            FOR change IN {net} LOOP\n"
-            "                PERFORM {apply}(change.x, change.y, change.m);\n"
+            "                PERFORM {apply}({arguments}, change.m);\n"
             "            END LOOP;\n"
             "        ELSE\n"
-            "            INSERT INTO {delta} ({x}, {y}, mult) {net};\n"
+            "            INSERT INTO {delta} ({columns}, mult) {net};\n"
             "            PERFORM {apply_batch}();\n"
             "        END IF;"
         ).format(
             relation=sql.SQL(k.upper()),  # type: ignore[arg-type]
             threshold=sql.Literal(threshold),
-            net=net_change(view, atom, event),
+            net=net_change(atom, event),
             apply=names(f"apply_{k}"), apply_batch=names(f"apply_batch_{k}"), delta=names(f"{k}_delta"),
-            x=sql.Identifier(x), y=sql.Identifier(y),
+            arguments=sql.SQL(", ").join(sql.SQL("change.{}").format(sql.Identifier(c.name)) for c in atom.columns),
+            columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns),
         ))
     return sql.SQL("\n").join(blocks)
 
 
-def truncate_rows_block(view: ResolvedView, atoms: list[Atom], names: Any) -> sql.Composable:
-    """PL/pgSQL applying every row of the partition ``TG_RELID`` as a deletion, atom by atom.
+def log_block(atoms: list[CaptureAtom], event: str, names: Any) -> sql.Composable:
+    """PL/pgSQL appending a statement's net change of each atom to the view's delta log."""
+    return sql.SQL("\n").join(
+        sql.SQL("        INSERT INTO {log} ({columns}, mult) {net};").format(
+            log=names(f"{atom.name}_log"), net=net_change(atom, event),
+            columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns))
+        for atom in atoms)
 
-    The read is dynamic SQL over the partition, named from its oid at that moment."""
+
+def log_tables(atom: CaptureAtom, names: Any) -> sql.Composable:
+    """The delta log of one atom: every net change in commit order (seq), with its transaction."""
+    return sql.SQL(
+        "CREATE TABLE {log} (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+        "xid xid8 NOT NULL DEFAULT pg_catalog.pg_current_xact_id(), {columns}, mult bigint NOT NULL); "
+        "COMMENT ON TABLE {log} IS {comment}"
+    ).format(
+        log=names(f"{atom.name}_log"),
+        columns=sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(c.name), sql.SQL(c.target_type))  # type: ignore[arg-type]
+                                   for c in atom.columns),
+        comment=sql.Literal(f"pgivm delta log of relation {atom.name.upper()}: net changes not yet refreshed into the view"),
+    )
+
+
+def truncate_rows_block(atoms: list[CaptureAtom], names: Any, sink: str = "apply") -> sql.Composable:
+    """PL/pgSQL taking every row of the table ``TG_RELID`` away as a deletion, atom by atom: into
+    K_delta and apply_batch_K (apply), or into K_log (log). The read is dynamic SQL over the table,
+    named from its oid at that moment."""
     blocks = []
     for atom in atoms:
-        k = atom.relation
-        x, y = atom.variables
-        first, second = atom_columns(view, atom, "base")
-
-        holes = FormatHoles(2)  # the partition's name and oid, given to format() at run time
+        k = atom.name
+        holes = FormatHoles(2)  # the table's name and oid, given to format() at run time
+        keys = [c for c in atom.columns if c.key]
         query = holes.literal(sql.SQL(
-            "INSERT INTO {delta} ({x}, {y}, mult) SELECT {first}, {second}, -count(*) FROM ONLY {table} base "
-            "WHERE base.tableoid = {oid}::pg_catalog.oid AND base.{c1} IS NOT NULL AND base.{c2} IS NOT NULL "
-            "GROUP BY 1, 2"
-        ).format(delta=names(f"{k}_delta"), x=sql.Identifier(x), y=sql.Identifier(y), first=first, second=second,
-                 table=holes[0], oid=holes[1], c1=sql.Identifier(atom.first), c2=sql.Identifier(atom.second)))
+            "INSERT INTO {target} ({columns}, mult) SELECT {values}, -count(*) FROM ONLY {table} base "
+            "WHERE base.tableoid = {oid}::pg_catalog.oid{keys} GROUP BY {groups}"
+        ).format(target=names(f"{k}_delta" if sink == "apply" else f"{k}_log"),
+                 columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns),
+                 values=sql.SQL(", ").join(atom.read("base")), table=holes[0], oid=holes[1],
+                 keys=sql.SQL("").join(sql.SQL(" AND base.{} IS NOT NULL").format(sql.Identifier(c.column)) for c in keys),
+                 groups=sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(atom.columns)))))  # type: ignore[arg-type]
+        then = sql.SQL("\n    PERFORM {}();").format(names(f"apply_batch_{k}")) if sink == "apply" else sql.SQL("")
         blocks.append(sql.SQL(
             "    -- {relation}\n"
-            "    EXECUTE pg_catalog.format({query}, TG_RELID::pg_catalog.regclass, TG_RELID);\n"
-            "    PERFORM {apply_batch}();"
-        ).format(relation=sql.SQL(k.upper()), query=query,  # type: ignore[arg-type]
-                 apply_batch=names(f"apply_batch_{k}")))
+            "    EXECUTE pg_catalog.format({query}, TG_RELID::pg_catalog.regclass, TG_RELID);{then}"
+        ).format(relation=sql.SQL(k.upper()), query=query, then=then))  # type: ignore[arg-type]
     return sql.SQL("\n").join(blocks)
 
 

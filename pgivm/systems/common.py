@@ -81,25 +81,26 @@ def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | Non
 
 
 def capture_functions_plan(
-    names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None
+    names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None,
+    sink: str = "apply",
 ) -> sql.Composed:
-    """The trigger functions of ``table``: take the view's lock per statement, apply each statement's
-    net change to every relation the table feeds (R, S, T order), clear them after TRUNCATE, or for
-    a partition apply its rows as a deletion just before it is truncated."""
-    atoms = view.query.atoms_of(table)
+    """The trigger functions of ``table``: take the view's lock per statement, hand each statement's
+    net change of every relation the table feeds (R, S, T order) to the sink, and TRUNCATE."""
+    atoms = [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)]
     letters = capture.letters_of(view, table)
     qualified = view.qualified(table)
-    described = f"{qualified} as {', '.join(a.relation.upper() for a in atoms)}"
+    described = f"{qualified} as {', '.join(a.name.upper() for a in atoms)}"
     threshold = capture.BATCH_THRESHOLD if batch_threshold is None else batch_threshold
 
     def block(event: str) -> sql.Composable:
-        return capture.apply_block(names.schema_id, view, atoms, event, threshold, names)
+        if sink == "log":
+            return capture.log_block(atoms, event, names)
+        return capture.apply_block(atoms, event, threshold, names)
 
-    return render("pgivm.capture", "capture_functions.sql", {
+    params: dict[str, sql.Composable] = {
         "state": names("state"),
         "restart": names("restart"),
         "view_literal": sql.Literal(name),
-        "batch_threshold": sql.SQL(str(threshold)),  # type: ignore[arg-type]
         "on_statement": names(f"on_statement_{letters}"),
         "on_change": names(f"on_change_{letters}"),
         "on_truncate": names(f"on_truncate_{letters}"),
@@ -107,14 +108,19 @@ def capture_functions_plan(
         "apply_insert": block("insert"),
         "apply_delete": block("delete"),
         "apply_update": block("update"),
-        "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.relation}")) for a in atoms),
-        "truncate_rows": capture.truncate_rows_block(view, atoms, names),
+        "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.name}")) for a in atoms),
+        "truncate_rows": capture.truncate_rows_block(atoms, names, sink),
         "on_statement_comment": sql.Literal(f"pgivm view {name}: take the view's lock before a statement on {qualified}"),
-        "on_change_comment": sql.Literal(f"pgivm view {name}: maintain the {strategy} state for changes of {described}"),
+        "on_change_comment": sql.Literal(f"pgivm view {name}: {'log' if sink == 'log' else 'maintain'} the {strategy} "
+                                         f"state for changes of {described}"),
         "on_truncate_comment": sql.Literal(f"pgivm view {name}: clear the {strategy} state of {described} after TRUNCATE"),
         "on_truncate_rows_comment": sql.Literal(
-            f"pgivm view {name}: before TRUNCATE of a partition of {qualified}, apply its rows as a deletion"),
-    })
+            f"pgivm view {name}: before TRUNCATE of {qualified} or a partition of it, take its rows away as a deletion"),
+    }
+    functions = render("pgivm.capture", "capture_functions.sql", params)
+    if sink == "log":
+        return functions
+    return sql.Composed([functions, sql.SQL("\n"), render("pgivm.capture", "capture_truncate_clear.sql", params)])
 
 
 def capture_functions_all(names: Names, view: ResolvedView, name: str, strategy: str,

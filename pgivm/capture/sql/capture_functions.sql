@@ -1,14 +1,13 @@
 -- Change capture for one base table that feeds relations of the view (one relation, or several
--- for a self-join such as the graph form over one edge table). Rendered once per base table, for
--- every strategy that maintains per relation K with apply_K(x, y, m) and apply_batch_K() (ivme,
--- first-order). The triggers that call these functions are in capture_triggers.sql.
+-- for a self-join such as the graph form over one edge table). Rendered once per base table by the
+-- systems that capture changes (ivme and first-order apply them at once: apply_K(columns, m) and
+-- apply_batch_K()); the triggers that call these functions come from pgivm.capture.CaptureTrigger.
 --
 -- Statement-level triggers with transition tables: a statement's net change of each relation
 -- (inserted rows +1, deleted rows -1, grouped by the join columns, NULL keys dropped since they
--- never join) is applied to R, then S, then T, each seeing the state left by the previous one,
+-- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
--- alone nets to nothing. Small changes go tuple by tuple through apply_K; a statement with more
--- than {batch_threshold} rows goes set-at-a-time through K_delta and apply_batch_K.
+-- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -73,25 +72,9 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION {on_change}() IS {on_change_comment};
 
--- TRUNCATE of a plain table empties every relation it feeds: clear them and restart (N, the
--- partition and the views from the remaining relations). Nothing needs to be read back.
-CREATE FUNCTION {on_truncate}()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
-{clear}
-    PERFORM {restart}();
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION {on_truncate}() IS {on_truncate_comment};
-
 -- TRUNCATE of a partition (or of a partitioned table, which fires this on every partition) takes
--- only that partition's rows away: read them just before they go and apply them as a deletion,
--- set at a time. The partition is found by the trigger's oid (TG_RELID), named from the oid at
+-- only that partition's rows away: read them just before they go and hand them to the sink as a
+-- deletion, set at a time (with the log sink, a TRUNCATE of a plain table goes this way too). The partition is found by the trigger's oid (TG_RELID), named from the oid at
 -- this moment, and the query names its tableoid column, so it cannot run anything but a read of
 -- that table; row_security = off makes a policy an error instead of code that runs here.
 CREATE FUNCTION {on_truncate_rows}()
