@@ -131,7 +131,7 @@ class BuildProvider(Protocol):
 
 
 class System(Protocol):
-    """A maintenance system. Implementations are plain objects, one per package."""
+    """A maintenance system: each package under pgivm/systems/ defines one (a FunctionSystem)."""
 
     name: str
     summary: str
@@ -156,3 +156,20 @@ class System(Protocol):
 
     def verify(self, conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool) -> list[Any]:
         """The system's invariants checked against the base tables: the violated ones."""
+
+
+@dataclass(frozen=True)
+class FunctionSystem:
+    """A System made of plain functions: how the packages under ``pgivm/systems/`` define theirs."""
+
+    name: str
+    summary: str
+    accepts: Callable[[ConjunctiveQuery], str | None]
+    model: Callable[[ConjunctiveQuery], Any]
+    plan: Callable[[ResolvedView, str, str, dict[str, Any]], InstallPlan]
+    capture_triggers: Callable[[ResolvedView, str, TableRef], list[CaptureTrigger]]
+    status: Callable[[psycopg.Connection, str], SystemStatus]
+    verify: Callable[[psycopg.Connection, ResolvedView, str, bool], list[Any]]
+    options: tuple[Option, ...] = ()
+    actions: tuple[Action, ...] = ()
+    builders: dict[str, BuildProvider] = field(default_factory=dict)

@@ -15,7 +15,7 @@ from pgivm.capture import atom_columns
 from pgivm.systems import ivme
 from pgivm.query.model import VARIABLES, Atom, RelationName, TriangleCount
 from pgivm.query.resolve import ResolvedView
-from pgivm.systems.base import InstallPlan, SystemStatus
+from pgivm.systems.base import FunctionSystem, InstallPlan, SystemStatus
 from pgivm.systems.common import (
     triangle_model,
     triangle_reason,
@@ -109,19 +109,10 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     return run_checks(conn, named)
 
 
-class FirstOrder:
-    name = NAME
-    summary = "first-order IVM: the classical delta query per update, O(N); the yardstick IVMε improves on"
-    options = (ivme.BATCH,)
-    actions = ()
-    builders: dict = {}
-
-    accepts = staticmethod(triangle_reason)
-    model = staticmethod(triangle_model)
-    plan = staticmethod(plan)
-    capture_triggers = staticmethod(capture_triggers)
-    status = staticmethod(status)
-    verify = staticmethod(verify)
-
-
-SYSTEM = FirstOrder()
+SYSTEM = FunctionSystem(
+    name=NAME,
+    summary="first-order IVM: the classical delta query per update, O(N); the yardstick IVMε improves on",
+    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
+    status=status, verify=verify,
+    options=(ivme.BATCH,),
+)

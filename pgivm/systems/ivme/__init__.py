@@ -20,7 +20,7 @@ from psycopg import sql
 from pgivm.capture import BATCH_THRESHOLD, atom_columns
 from pgivm.query.model import VARIABLES, Atom, RelationName, TriangleCount
 from pgivm.query.resolve import ResolvedView
-from pgivm.systems.base import Action, InstallPlan, Option, Section, SystemStatus
+from pgivm.systems.base import Action, FunctionSystem, InstallPlan, Option, Section, SystemStatus
 from pgivm.systems.common import (
     triangle_model,
     triangle_reason,
@@ -269,24 +269,17 @@ class SparkBuild:
                                   + list(AUX_VIEW.values())))
 
 
-class Ivme:
-    name = NAME
-    summary = "IVMε: triangle counts, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)"
-    options = (EPSILON, BATCH)
-    actions = (
+SYSTEM = FunctionSystem(
+    name=NAME,
+    summary="IVMε: triangle counts, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)",
+    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
+    status=status, verify=verify,
+    options=(EPSILON, BATCH),
+    actions=(
         Action("rebalance", "force a major rebalancing: strict repartition at N^epsilon, auxiliary views rebuilt",
                (), _rebalance),
         Action("alter", "change epsilon; repartitions at once (a major rebalancing)",
                (Option("epsilon", float, None, "new epsilon in [0, 1]", _epsilon_in_range),), _rebalance),
-    )
-    builders = {"spark": SparkBuild()}
-
-    accepts = staticmethod(triangle_reason)
-    model = staticmethod(triangle_model)
-    plan = staticmethod(plan)
-    capture_triggers = staticmethod(capture_triggers)
-    status = staticmethod(status)
-    verify = staticmethod(verify)
-
-
-SYSTEM = Ivme()
+    ),
+    builders={"spark": SparkBuild()},
+)

@@ -14,7 +14,7 @@ from psycopg import sql
 from pgivm import capture
 from pgivm.query.model import TableRef, TriangleCount
 from pgivm.query.resolve import ResolvedView
-from pgivm.systems.base import InstallPlan, SystemStatus
+from pgivm.systems.base import FunctionSystem, InstallPlan, SystemStatus
 from pgivm.systems.common import (
     triangle_model,
     triangle_reason,
@@ -71,19 +71,9 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     return []  # the only state is the count, which verify compares with the recount
 
 
-class Recompute:
-    name = NAME
-    summary = "recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)"
-    options = ()
-    actions = ()
-    builders: dict = {}
-
-    accepts = staticmethod(triangle_reason)
-    model = staticmethod(triangle_model)
-    plan = staticmethod(plan)
-    capture_triggers = staticmethod(capture_triggers)
-    status = staticmethod(status)
-    verify = staticmethod(verify)
-
-
-SYSTEM = Recompute()
+SYSTEM = FunctionSystem(
+    name=NAME,
+    summary="recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)",
+    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
+    status=status, verify=verify,
+)
