@@ -76,7 +76,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
         with _note_if_slow(f"creating {args.name}{f' ({detail})' if detail else ''}: "
                            "building the state from the base tables ..."):
             result = command.create(args.name, sql_text, system=args.system, schema=args.schema, target=conn,
-                                    preprocess=args.preprocess, **chosen)
+                                    preprocess=args.preprocess, lock_wait=args.lock_wait, **chosen)
         schema = result.view[: -len(result.name) - 1]  # result.view is "schema.name"
         quoted = conn.execute("SELECT pg_catalog.quote_ident(%s) || '.' || pg_catalog.quote_ident(%s)",
                               [schema, result.name]).fetchone()[0]  # type: ignore[index]
@@ -128,7 +128,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
 
 
 def _cmd_drop(args: argparse.Namespace) -> int:
-    command.drop(args.name, target=args.dsn)
+    command.drop(args.name, target=args.dsn, lock_wait=args.lock_wait)
     print(f"dropped {args.name}")
     return 0
 
@@ -197,7 +197,7 @@ def _difference(report: command.VerifyReport) -> str:
 
 def _cmd_action(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for name in args.action_options}
-    figures = command.action(args.name, args.action, target=args.dsn, **options)
+    figures = command.action(args.name, args.action, target=args.dsn, lock_wait=args.lock_wait, **options)
     print(f"{args.action} {args.name}: " + ", ".join(f"{k} = {v}" for k, v in figures.items()))
     return 0
 
@@ -207,7 +207,7 @@ def _cmd_upgrade(args: argparse.Namespace) -> int:
         raise PgivmError("name one view, or pass --all")
     names = [v.name for v in command.list_views(target=args.dsn)] if args.all else [args.name]
     for name in names:
-        result = command.upgrade(name, force=args.force, target=args.dsn)
+        result = command.upgrade(name, force=args.force, target=args.dsn, lock_wait=args.lock_wait)
         done = "reinstalled from the current templates" if result.upgraded else "already current"
         print(f"{name}: {done} ({result.template_version}, {result.seconds:.2f} s)")
     return 0
@@ -318,6 +318,12 @@ def _system_actions() -> dict[str, tuple[str, list[Option], list[str]]]:
     return found
 
 
+def _add_lock_wait(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lock-wait", type=float, default=command.LOCK_WAIT_S, metavar="SECONDS",
+                        help="how long to keep trying for the locks, one short attempt at a time so that writers "
+                             f"never wait long on pgivm, before giving up with one line (default {command.LOCK_WAIT_S:g})")
+
+
 def _add_option(parser: argparse._ActionsContainer, option: Option, note: str, required: bool = False) -> None:
     """A flag built from a system's option spec; its absence is None (the system's default)."""
     parser.add_argument(option.flag, dest=option.name, type=option.type, default=None, required=required,
@@ -369,6 +375,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how to build the state: in PostgreSQL (default), or "
                         + "; ".join(f"{b} (systems: {', '.join(s.name for s in systems.values() if b in s.builders)})"
                                     for b in builders[1:]))
+    _add_lock_wait(p)
     group = p.add_argument_group("options of the maintenance systems (each applies to the systems named)")
     for option, owners in _system_options().items():
         _add_option(group, option, f" (systems: {', '.join(owners)}; default {option.default})")
@@ -400,6 +407,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = _add_command(sub, "drop", help="remove a view, its triggers and its state")
     p.add_argument("name", help="name of the view to remove")
+    _add_lock_wait(p)
     p.set_defaults(func=_cmd_drop)
 
     p = _add_command(sub, "list", help="list the maintained views")
@@ -421,6 +429,7 @@ def build_parser() -> argparse.ArgumentParser:
         p.add_argument("name", help=f"name of the view to {action_name}")
         for option in options:
             _add_option(p, option, "", required=option.default is None)
+        _add_lock_wait(p)
         p.set_defaults(func=_cmd_action, action=action_name, action_options=[o.name for o in options])
 
     p = _add_command(sub, "upgrade", help="reinstall a view's functions and triggers from the current SQL templates "
@@ -428,6 +437,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", nargs="?", help="name of the view to upgrade")
     p.add_argument("--all", action="store_true", help="upgrade every view of the database")
     p.add_argument("--force", action="store_true", help="reinstall even if the templates did not change")
+    _add_lock_wait(p)
     p.set_defaults(func=_cmd_upgrade)
 
     p = _add_command(sub, "demo", help="a live triangle count on a generated skewed graph, checked against a recount")

@@ -48,7 +48,7 @@ _MAX_NAME_BYTES = 40  # state objects are named pgivm_<name>_...; PostgreSQL tru
 _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
-    "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
+    "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
     "action", "create", "drop", "init", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
