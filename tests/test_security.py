@@ -395,3 +395,21 @@ def test_writer_is_maintained_and_touches_no_state(dsn: str, conn: psycopg.Conne
                             lambda what: assert_verified(conn, recount(conn, "public.r", "public.s", "public.t")))
         assert_denied(c, conn)
     assert_verified(conn, recount(conn, "public.r", "public.s", "public.t"))
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_identifiers_with_newlines_stay_identifiers(conn: psycopg.Connection, strategy: str) -> None:
+    """Quoted names may hold a newline, quotes and comment markers: rendered SQL must keep them inside
+    identifiers (never in a -- comment, where a newline would end the comment and run the rest)."""
+    evil = 'b\nx); DROP TABLE victim; --'
+    conn.execute("CREATE TABLE victim (v int)")
+    conn.execute(sql.SQL("CREATE TABLE r (a int, {b} int); CREATE TABLE s ({b} int, c int); CREATE TABLE t (c int, a int)")
+                 .format(b=sql.Identifier(evil)))
+    conn.execute("INSERT INTO r VALUES (1, 2), (2, 3); INSERT INTO s VALUES (2, 3), (3, 1); INSERT INTO t VALUES (3, 1), (1, 2)")
+    view_sql = sql.SQL("SELECT count(*) FROM r JOIN s ON r.{b} = s.{b} JOIN t ON s.c = t.c AND t.a = r.a").format(
+        b=sql.Identifier(evil)).as_string(conn)
+    command.create("tri", view_sql, system=strategy, target=conn)
+    conn.execute("INSERT INTO r VALUES (1, 2); TRUNCATE s; INSERT INTO s VALUES (2, 3)")
+    assert conn.execute("SELECT to_regclass('victim') IS NOT NULL").fetchone()[0]
+    report = command.verify("tri", target=conn)
+    assert report.ok and report.maintained == 2, (report.maintained, [str(f) for f in report.failures])

@@ -1,5 +1,5 @@
 -- The recount reads the base tables, so it names them from their oids at the moment it runs
--- ({count_format} holds their places, each query naming tableoid so that a view under a base
+-- (the format string below holds their places, the query naming tableoid so that a view under a base
 -- table's name cannot even be parsed), with row_security off so that a policy is an error rather
 -- than code running with this function's rights.
 CREATE FUNCTION {refresh}()

@@ -1,0 +1,68 @@
+-- pgivm golden install plan: system recompute, case triangle, options {}
+-- view public.triangles AS SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+
+-- phase: state (1 statement)
+
+-- Recompute: the baseline users of REFRESH MATERIALIZED VIEW have today. After every statement that
+-- writes a base table, the count is recomputed from scratch with the view's join.
+CREATE SCHEMA "pgivm_triangles";
+COMMENT ON SCHEMA "pgivm_triangles" IS 'pgivm state of view triangles (strategy recompute): SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a';
+
+CREATE TABLE "pgivm_triangles"."state" (
+    singleton       boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    updates_applied bigint NOT NULL DEFAULT 0  -- statements that refreshed the count
+);
+CREATE TABLE "pgivm_triangles"."result" (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    count     bigint NOT NULL
+);
+COMMENT ON TABLE "pgivm_triangles"."result" IS 'pgivm: the result of view triangles, recomputed after every write';
+INSERT INTO "pgivm_triangles"."state" DEFAULT VALUES;
+
+-- phase: functions (1 statement)
+
+-- The recount reads the base tables, so it names them from their oids at the moment it runs
+-- (the format string below holds their places, the query naming tableoid so that a view under a base
+-- table's name cannot even be parsed), with row_security off so that a policy is an error rather
+-- than code running with this function's rights.
+CREATE FUNCTION "pgivm_triangles"."refresh"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $pgivm$
+DECLARE
+    recount bigint;
+BEGIN
+    UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1;
+    IF NOT FOUND THEN  -- a snapshot from before the view was created (see capture_functions.sql)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    EXECUTE format('SELECT count(*) FROM %1$s AS r JOIN %2$s AS s ON "r"."b" = "s"."b" JOIN %3$s AS t ON "s"."c" = "t"."c" AND "t"."a" = "r"."a" WHERE "r".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid AND "t".tableoid = 16386::pg_catalog.oid', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass, 16386::pg_catalog.regclass) INTO recount;
+    UPDATE "pgivm_triangles"."result" SET count = recount;
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_triangles"."refresh"() IS 'pgivm view triangles: recompute the count after a statement';
+
+-- phase: build (1 statement)
+
+-- The first count, recomputed once by `pgivm create` under its locks.
+INSERT INTO "pgivm_triangles"."result" (count) VALUES ((SELECT count(*) FROM "public"."r" AS r JOIN "public"."s" AS s ON "r"."b" = "s"."b" JOIN "public"."t" AS t ON "s"."c" = "t"."c" AND "t"."a" = "r"."a" WHERE "r".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid AND "t".tableoid = 16386::pg_catalog.oid));
+
+-- phase: capture (3 statements)
+
+CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+-- phase: expose (2 statements)
+
+CREATE OR REPLACE VIEW "public"."triangles" AS SELECT count AS "count" FROM "pgivm_triangles"."result"; COMMENT ON VIEW "public"."triangles" IS 'pgivm: maintained by recompute, state in schema pgivm_triangles. Definition: SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a';
+
+REVOKE ALL ON ALL TABLES IN SCHEMA "pgivm_triangles" FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA "pgivm_triangles" FROM PUBLIC;

@@ -1,0 +1,105 @@
+"""Golden install plans: the SQL each system generates for a few representative views, as text.
+
+Each system's plan is rendered WITHOUT a database (a ResolvedView built by hand, with fake oids)
+and compared with ``tests/golden/<system>-<case>.sql``, so a change to generated SQL shows up as a
+diff in review. After an intended change, regenerate every file with one command and commit them:
+
+    PGIVM_REGENERATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_golden_plans.py
+
+See tests/golden/README.md.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import EDGE_SQL, TRIANGLE_SQL
+from pgivm.query import TableRef, TriangleCount, parse_view_sql
+from pgivm.query.resolve import BaseTable, Partition, ResolvedView
+from pgivm.systems.base import System
+from pgivm.systems.registry import SYSTEMS
+
+GOLDEN = Path(__file__).resolve().parent / "golden"
+REGENERATE = bool(os.environ.get("PGIVM_REGENERATE_GOLDEN"))
+FIRST_OID = 16384
+
+# r's partitions as pin_table lists them (by level, then oid): r_1 holds rows, r_2 is split again.
+R_PARTITIONS = (
+    Partition(16387, "public.r_1", leaf=True),
+    Partition(16388, "public.r_2", leaf=False),
+    Partition(16389, "public.r_2_1", leaf=True),
+    Partition(16390, "public.r_2_2", leaf=True),
+)
+TRIANGLE_COLUMNS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+
+# case name -> (view SQL, each table's columns in order, their type, partitions by table, options)
+CASES: dict[str, tuple[str, dict[str, tuple[str, ...]], str, dict[str, tuple[Partition, ...]], dict[str, Any]]] = {
+    "triangle": (TRIANGLE_SQL, TRIANGLE_COLUMNS, "integer", {}, {}),
+    "edge": (EDGE_SQL, {"e": ("src", "dst")}, "bigint", {}, {}),
+    "partitioned": (TRIANGLE_SQL, TRIANGLE_COLUMNS, "integer", {"r": R_PARTITIONS}, {}),
+}
+IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilon": 0.25, "batch_threshold": 0})}
+
+
+def resolved(query: TriangleCount, columns: dict[str, tuple[str, ...]], column_type: str,
+             partitions: dict[str, tuple[Partition, ...]]) -> ResolvedView:
+    """What resolve() would find in a database holding these tables (oids from 16384, schema public)."""
+    base = {table: BaseTable(FIRST_OID + i, TableRef(table.name, "public"), table.name in partitions,
+                             partitions.get(table.name, ()))
+            for i, table in enumerate(query.tables)}
+    attnums = {(atom.alias, column): columns[atom.table.name].index(column) + 1
+               for atom in query.atoms for column in (atom.first, atom.second)}
+    return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()},
+                        variable_types={v: column_type for v in "abc"},
+                        column_types={key: column_type for key in attnums}, base=base, attnums=attnums)
+
+
+def render(system: System, case: str) -> str:
+    """Every phase of the install plan, a header line per phase, statements separated by blank lines."""
+    view_sql, columns, column_type, partitions, options = {**CASES, **IVME_CASES}[case]
+    params = {o.name: o.default for o in system.options} | options
+    view = resolved(parse_view_sql(view_sql), columns, column_type, partitions)
+    plan = system.plan(view, "triangles", "public", params)
+    lines = [f"-- pgivm golden install plan: system {system.name}, case {case}, options {params}",
+             f"-- view public.triangles AS {view_sql}",
+             "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"]
+    for phase in plan.phases:
+        count = len(phase.statements)
+        lines += ["", f"-- phase: {phase.name} ({count} statement{'' if count == 1 else 's'})"]
+        for statement in phase.statements:
+            text = statement.as_string(None).strip()
+            lines += ["", text if text.endswith(";") else text + ";"]
+    return "\n".join(lines) + "\n"
+
+
+PAIRS = [(name, case) for name in SYSTEMS for case in CASES] + [("ivme", case) for case in IVME_CASES]
+
+
+@pytest.mark.parametrize(("system", "case"), PAIRS, ids=[f"{s}-{c}" for s, c in PAIRS])
+def test_install_plan_matches_golden(system: str, case: str) -> None:
+    text = render(SYSTEMS[system], case)
+    path = GOLDEN / f"{system}-{case}.sql"
+    if REGENERATE:
+        GOLDEN.mkdir(exist_ok=True)
+        path.write_text(text)
+        return
+    assert path.exists(), f"{path} is missing: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"
+    expected = path.read_text()
+    if text != expected:
+        diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), text.splitlines(keepends=True),
+                                            f"golden/{path.name}", "rendered now"))
+        pytest.fail(f"the install plan of {system} for {case} changed:\n{diff}\nIf the change is intended, "
+                    f"regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py",
+                    pytrace=False)
+
+
+def test_rendering_is_deterministic() -> None:
+    """FormatHoles draws random tokens while rendering; none may reach the text."""
+    for system in SYSTEMS.values():
+        first = render(system, "partitioned")
+        assert first == render(system, "partitioned") and "pgivm_hole_" not in first
