@@ -291,14 +291,32 @@ def _drop_installed(conn: psycopg.Connection, record: catalog.ViewRecord, oids: 
 
 
 def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> None:
-    """Remove the view, its triggers and all of its state."""
+    """Remove the view, its triggers and all of its state, in two transactions.
+
+    The first stops maintenance without touching a base table: the user view goes, and the
+    view's trigger functions become no-ops (writers pick that up at their next statement, even from
+    an older snapshot, and stop queueing on the view's lock). The second locks the base tables,
+    which then come as easily as for ``create``, and removes the rest. If the second gives up (after
+    ``lock_wait`` seconds), the view is no longer maintained, and ``drop`` again finishes the job.
+    (With a connection of yours inside a transaction, both run in it, as savepoints.)
+    """
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
             record = catalog.get(conn, name)
+            fixed_search_path(conn)
+            conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(record.view_schema, name)))
+            for function in catalog.trigger_functions(conn, name):
+                conn.execute(common.no_op_trigger_function(function, name))
+        with transaction(conn):
+            record = catalog.get(conn, name)
             oids = _existing(conn, catalog.base_table_oids(conn, name))
             # Dropping triggers needs ACCESS EXCLUSIVE: writers first finish, none deadlocks with us.
-            lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
+            try:
+                lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
+            except PgivmError as err:
+                raise PgivmError(f"view {name} is no longer maintained (its view is dropped), but {err.message}",
+                                 f"run `pgivm drop {name}` again to remove its triggers and state") from None
             fixed_search_path(conn)
             _drop_installed(conn, record, oids, keep_state=False)
             catalog.delete(conn, name)
@@ -504,7 +522,7 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
                 # The view's lock, as writers take it: we wait for the writer holding it and queue
                 # writers behind us; no base-table lock, so no cycle with a writer is possible.
                 state = common.Names.of(name)("state")
-                with_lock_retries(conn, f"the state of view {name}", lambda: conn.execute(
+                with_lock_retries(conn, f"the state of view {name}", lambda attempt: conn.execute(
                     sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
             found.run(conn, name, values)
             return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"]}

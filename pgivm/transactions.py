@@ -4,6 +4,7 @@ inside it, locks taken so that no writer ever deadlocks with a command, snapshot
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -31,6 +32,7 @@ def session(target: Target) -> Iterator[psycopg.Connection]:
 # of every lock it holds, backs off and tries again, so that it never waits on a writer while that
 # writer waits on it (which PostgreSQL would break by aborting one of the two after deadlock_timeout).
 LOCK_ATTEMPT_MS = 100
+FIRST_LOCK_MS = 1000  # the first lock of an attempt, taken while holding none: no cycle can form
 LOCK_WAIT_S = 60.0  # the default budget of all attempts together
 
 
@@ -53,26 +55,29 @@ def fixed_search_path(conn: psycopg.Connection) -> None:
                  "pg_catalog.set_config('row_security', 'off', true)")
 
 
-def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[], None], budget: float) -> None:
-    """Run ``take`` (statements that acquire locks) in a savepoint with a short lock_timeout; on a
-    timeout roll back to the savepoint, releasing what it got, back off and retry, up to ``budget``
-    seconds. A writer queued behind us therefore waits at most one attempt, never deadlocks."""
+def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[int], None], budget: float) -> None:
+    """Run ``take(attempt)`` (statements that acquire locks) in a savepoint with a short
+    lock_timeout; on a timeout roll back to the savepoint, releasing what it got, back off (with
+    jitter, so that retries do not fall into step with a writer's rhythm) and retry, up to
+    ``budget`` seconds. A writer queued behind us waits at most one attempt and never deadlocks."""
     previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
     deadline = time.monotonic() + budget
-    pause = 0.02
+    pause = 0.01
+    attempt = 0
     try:
         while True:
             try:
                 with conn.transaction():
                     conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{LOCK_ATTEMPT_MS}ms"])
-                    take()
+                    take(attempt)
                 return
             except psycopg.errors.LockNotAvailable:
+                attempt += 1
                 if time.monotonic() + pause > deadline:
                     raise PgivmError(f"could not lock {what} within {budget:g} s: other transactions kept them busy",
                                      "retry when fewer transactions write them, or allow a longer wait (--lock-wait)") from None
-                time.sleep(pause)
-                pause = min(pause * 2, 0.5)
+                time.sleep(pause * random.uniform(0.5, 1.5))
+                pause = min(pause * 2, 0.25)
     finally:
         if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
             conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
@@ -80,14 +85,35 @@ def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[], No
 
 def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budget: float) -> None:
     """Lock the base tables (and their partitions) found by oid. Named from the oid now; LOCK runs
-    no code of the table's owner, and a name that no longer leads to that oid is an error."""
+    no code of the table's owner, and a name that no longer leads to that oid is an error.
+
+    Each attempt first asks for all of them at once without waiting (taken when no writer is in
+    between statements on them), then one by one, starting with the table that blocked the last
+    attempt: waiting for it while holding nothing cannot close a cycle with a writer."""
     names = [conn.execute("SELECT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM pg_catalog.pg_class c "
                           "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s", [oid]).fetchone()[0]  # type: ignore[index]
              for oid in oids]
+    order = list(range(len(oids)))
 
-    def take() -> None:
+    def take(attempt: int) -> None:
+        if attempt % 2 == 0:
+            try:
+                with conn.transaction():
+                    conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE NOWAIT").format(
+                        sql.SQL(", ").join(sql.SQL(n) for n in names), sql.SQL(mode)))  # type: ignore[arg-type]
+            except psycopg.errors.LockNotAvailable:
+                pass
+        for position, i in enumerate(list(order)):
+            # Holding nothing yet, the first wait cannot close a cycle: it may be longer.
+            timeout = FIRST_LOCK_MS if position == 0 else LOCK_ATTEMPT_MS
+            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
+            try:
+                conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(names[i]), sql.SQL(mode)))  # type: ignore[arg-type]
+            except psycopg.errors.LockNotAvailable:
+                order.remove(i)
+                order.insert(0, i)  # next attempt waits for it first, holding nothing
+                raise
         for oid, name in zip(oids, names):
-            conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(name), sql.SQL(mode)))  # type: ignore[arg-type]
             found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::int8", [name]).fetchone()
             if not found or found[0] != oid:
                 raise PgivmError(f"table {name} changed while pgivm was locking it", "retry the command")

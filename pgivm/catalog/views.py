@@ -155,3 +155,11 @@ def base_table_problems(conn: psycopg.Connection, name: str) -> list[str]:
         """,
         [name, name])
     return [row[0] for row in rows.fetchall()]
+
+
+def trigger_functions(conn: psycopg.Connection, name: str) -> list[tuple[str, str]]:
+    """The (schema, name) of every capture trigger function of the view."""
+    rows = conn.execute(
+        "SELECT DISTINCT x -> 'function' ->> 0, x -> 'function' ->> 1 "
+        "FROM pgivm.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s ORDER BY 1, 2", [name])
+    return [(row[0], row[1]) for row in rows.fetchall()]

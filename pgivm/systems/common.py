@@ -177,6 +177,14 @@ def drop_triggers(base_oid: int, trigger_names: list[str]) -> sql.Composable:
     return capture.drop_triggers(base_oid, trigger_names)
 
 
+def no_op_trigger_function(function: tuple[str, str], view: str) -> sql.Composable:
+    """A capture trigger function replaced by one that does nothing: the first step of ``drop``."""
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp "
+        "AS $pgivm$ BEGIN RETURN NULL; END; $pgivm$; COMMENT ON FUNCTION {f}() IS {comment}"
+    ).format(f=sql.Identifier(*function), comment=sql.Literal(f"pgivm view {view} is being dropped: maintenance stopped"))
+
+
 def drop_functions(schema: str) -> sql.Composable:
     """DROP every function of a state schema (``upgrade`` then creates them from the templates)."""
     return sql.SQL(
