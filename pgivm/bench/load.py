@@ -230,7 +230,7 @@ def create_both_ways(conn: psycopg.Connection, graph: Graph, results: Results) -
         created = command.create(VIEW, TRIANGLE_SQL, epsilon=EPSILON, target=conn, preprocess=preprocess)
         steps = dict(spark_preprocess.last_timings) if preprocess == "spark" else {}
         runs.append(CreateRun(graph.label, preprocess, created.seconds, int(created.count or 0),
-                              int(created.figures.get("|D|") or 0), steps))
+                              int(created.figures.get("db_size") or 0), steps))
         command.drop(VIEW, target=conn)
         settle(conn)
     results.creates.extend(runs)
