@@ -387,10 +387,12 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
         out = []
         for record in catalog.all_views(conn):
             system = registry.get(record.system)
+            dropping = _dropping(conn, record.view_schema, record.name)
             out.append(ViewSummary(
                 name=record.name, view=f"{record.view_schema}.{record.name}", system=record.system,
                 params={**record.params, **_state_params(conn, system, record.name)},
-                count=common.read_state(conn, record.name)["count"], definition=record.definition))
+                count=None if dropping else common.read_state(conn, record.name)["count"],
+                definition=("(being dropped: run pgivm drop again) " if dropping else "") + record.definition))
         return out
 
 
@@ -413,6 +415,7 @@ def status(name: str, *, target: Target = None) -> StatusReport:
     """The system's figures, the sizes of every state table, and drift of the base tables."""
     with session(target) as conn, snapshot(conn):
         record = catalog.get(conn, name)
+        _check_not_dropping(conn, record.view_schema, name)
         system = registry.get(record.system)
         reported = system.status(conn, name)
         return StatusReport(
@@ -441,8 +444,22 @@ def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedVie
 
 
 def _maintained(conn: psycopg.Connection, view_schema: str, name: str) -> Any:
+    _check_not_dropping(conn, view_schema, name)
     row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
     return row[0] if row else None
+
+
+def _dropping(conn: psycopg.Connection, view_schema: str, name: str) -> bool:
+    """A drop that stopped maintenance (its first step) but could not finish: the user view is gone."""
+    found = conn.execute("SELECT pg_catalog.to_regclass(%s) IS NULL",
+                         [sql.Identifier(view_schema, name).as_string(conn)]).fetchone()
+    return bool(found and found[0])
+
+
+def _check_not_dropping(conn: psycopg.Connection, view_schema: str, name: str) -> None:
+    if _dropping(conn, view_schema, name):
+        raise PgivmError(f"view {name} is no longer maintained: a drop stopped it and could not finish",
+                         f"run `pgivm drop {name}` again")
 
 
 # --- verify -------------------------------------------------------------------------------------
