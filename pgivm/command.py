@@ -445,7 +445,8 @@ def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedVie
 
 def _maintained(conn: psycopg.Connection, view_schema: str, name: str) -> Any:
     _check_not_dropping(conn, view_schema, name)
-    row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name))).fetchone()
+    # Not prepared: a view of the same name may come back with other columns (another system).
+    row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name)), prepare=False).fetchone()
     return row[0] if row else None
 
 

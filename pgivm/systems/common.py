@@ -212,7 +212,9 @@ def read_state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
     """The one row of ``state`` (without its key) and the count."""
     names = Names.of(name)
     with conn.cursor(row_factory=dict_row) as cur:
-        state = cur.execute(sql.SQL("SELECT * FROM {}").format(names("state"))).fetchone()
+        # Not prepared: each system's state row has its own columns, and a view of the same name can
+        # be dropped and created again under another system in the same session.
+        state = cur.execute(sql.SQL("SELECT * FROM {}").format(names("state")), prepare=False).fetchone()
         result = cur.execute(sql.SQL("SELECT count FROM {}").format(names("result"))).fetchone()
     assert state is not None and result is not None
     info = dict(state)
