@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm import capture
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.errors import PgivmError, UnsupportedQuery
@@ -275,7 +276,7 @@ def _drop_installed(conn: psycopg.Connection, record: catalog.ViewRecord, oids: 
     catalog.delete_base_tables(conn, record.name)  # first: the DDL guard then lets the triggers go
     try:
         for oid in oids:
-            conn.execute(common.drop_triggers(oid, triggers))
+            conn.execute(capture.drop_triggers(oid, triggers))
         if keep_state:
             conn.execute(common.drop_functions(record.state_schema))
             return

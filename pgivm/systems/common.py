@@ -53,8 +53,6 @@ class Names:
         return cls(state_schema_for(view_name))
 
 
-def table_ident(table: TableRef) -> sql.Identifier:
-    return sql.Identifier(table.schema or "public", table.name)
 
 
 def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | None = None) -> sql.Composed:
@@ -173,8 +171,6 @@ def revoke_plan(names: Names) -> sql.Composable:
     ).format(s=names.schema_id)
 
 
-def drop_triggers(base_oid: int, trigger_names: list[str]) -> sql.Composable:
-    return capture.drop_triggers(base_oid, trigger_names)
 
 
 def no_op_trigger_function(function: tuple[str, str], view: str) -> sql.Composable:
@@ -223,11 +219,6 @@ def read_state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
     return info
 
 
-def basic_status(conn: psycopg.Connection, name: str) -> dict[str, Any]:
-    """The state row, the count and the size of every state table."""
-    info = read_state(conn, name)
-    info["tables"] = table_sizes(conn, name)
-    return info
 
 
 def table_sizes(conn: psycopg.Connection, name: str) -> list[dict[str, Any]]:
