@@ -30,7 +30,7 @@ from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
 from pgivm.query.model import TableRef
-from pgivm.query.resolve import ResolvedView, resolve
+from pgivm.query.resolve import ResolvedView, column_names, resolve
 from pgivm.systems import common, registry
 from pgivm.systems.base import Section, System
 from pgivm.transactions import (
@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "action", "create", "drop", "init", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "action", "create", "drop", "explain", "init", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -139,10 +139,11 @@ def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
     raise UnsupportedQuery("; ".join(f"{reason} [{', '.join(names)}]" for reason, names in refusals.items()))
 
 
-def parse(definition: Any, system: str | None = None) -> tuple[System, Any]:
+def parse(definition: Any, system: str | None = None, columns_of: Any = None) -> tuple[System, Any]:
     """The system that will maintain ``definition`` and the query in its model, or a one-line
-    refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed."""
-    cq = parse_query(_as_sql_text(definition))
+    refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed,
+    except for ``SELECT *`` (``columns_of``: a table -> its column names)."""
+    cq = parse_query(_as_sql_text(definition), columns_of)
     chosen = _choose_system(system, cq)
     return chosen, chosen.model(cq)
 
@@ -156,6 +157,10 @@ def _check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
     except psycopg.Error as err:
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
+
+
+def _uses_cofactor(query: Any) -> bool:
+    return isinstance(query, ConjunctiveQuery) and any(a.function == "cofactor" for a in query.aggregates)
 
 
 def _as_sql_text(definition: Any) -> str:
@@ -200,7 +205,20 @@ def create(
     _check_name(name)
     if schema is not None and _RESERVED_SCHEMA.match(schema):
         raise PgivmError(f"schema {schema} is reserved for pgivm or PostgreSQL", "choose another --schema")
-    chosen, query = parse(definition, system)
+    text = _as_sql_text(definition)
+    try:
+        chosen, query = parse(text, system)
+    except UnsupportedQuery as err:
+        if "needs the tables' columns" not in err.message:
+            raise
+        with session(target) as conn, snapshot(conn):  # SELECT *: PostgreSQL's tables say what it means
+            chosen, query = parse(text, system, lambda table: column_names(conn, table))
+    if isinstance(query, ConjunctiveQuery):
+        names = [o.name for o in query.outputs]
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:
+            raise UnsupportedQuery(f"the view would have two columns named {twice[0]}: give each output its own "
+                                   f"name (... AS {twice[0]}_2)")
     params = _params(chosen, options)
     if preprocess != "postgres" and preprocess not in chosen.builders:
         others = ", ".join(["postgres", *chosen.builders])
@@ -227,7 +245,8 @@ def create(
             # Writers wait from here to the commit, so no change slips between build and triggers.
             lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
             resolved = resolve(conn, query, {t: b.oid for t, b in resolved.base.items()})  # as locked
-            _check_postgres_accepts(conn, query.sql)
+            if not _uses_cofactor(query):  # cofactor() is pgivm's, not PostgreSQL's
+                _check_postgres_accepts(conn, query.sql)
             fixed_search_path(conn)
             plan = chosen.plan(resolved, name, view_schema, params)
             for phase in plan.phases:
@@ -252,6 +271,7 @@ def _record(conn: psycopg.Connection, system: System, name: str, view_schema: st
     state_schema = common.state_schema_for(name)
     catalog.insert(conn, catalog.ViewRecord(
         name=name, view_schema=view_schema, state_schema=state_schema, system=system.name,
+        model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
         definition=query.sql, model=catalog.model_to_json(query, resolved),
         params={k: v for k, v in params.items() if k in in_catalog},
         template_version=template_version(system),
@@ -438,6 +458,8 @@ def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedVie
     """The view's query over its base tables found by oid, named as they are now."""
     query = record.query
     resolved = resolve(conn, query, record.table_oids)
+    if isinstance(query, ConjunctiveQuery):
+        return resolved
     return ResolvedView(
         query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
         tables=resolved.tables, variable_types=resolved.variable_types, column_types=resolved.column_types,
@@ -445,7 +467,11 @@ def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedVie
 
 
 def _maintained(conn: psycopg.Connection, view_schema: str, name: str) -> Any:
+    """The triangle count a view shows; for a conjunctive query, its number of rows."""
     _check_not_dropping(conn, view_schema, name)
+    record = catalog.get(conn, name)
+    if record.model_version == catalog.CQ_MODEL_VERSION:
+        return common.read_state(conn, name)["count"]
     # Not prepared: a view of the same name may come back with other columns (another system).
     row = conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(view_schema, name)), prepare=False).fetchone()
     return row[0] if row else None
@@ -498,7 +524,12 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
         except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
             failures.append(common.CheckFailure("base_tables", [(str(err),)]))
             return VerifyReport(name, maintained, None, failures, time.perf_counter() - started)
-        recount = _recount(conn, record, resolved)
+        if isinstance(resolved.query, ConjunctiveQuery):
+            recount, differences = _compare_result(conn, record, resolved)
+            if differences:
+                failures.append(common.CheckFailure("result_equals_plain_sql", differences))
+        else:
+            recount = _recount(conn, record, resolved)
         failures += registry.get(record.system).verify(conn, resolved, name, strict)
     return VerifyReport(name, maintained, recount, failures, time.perf_counter() - started)
 
@@ -509,6 +540,68 @@ def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: Res
     row = conn.execute(common.count_query(resolved)).fetchone()
     count = int(row[0]) if row else 0
     return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
+
+
+def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
+                    resolved: ResolvedView) -> tuple[int, list[tuple[Any, ...]]]:
+    """The view's rows against the plain SQL of its model (``pgivm.query.plain``), as bags: exactly,
+    except float8 values, which agree to 1e-9 relative (sums in another order round otherwise)."""
+    from pgivm.query.plain import plain_query
+
+    view = sql.Identifier(record.view_schema, record.name)
+    recount_query = plain_query(resolved)
+    row = conn.execute(sql.SQL("SELECT count(*) FROM ({}) AS q").format(recount_query)).fetchone()
+    recount = int(row[0]) if row else 0
+    types = resolved.output_types or {}
+    if _uses_cofactor(resolved.query) or "double precision" in types.values() or "real" in types.values():
+        from collections import Counter
+        import math
+
+        def normalized(rows: list[Any]) -> Counter[tuple[Any, ...]]:
+            return Counter(tuple(float(f"{v:.9e}") if isinstance(v, float) else v for v in r) for r in rows)
+
+        mine = conn.execute(sql.SQL("SELECT * FROM {}").format(view), prepare=False).fetchall()
+        theirs = conn.execute(recount_query, prepare=False).fetchall()
+        if normalized(mine) == normalized(theirs):
+            return recount, []
+        # rounding at a digit boundary can split equal values: pair the rows up by their exact columns
+        def key(r: Any) -> tuple[Any, ...]:
+            return tuple(v for v in r if not isinstance(v, float))
+        left, right = sorted(mine, key=repr), sorted(theirs, key=repr)
+        by_key: dict[tuple[Any, ...], list[Any]] = {}
+        for r in right:
+            by_key.setdefault(key(r), []).append(r)
+        differences = []
+        for r in left:
+            candidates = by_key.get(key(r), [])
+            match = next((c for c in candidates if all(
+                math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) if isinstance(a, float) and isinstance(b, float) else a == b
+                for a, b in zip(r, c))), None)
+            if match is None:
+                differences.append(("view", *r))
+            else:
+                candidates.remove(match)
+        differences += [("plain sql", *r) for rs in by_key.values() for r in rs]
+        return recount, differences[:20]
+    query = sql.SQL("(SELECT 'view' AS side, * FROM {v} EXCEPT ALL SELECT 'view', * FROM ({p}) AS q) UNION ALL "
+                    "(SELECT 'plain sql', * FROM ({p}) AS q EXCEPT ALL SELECT 'plain sql', * FROM {v}) LIMIT 20").format(
+        v=view, p=recount_query)
+    return recount, [tuple(r) for r in conn.execute(query, prepare=False).fetchall()]
+
+
+def explain(name: str, *, target: Target = None) -> list[str]:
+    """How the view is maintained, in lines: the system's own description (F-IVM: the variable
+    order and the view tree, each view with its keys, payload ring and rows)."""
+    with session(target) as conn, snapshot(conn):
+        record = catalog.get(conn, name)
+        system = registry.get(record.system)
+        lines = [f"view {record.view_schema}.{name}: system {system.name} ({system.summary})",
+                 f"definition: {record.definition}"]
+        explain_ = getattr(system, "explain", None)
+        if explain_ is None:
+            return lines
+        fixed_search_path(conn)
+        return lines + explain_(conn, _pinned(conn, record), name, {**record.params, **_state_params(conn, system, name)})
 
 
 # --- a system's own actions ---------------------------------------------------------------------

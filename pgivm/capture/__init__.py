@@ -205,12 +205,22 @@ def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
 SINKS = ("apply", "log")
 
 
-def apply_block(atoms: list[CaptureAtom], event: str, threshold: int, names: Any) -> sql.Composable:
+def apply_block(atoms: list[CaptureAtom], event: str, threshold: int | None, names: Any) -> sql.Composable:
     """PL/pgSQL applying a statement's net change to each atom in order: tuple by tuple through
-    ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above."""
+    ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above
+    (a threshold of None: always set at a time)."""
     blocks = []
     for atom in atoms:
         k = atom.name
+        if threshold is None:
+            blocks.append(sql.SQL(
+                "        -- {relation}\n"
+                "        INSERT INTO {delta} ({columns}, mult) {net};\n"
+                "        PERFORM {apply_batch}();"
+            ).format(relation=sql.SQL(k.upper()), net=net_change(atom, event),  # type: ignore[arg-type]
+                     apply_batch=names(f"apply_batch_{k}"), delta=names(f"{k}_delta"),
+                     columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)))
+            continue
         blocks.append(sql.SQL(
             "        -- {relation}\n"
             "        IF changed_rows <= {threshold} THEN\n"

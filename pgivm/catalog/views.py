@@ -12,11 +12,13 @@ from psycopg.rows import dict_row
 
 from pgivm.errors import UnknownView
 from pgivm.capture import CaptureTrigger
+from pgivm.query.cq import ConjunctiveQuery, query_from_json, query_to_json
 from pgivm.query.model import Atom, TableRef, TriangleCount
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import ResolvedView, read_columns
 
 
 MODEL_VERSION = 1  # the triangle-count model: atoms r, s, t with their tables, aggregate, output name
+CQ_MODEL_VERSION = 2  # the conjunctive query (pgivm.query.cq): atoms, variables, filters, GROUP BY, outputs
 
 
 @dataclass(frozen=True)
@@ -34,7 +36,10 @@ class ViewRecord:
     created_at: datetime | None = None
 
     @property
-    def query(self) -> TriangleCount:
+    def query(self) -> Any:
+        """The stored model: a TriangleCount (version 1) or a ConjunctiveQuery (version 2)."""
+        if self.model_version == CQ_MODEL_VERSION:
+            return query_from_json(self.model, self.definition)
         return model_from_json(self.model)
 
     @property
@@ -43,8 +48,11 @@ class ViewRecord:
         return {table_from_json(a["table"]): int(a["table"]["oid"]) for a in self.model["atoms"]}
 
 
-def model_to_json(query: TriangleCount, view: ResolvedView) -> dict[str, Any]:
+def model_to_json(query: Any, view: ResolvedView) -> dict[str, Any]:
     """The parsed query with schema-qualified tables and their oids, as stored in the catalog."""
+    if isinstance(query, ConjunctiveQuery):
+        return query_to_json(query, {t: {"schema": b.ref.schema, "name": b.ref.name, "oid": b.oid}
+                                     for t, b in view.base.items()})
     atoms = []
     for atom in query.atoms:
         base = view.base_of(atom.table)
@@ -124,7 +132,7 @@ def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
         base = view.base_of(table)
         columns = sorted(
             {(view.attnums[(atom.alias, column)], column, view.column_types[(atom.alias, column)])
-             for atom in view.query.atoms_of(table) for column in (atom.first, atom.second)})
+             for atom in view.query.atoms_of(table) for column in read_columns(atom)})
         conn.execute(
             "INSERT INTO pgivm.base_tables (view_name, table_oid, partitioned, columns, triggers) VALUES (%s, %s, %s, %s, %s)",
             [name, base.oid, base.partitioned,

@@ -18,13 +18,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Literal, Union
+from typing import Any, Literal, Union
 
 from pgivm.query.model import TableRef
 
 ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
 ArithmeticOp = Literal["+", "-", "*"]
-AggregateFunction = Literal["count", "sum", "avg"]
+AggregateFunction = Literal["count", "sum", "avg", "cofactor"]
 
 _PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
 
@@ -179,6 +179,7 @@ class Aggregate:
     argument: Expr | None
     name: str  # output column name
     sql: str  # the aggregate as written (sqlglot's PostgreSQL rendering), for messages
+    features: tuple[Var, ...] = ()  # cofactor's columns x1..xm, in order
 
     @property
     def parts(self) -> tuple[Aggregate, ...]:
@@ -192,6 +193,8 @@ class Aggregate:
 
     @property
     def variables(self) -> frozenset[str]:
+        if self.function == "cofactor":
+            return frozenset(f.variable for f in self.features)
         return self.argument.variables if self.argument is not None else frozenset()
 
 
@@ -276,3 +279,89 @@ class ConjunctiveQuery:
     @property
     def is_self_join(self) -> bool:
         return len(self.tables) < len(self.atoms)
+
+    @property
+    def is_listing(self) -> bool:
+        """A join without aggregates or GROUP BY: its result is the bag of joined rows."""
+        return not self.aggregates and not self.group_by
+
+    def atoms_of(self, table: TableRef) -> list[Atom]:
+        """The atoms a change to ``table`` updates, in the order written (the order they are applied)."""
+        return [atom for atom in self.atoms if atom.table == table]
+
+
+# ------------------------------------------------------------------------------ catalog form
+
+
+def expr_to_json(expr: Expr | None) -> Any:
+    if expr is None:
+        return None
+    if isinstance(expr, Const):
+        return {"const": expr.text}
+    if isinstance(expr, Var):
+        return {"var": expr.variable, "alias": expr.column.alias, "column": expr.column.column}
+    return {"op": expr.op, "left": expr_to_json(expr.left), "right": expr_to_json(expr.right)}
+
+
+def expr_from_json(data: Any) -> Expr | None:
+    if data is None:
+        return None
+    if "const" in data:
+        return Const(data["const"])
+    if "var" in data:
+        return Var(data["var"], ColumnRef(data["alias"], data["column"]))
+    return BinOp(data["op"], expr_from_json(data["left"]), expr_from_json(data["right"]))  # type: ignore[arg-type]
+
+
+def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]]) -> dict[str, Any]:
+    """The query as the catalog stores it (model version 2); ``tables`` gives each table as
+    pinned (schema, name, oid)."""
+
+    def column(c: ColumnRef) -> list[str]:
+        return [c.alias, c.column]
+
+    outputs: list[dict[str, Any]] = []
+    for o in query.outputs:
+        if isinstance(o, GroupColumn):
+            outputs.append({"kind": "column", "name": o.name, "variable": o.variable, "column": column(o.column)})
+        else:
+            outputs.append({"kind": "aggregate", "function": o.function, "argument": expr_to_json(o.argument),
+                            "name": o.name, "sql": o.sql, "features": [expr_to_json(f) for f in o.features]})
+    return {
+        "atoms": [{"alias": a.alias, "table": tables[a.table], "columns": list(a.columns),
+                   "variables": list(a.variables)} for a in query.atoms],
+        "variables": [{"name": v.name, "columns": [column(c) for c in v.columns]} for v in query.variables],
+        "group_by": [column(c) for c in query.group_by],
+        "free": list(query.free),
+        "outputs": outputs,
+        "filters": [{"column": column(f.column), "variable": f.variable, "op": f.op, "value": f.value,
+                     "is_string": f.is_string, "sql": f.sql} for f in query.filters],
+    }
+
+
+def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
+    def column(c: list[str]) -> ColumnRef:
+        return ColumnRef(c[0], c[1])
+
+    def table(t: dict[str, Any]) -> TableRef:
+        return TableRef(name=t["name"], schema=t.get("schema"))
+
+    outputs: list[Output] = []
+    for o in data["outputs"]:
+        if o["kind"] == "column":
+            outputs.append(GroupColumn(o["name"], o["variable"], column(o["column"])))
+        else:
+            features = tuple(expr_from_json(f) for f in o.get("features", []))
+            outputs.append(Aggregate(o["function"], expr_from_json(o["argument"]), o["name"], o["sql"],
+                                     features))  # type: ignore[arg-type]
+    return ConjunctiveQuery(
+        atoms=tuple(Atom(a["alias"], table(a["table"]), tuple(a["columns"]), tuple(a["variables"]))
+                    for a in data["atoms"]),
+        variables=tuple(Variable(v["name"], tuple(column(c) for c in v["columns"])) for v in data["variables"]),
+        group_by=tuple(column(c) for c in data["group_by"]),
+        free=tuple(data["free"]),
+        outputs=tuple(outputs),
+        filters=tuple(Filter(column(f["column"]), f["variable"], f["op"], f["value"], f["is_string"], f["sql"])
+                      for f in data["filters"]),
+        sql=sql,
+    )

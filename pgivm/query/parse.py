@@ -13,6 +13,7 @@ rejected with a one-line UnsupportedQuery naming the construct.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import sqlglot
@@ -115,21 +116,29 @@ def parse_view_sql(sql: str) -> TriangleCount:
     return as_triangle(_parse(sql, _TRIANGLE))
 
 
-def parse_query(sql: str) -> ConjunctiveQuery:
-    """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct."""
-    return _parse(sql, _GENERAL)
+def parse_query(sql: str, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
+    """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct.
+
+    ``columns_of`` (a table -> its column names in order) is needed only by ``SELECT *`` and by
+    ``JOIN ... USING`` after several tables, which PostgreSQL resolves from the tables' columns.
+    """
+    return _parse(sql, _GENERAL, columns_of)
 
 
-def _parse(sql: str, wording: _Wording) -> ConjunctiveQuery:
+def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
     """Check the statement, the SELECT list's shape, FROM, ON/WHERE, GROUP BY, then resolve names,
     group equated columns into variables and build the atoms (the order today's parser checked in)."""
     select = _select(sql)
     items = _select_items(select, wording)
-    aliases = _tables(select)
-    resolver = _Resolver(aliases)
+    aliases, using = _tables(select, wording)
+    layout = _layout(aliases, using, columns_of)
+    items = _expand_stars(items, layout)
+    resolver = _Resolver(aliases, layout)
     equalities, comparisons = _conditions(select, resolver, wording)
+    equalities = layout.equalities + equalities
     group_by = _group_by(select, resolver)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
+    listing = wording is _GENERAL and not group_by and all(isinstance(node, exp.Column) for _, node in items)
 
     # Join variables: union-find over the equated columns; every other column read is its own class.
     classes = _UnionFind()
@@ -151,11 +160,11 @@ def _parse(sql: str, wording: _Wording) -> ConjunctiveQuery:
     for name, node, columns in selected:
         if isinstance(node, exp.Column):
             (column,) = columns
-            if column not in group_by:
+            if column not in group_by and not listing:
                 raise UnsupportedQuery(wording.not_grouped.format(item=column))
             outputs.append(GroupColumn(name or column.column, variable_of[column], column))
         else:
-            outputs.append(_aggregate(node, name, resolver, variable_of, join_columns))
+            outputs.append(_aggregate(node, name, resolver, variable_of, join_columns, wording))
 
     atoms = []
     for alias, table in aliases.items():
@@ -209,7 +218,10 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
         if node.find(exp.Select):
             raise UnsupportedQuery(f"subqueries are not supported: {_sql(node)}")
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
-            raise UnsupportedQuery(wording.star.format(item=_sql(node)))
+            if wording is not _GENERAL:
+                raise UnsupportedQuery(wording.star.format(item=_sql(node)))
+            items.append((name, node))
+            continue
         if isinstance(node, exp.Column):
             pass
         elif not _is_supported_aggregate(node):
@@ -231,7 +243,14 @@ def _is_supported_aggregate(node: exp.Expression) -> bool:
         return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or column)
     if isinstance(node, (exp.Sum, exp.Avg)):
         return _is_arithmetic(node.this)
+    if _is_cofactor(node):
+        return all(isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier) for a in node.expressions)
     return False
+
+
+def _is_cofactor(node: exp.Expression) -> bool:
+    """``cofactor(x1, ..., xm)``: the degree-m matrix ring's aggregate (count, sums, sums of products)."""
+    return isinstance(node, exp.Anonymous) and str(node.this).lower() == "cofactor"
 
 
 def _is_arithmetic(node: exp.Expression) -> bool:
@@ -252,8 +271,10 @@ def _is_arithmetic(node: exp.Expression) -> bool:
 # ------------------------------------------------------------------------------ FROM
 
 
-def _tables(select: exp.Select) -> dict[str, TableRef]:
-    """Alias -> table for the FROM list and the joins, in the order written."""
+def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef], dict[int, list[str]]]:
+    """Alias -> table for the FROM list and the joins, in the order written; and the USING column
+    names of each join, by the position of the table it joins."""
+    using: dict[int, list[str]] = {}
     sources: list[exp.Expression] = []
     from_ = select.args.get("from_") or select.args.get("from")
     if from_ is None:
@@ -265,7 +286,11 @@ def _tables(select: exp.Select) -> dict[str, TableRef]:
         if join.side or join.args.get("method") or kind not in ("", "INNER", "CROSS"):
             raise UnsupportedQuery(f"{kind} JOIN is not supported: use inner joins")
         if join.args.get("using"):
-            raise UnsupportedQuery("JOIN ... USING is not supported: write the join as ON a.x = b.x")
+            if wording is not _GENERAL:
+                raise UnsupportedQuery("JOIN ... USING is not supported: write the join as ON a.x = b.x")
+            if join.args.get("on"):
+                raise UnsupportedQuery("a join has both ON and USING: use one of them")
+            using[len(sources)] = [_name(u if isinstance(u, exp.Identifier) else u.this) for u in join.args["using"]]  # type: ignore[misc]
         sources.append(join.this)
 
     aliases: dict[str, TableRef] = {}
@@ -286,14 +311,98 @@ def _tables(select: exp.Select) -> dict[str, TableRef]:
         if alias in aliases:
             raise UnsupportedQuery(f"table name or alias {alias!r} is used twice: give each table its own alias")
         aliases[alias] = table  # type: ignore[index]
-    return aliases
+    return aliases, using
+
+
+ColumnsOf = Callable[[TableRef], list[str]]
+
+
+@dataclass
+class _Layout:
+    """The FROM list as PostgreSQL lays it out: the columns of ``SELECT *`` in order (when the
+    tables' columns are known), what each USING column stands for, and the equalities USING implies.
+
+    ``a JOIN b USING (k)`` lists k once, first, then a's other columns, then b's; an unqualified
+    ``k`` means a's. A USING after several tables names the one column of that name on its left.
+    """
+
+    aliases: dict[str, TableRef]
+    columns: list[tuple[str, ColumnRef]] | None  # None: the tables' columns are not known
+    merged: dict[str, ColumnRef]
+    equalities: list[tuple[ColumnRef, ColumnRef]]
+    table_columns: dict[str, list[str]] | None
+
+    def star(self, alias: str | None, shown: str) -> list[tuple[str, ColumnRef]]:
+        if self.columns is None or self.table_columns is None:
+            raise UnsupportedQuery(f"SELECT {shown} needs the tables' columns: give pgivm a database to read them from")
+        if alias is None:
+            return self.columns
+        if alias not in self.aliases:
+            raise UnsupportedQuery(f"{shown} refers to an unknown table or alias {alias!r}")
+        return [(c, ColumnRef(alias, c)) for c in self.table_columns[alias]]
+
+
+def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_of: ColumnsOf | None) -> _Layout:
+    names = list(aliases)
+    table_columns = {a: columns_of(t) for a, t in aliases.items()} if columns_of is not None else None
+
+    def columns(alias: str) -> list[tuple[str, ColumnRef]] | None:
+        return None if table_columns is None else [(c, ColumnRef(alias, c)) for c in table_columns[alias]]
+
+    layout = columns(names[0])
+    merged: dict[str, ColumnRef] = {}
+    equalities: list[tuple[ColumnRef, ColumnRef]] = []
+    for position, alias in enumerate(names[1:], start=1):
+        right = columns(alias)
+        names_using = using.get(position, [])
+        front: list[tuple[str, ColumnRef]] = []
+        for u in names_using:
+            if layout is not None:
+                found = [ref for n, ref in layout if n == u]
+                if not found:
+                    raise UnsupportedQuery(f"column {u} named in USING does not exist on the left of the join with {alias}")
+                if len(found) > 1:
+                    raise UnsupportedQuery(f"common column name {u} appears more than once on the left of the join "
+                                           f"with {alias}: write the join as ON")
+                left = found[0]
+            elif u in merged:
+                left = merged[u]
+            elif position == 1:
+                left = ColumnRef(names[0], u)
+            else:
+                raise UnsupportedQuery(f"JOIN {alias} USING ({u}) after several tables needs the tables' columns: "
+                                       "write the join as ON a.x = b.x")
+            if right is not None and u not in [n for n, _ in right]:
+                raise UnsupportedQuery(f"column {u} named in USING does not exist in {alias}")
+            equalities.append((left, ColumnRef(alias, u)))
+            merged.setdefault(u, left)
+            front.append((u, left))
+        if layout is not None and right is not None:
+            layout = (front + [(n, r) for n, r in layout if n not in names_using]
+                      + [(n, r) for n, r in right if n not in names_using])
+    return _Layout(aliases, layout, merged, equalities, table_columns)
+
+
+def _expand_stars(items: list[tuple[str | None, exp.Expression]], layout: _Layout) -> list[tuple[str | None, exp.Expression]]:
+    """``*`` and ``t.*`` as the columns they stand for (as qualified column items)."""
+    out: list[tuple[str | None, exp.Expression]] = []
+    for name, node in items:
+        if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
+            alias = _name(node.args.get("table")) if isinstance(node, exp.Column) else None
+            for column, ref in layout.star(alias, _sql(node)):
+                out.append((column, exp.column(exp.to_identifier(ref.column, quoted=True),
+                                               table=exp.to_identifier(ref.alias, quoted=True))))
+        else:
+            out.append((name, node))
+    return out
 
 
 class _Resolver:
     """Column references -> ColumnRef, checked against the FROM list."""
 
-    def __init__(self, aliases: dict[str, TableRef]) -> None:
+    def __init__(self, aliases: dict[str, TableRef], layout: _Layout | None = None) -> None:
         self.aliases = aliases
+        self.layout = layout
 
     def column(self, node: exp.Column) -> ColumnRef:
         column = _name(node.this) or ""
@@ -304,6 +413,13 @@ class _Resolver:
             schema is not None and (table is None or self.aliases.get(table) != TableRef(table, schema))
         ):
             raise UnsupportedQuery(f"column {_sql(node)} does not name a table of FROM: write it as alias.column")
+        if table is None and self.layout is not None:
+            if column in self.layout.merged:  # a USING column: the left table's
+                return self.layout.merged[column]
+            if self.layout.table_columns is not None:
+                having = [a for a, cols in self.layout.table_columns.items() if column in cols]
+                if len(having) == 1:
+                    return ColumnRef(having[0], column)
         if table is None:
             if len(self.aliases) != 1:
                 example = ColumnRef(next(iter(self.aliases)), column)
@@ -410,13 +526,21 @@ def _aggregate(
     resolver: _Resolver,
     variable_of: dict[ColumnRef, str],
     join_columns: set[ColumnRef],
+    wording: _Wording = _GENERAL,
 ) -> Aggregate:
     if isinstance(node, exp.Count):
         if isinstance(node.this, exp.Column):
             column = resolver.column(node.this)
-            if column not in join_columns:
+            if column not in join_columns and wording is not _GENERAL:
                 raise UnsupportedQuery(f"count({column}) is only supported for a join column: use count(*)")
+            if column not in join_columns:  # rows where the column is not NULL (join columns never are)
+                return Aggregate("count", Var(variable_of[column], column), name or "count", _sql(node))
         return Aggregate("count", None, name or "count", _sql(node))
+    if _is_cofactor(node):
+        if not node.expressions:
+            raise UnsupportedQuery("cofactor() needs at least one column: cofactor(t.x, u.y, ...)")
+        features = tuple(Var(variable_of[c], c) for c in (resolver.column(a) for a in node.expressions))
+        return Aggregate("cofactor", None, name or "cofactor", _sql(node), features)
     function: AggregateFunction = "sum" if isinstance(node, exp.Sum) else "avg"
     return Aggregate(function, _expression(node.this, resolver, variable_of), name or function, _sql(node))
 

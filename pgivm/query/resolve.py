@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import psycopg
 from psycopg import sql
@@ -58,12 +59,13 @@ class BaseTable:
 class ResolvedView:
     """A TriangleCount whose tables were found, with the SQL type of each join variable."""
 
-    query: TriangleCount
+    query: Any  # TriangleCount (model 1) or ConjunctiveQuery (model 2)
     tables: dict[TableRef, TableRef]  # as written -> schema-qualified
     variable_types: dict[str, str]  # "a" | "b" | "c" -> a type name from format_type()
     column_types: dict[tuple[str, str], str]  # (alias, column) -> type name
     base: dict[TableRef, BaseTable]  # as written -> pinned by oid
     attnums: dict[tuple[str, str], int]  # (alias, column) -> attribute number
+    output_types: dict[str, str] | None = None  # a conjunctive query's output column -> PostgreSQL's type for it
 
     def qualified(self, table: TableRef) -> TableRef:
         return self.tables[table]
@@ -152,7 +154,20 @@ def _column(conn: psycopg.Connection, table: BaseTable, column: str) -> tuple[st
     return type_name, int(attnum)
 
 
-def resolve(conn: psycopg.Connection, query: TriangleCount, oids: Mapping[TableRef, int] | None = None) -> ResolvedView:
+def read_columns(atom: Any) -> tuple[str, ...]:
+    """The columns a view reads from an atom: a triangle atom's two, a conjunctive query atom's all."""
+    return (atom.first, atom.second) if isinstance(atom, Atom) else atom.columns
+
+
+def column_names(conn: psycopg.Connection, table: TableRef) -> list[str]:
+    """The columns of a table in order (for ``SELECT *``), or a one-line error if it does not exist."""
+    oid = _lookup_oid(conn, table)
+    rows = conn.execute("SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s AND attnum > 0 "
+                        "AND NOT attisdropped ORDER BY attnum", [oid]).fetchall()
+    return [r[0] for r in rows]
+
+
+def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None) -> ResolvedView:
     """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
     view): they are then found by oid, whatever they are called now."""
     tables: dict[TableRef, TableRef] = {}
@@ -164,13 +179,13 @@ def resolve(conn: psycopg.Connection, query: TriangleCount, oids: Mapping[TableR
 
     column_types: dict[tuple[str, str], str] = {}
     attnums: dict[tuple[str, str], int] = {}
-    by_variable: dict[str, list[tuple[Atom, str, str]]] = {"a": [], "b": [], "c": []}
+    by_variable: dict[str, list[tuple[Any, str, str]]] = {}
     for atom in query.atoms:
-        for variable, column in zip(atom.variables, (atom.first, atom.second)):
+        for variable, column in zip(atom.variables, read_columns(atom)):
             type_name, attnum = _column(conn, base[atom.table], column)
             column_types[(atom.alias, column)] = type_name
             attnums[(atom.alias, column)] = attnum
-            by_variable[variable].append((atom, column, type_name))
+            by_variable.setdefault(variable, []).append((atom, column, type_name))
 
     variable_types: dict[str, str] = {}
     for variable, uses in by_variable.items():
@@ -182,5 +197,48 @@ def resolve(conn: psycopg.Connection, query: TriangleCount, oids: Mapping[TableR
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
+    outputs = _output_types(conn, query, column_types) if not isinstance(query, TriangleCount) else None
     return ResolvedView(query=query, tables=tables, variable_types=variable_types, column_types=column_types,
-                        base=base, attnums=attnums)
+                        base=base, attnums=attnums, output_types=outputs)
+
+
+def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
+    """The type PostgreSQL gives each output of the query (sum(integer) is bigint, avg numeric, ...),
+    found by planning the outputs over typed NULLs: no table is read, no user text is run."""
+    from pgivm.query.cq import BinOp, Const, GroupColumn, Var
+
+    def typed(ref: Any) -> sql.Composable:
+        return sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
+
+    def render(expr: Any) -> sql.Composable:
+        if isinstance(expr, Const):
+            return sql.SQL("({})").format(sql.SQL(expr.text))  # type: ignore[arg-type]  # a parsed numeric literal
+        if isinstance(expr, Var):
+            return typed(expr.column)
+        assert isinstance(expr, BinOp)
+        return sql.SQL("({} {} {})").format(render(expr.left), sql.SQL(expr.op), render(expr.right))  # type: ignore[arg-type]
+
+    items: list[sql.Composable] = []
+    names: list[str] = []
+    for output in query.outputs:
+        if isinstance(output, GroupColumn):
+            items.append(typed(output.column))
+        elif output.function == "cofactor":
+            items.append(sql.SQL("NULL::double precision"))
+        elif output.function == "count":
+            items.append(sql.SQL("count(*)"))
+        else:
+            items.append(sql.SQL("{}({})").format(sql.SQL(output.function), render(output.argument)))  # type: ignore[arg-type]
+        names.append(output.name)
+    if not items:
+        return {}
+    description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(sql.SQL(", ").join(items))).description or []
+    types = {}
+    for name, column in zip(names, description):
+        row = conn.execute("SELECT pg_catalog.format_type(%s, NULL)", [column.type_code]).fetchone()
+        types[name] = row[0] if row else "text"
+    # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
+    for output in query.outputs:
+        if isinstance(output, GroupColumn):
+            types[output.name] = column_types[(output.column.alias, output.column.column)]
+    return types

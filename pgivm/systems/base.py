@@ -173,3 +173,5 @@ class FunctionSystem:
     options: tuple[Option, ...] = ()
     actions: tuple[Action, ...] = ()
     builders: dict[str, BuildProvider] = field(default_factory=dict)
+    # (connection, view, name, params) -> lines for `pgivm explain` (F-IVM: order and view tree)
+    explain: Callable[[psycopg.Connection, ResolvedView, str, dict[str, Any]], list[str]] | None = None

@@ -80,15 +80,21 @@ def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | Non
 
 def capture_functions_plan(
     names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None,
-    sink: str = "apply",
+    sink: str = "apply", atoms: list[capture.CaptureAtom] | None = None, letters: str | None = None,
+    always_batch: bool = False,
 ) -> sql.Composed:
     """The trigger functions of ``table``: take the view's lock per statement, hand each statement's
-    net change of every relation the table feeds (R, S, T order) to the sink, and TRUNCATE."""
-    atoms = [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)]
-    letters = capture.letters_of(view, table)
+    net change of every relation the table feeds (R, S, T order, or the atoms given) to the sink,
+    and TRUNCATE. ``always_batch``: every statement goes set at a time (``apply_batch_K``)."""
+    if atoms is None:
+        atoms = [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)]
+    if letters is None:
+        letters = capture.letters_of(view, table)
     qualified = view.qualified(table)
     described = f"{qualified} as {', '.join(a.name.upper() for a in atoms)}"
-    threshold = capture.BATCH_THRESHOLD if batch_threshold is None else batch_threshold
+    threshold: int | None = capture.BATCH_THRESHOLD if batch_threshold is None else batch_threshold
+    if always_batch:
+        threshold = None
 
     def block(event: str) -> sql.Composable:
         if sink == "log":

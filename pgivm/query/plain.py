@@ -1,0 +1,95 @@
+"""A conjunctive query as plain SQL over its base tables pinned by oid, built from the model.
+
+What ``pgivm verify`` recounts a view with, independently of any system's state or code: one
+SELECT joining the tables as they are named now (each with its ``tableoid`` guard, so a view put
+under a table's name fails to parse), the filters, GROUP BY and the aggregates as PostgreSQL
+computes them. ``cofactor(x1..xm)`` becomes its (i, j, value) rows over the joined rows whose
+features are all non-NULL, with i or j = 0 standing for the constant 1 (so (0, 0) is the count).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from psycopg import sql
+
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery, Const, Expr, GroupColumn, Var
+from pgivm.query.resolve import ResolvedView
+
+
+def _column(ref: ColumnRef) -> sql.Composable:
+    return sql.SQL("{}.{}").format(sql.Identifier(ref.alias), sql.Identifier(ref.column))
+
+
+def _expr(expr: Expr) -> sql.Composable:
+    if isinstance(expr, Const):
+        return sql.SQL("({})").format(sql.SQL(expr.text))  # type: ignore[arg-type]  # a parsed numeric literal
+    if isinstance(expr, Var):
+        return _column(expr.column)
+    assert isinstance(expr, BinOp)
+    return sql.SQL("({} {} {})").format(_expr(expr.left), sql.SQL(expr.op), _expr(expr.right))  # type: ignore[arg-type]
+
+
+def _aggregate(aggregate: Aggregate) -> sql.Composable:
+    if aggregate.function == "count":
+        return sql.SQL("count(*)") if aggregate.argument is None else sql.SQL("count({})").format(_expr(aggregate.argument))
+    return sql.SQL("{}({})").format(sql.SQL(aggregate.function), _expr(aggregate.argument))  # type: ignore[arg-type]
+
+
+def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None) -> sql.Composable:
+    """FROM the pinned tables WHERE the joins, filters and guards hold."""
+    cq: ConjunctiveQuery = view.query
+    tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(view.base_of(a.table).ident, sql.Identifier(a.alias))
+                                for a in cq.atoms)
+    conditions: list[sql.Composable] = []
+    for variable in cq.variables:
+        first = variable.columns[0]
+        conditions += [sql.SQL("{} = {}").format(_column(first), _column(c)) for c in variable.columns[1:]]
+    for f in cq.filters:
+        conditions.append(sql.SQL("{} {} {}").format(_column(f.column), sql.SQL(f.op), sql.SQL(f.literal_sql)))  # type: ignore[arg-type]
+    conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms]
+    conditions += extra or []
+    return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))
+
+
+def plain_query(view: ResolvedView) -> sql.Composable:
+    """The view's result as PostgreSQL computes it from the base tables."""
+    cq: ConjunctiveQuery = view.query
+    types: dict[str, Any] = view.output_types or {}
+    group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(_column(c) for c in cq.group_by)) if cq.group_by else sql.SQL("")
+    cofactor = next((a for a in cq.aggregates if a.function == "cofactor"), None)
+    if cofactor is not None:
+        return _cofactor_query(view, cofactor, group)
+    items = []
+    for output in cq.outputs:
+        value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
+        cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
+        items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
+    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view), group)
+
+
+def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composable) -> sql.Composable:
+    cq: ConjunctiveQuery = view.query
+    features = [_column(f.column) for f in cofactor.features]
+    m = len(features)
+    sums = [sql.SQL("count(*)::double precision AS e0_0")]
+    sums += [sql.SQL("sum({}::double precision) AS {}").format(x, sql.Identifier(f"e0_{j + 1}"))
+             for j, x in enumerate(features)]
+    sums += [sql.SQL("sum({}::double precision * {}::double precision) AS {}").format(
+        features[j], features[k], sql.Identifier(f"e{j + 1}_{k + 1}")) for j in range(m) for k in range(j, m)]
+    groups = [o for o in cq.outputs if isinstance(o, GroupColumn)]
+    inner = sql.SQL("SELECT {groups}{sums} {from_where}{group}").format(
+        groups=sql.SQL("").join(sql.SQL("{} AS {}, ").format(_column(g.column), sql.Identifier(g.name)) for g in groups),
+        sums=sql.SQL(", ").join(sums),
+        from_where=from_where(view, [sql.SQL("{} IS NOT NULL").format(x) for x in features]), group=group)
+
+    def entry(j: int, k: int) -> sql.Composable:
+        a, b = min(j, k), max(j, k)
+        return sql.SQL("q.{}").format(sql.Identifier(f"e{a}_{b}"))
+
+    rows = sql.SQL(", ").join(sql.SQL("({}, {}, {})").format(sql.Literal(j), sql.Literal(k), entry(j, k))
+                              for j in range(m + 1) for k in range(m + 1))
+    having = sql.SQL("") if cq.group_by else sql.SQL(" WHERE q.e0_0 > 0")
+    return sql.SQL("SELECT {groups}e.i, e.j, e.value FROM ({inner}) AS q CROSS JOIN LATERAL (VALUES {rows}) AS e(i, j, value){having}").format(
+        groups=sql.SQL("").join(sql.SQL("q.{}, ").format(sql.Identifier(g.name)) for g in groups),
+        inner=inner, rows=rows, having=having)
