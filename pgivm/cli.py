@@ -175,6 +175,26 @@ def _cmd_status(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_explain(args: argparse.Namespace) -> int:
+    for line in command.explain(args.name, target=args.dsn):
+        print(line)
+    return 0
+
+
+def _cmd_regress(args: argparse.Namespace) -> int:
+    result = command.regress(args.name, args.target, target=args.dsn)
+    if args.json:
+        print(json.dumps(dataclasses.asdict(result), indent=2))
+        return 0
+    print(f"linear regression of {result.target} on {len(result.features)} features over {result.rows} joined rows "
+          f"(from the maintained cofactor matrix)")
+    _print_table(["term", "coefficient"], [["intercept", f"{result.intercept:.10g}"],
+                                           *([f, f"{c:.10g}"] for f, c in result.coefficients.items())])
+    print(f"R² = {result.r2:.6f}" + ("" if result.rank == len(result.features) + 1
+                                     else f" (XᵀX has rank {result.rank}: collinear features, minimum-norm fit)"))
+    return 0
+
+
 def _cmd_verify(args: argparse.Namespace) -> int:
     report = command.verify(args.name, strict=args.strict, target=args.dsn)
     print(f"maintained: {report.maintained}")
@@ -418,6 +438,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("name", help="name of the view")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=_cmd_status)
+
+    p = _add_command(sub, "explain", help="how a view is maintained (F-IVM: the variable order and the view tree, "
+                                          "each view with its keys, payload ring and rows)")
+    p.add_argument("name", help="name of the view")
+    p.set_defaults(func=_cmd_explain)
+
+    p = _add_command(sub, "regress", help="fit a linear regression from a cofactor(...) view's maintained matrix")
+    p.add_argument("name", help="name of a view SELECT cofactor(x1, ..., xm) FROM ...")
+    p.add_argument("--target", required=True, help="the label: one of the cofactor's columns, e.g. i.price")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=_cmd_regress)
 
     p = _add_command(sub, "verify", help="recount in plain SQL and check every invariant of the view's system (exit 1 on a difference)")
     p.add_argument("name", help="name of the view to check")

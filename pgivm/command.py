@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "action", "create", "drop", "explain", "init", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "action", "create", "drop", "explain", "init", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -211,7 +211,7 @@ def create(
     except UnsupportedQuery as err:
         if "needs the tables' columns" not in err.message:
             raise
-        with session(target) as conn, snapshot(conn):  # SELECT *: PostgreSQL's tables say what it means
+        with session(target) as conn, transaction(conn):  # SELECT *: the tables' columns say what it means
             chosen, query = parse(text, system, lambda table: column_names(conn, table))
     if isinstance(query, ConjunctiveQuery):
         names = [o.name for o in query.outputs]
@@ -525,6 +525,9 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
             failures.append(common.CheckFailure("base_tables", [(str(err),)]))
             return VerifyReport(name, maintained, None, failures, time.perf_counter() - started)
         if isinstance(resolved.query, ConjunctiveQuery):
+            shown = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
+                sql.Identifier(record.view_schema, name)), prepare=False).fetchone()
+            maintained = int(shown[0]) if shown else 0
             recount, differences = _compare_result(conn, record, resolved)
             if differences:
                 failures.append(common.CheckFailure("result_equals_plain_sql", differences))
@@ -602,6 +605,31 @@ def explain(name: str, *, target: Target = None) -> list[str]:
             return lines
         fixed_search_path(conn)
         return lines + explain_(conn, _pinned(conn, record), name, {**record.params, **_state_params(conn, system, name)})
+
+
+def regress(name: str, target_column: str, *, target: Target = None) -> Any:
+    """Fit a linear regression of ``target_column`` on the other columns of a ``cofactor(...)``
+    view, from its maintained matrix (numpy solves the normal equations; the join is not read).
+    Returns a ``pgivm.regress.Regression``."""
+    import numpy as np
+
+    from pgivm.regress import solve
+
+    with session(target) as conn, snapshot(conn):
+        record = catalog.get(conn, name)
+        query = record.query
+        if not _uses_cofactor(query):
+            raise PgivmError(f"view {name} has no cofactor(...) aggregate", "create it as SELECT cofactor(x1, ..., xm) FROM ...")
+        if query.group_by:
+            raise PgivmError(f"view {name} has a cofactor per group", "regress fits views without GROUP BY")
+        _check_not_dropping(conn, record.view_schema, name)
+        (cofactor,) = [a for a in query.aggregates if a.function == "cofactor"]
+        names = [str(f.column) for f in cofactor.features]
+        matrix = np.zeros((len(names) + 1, len(names) + 1))
+        for i, j, value in conn.execute(sql.SQL("SELECT i, j, value FROM {}").format(
+                sql.Identifier(record.view_schema, name)), prepare=False):
+            matrix[i, j] = value
+    return solve(matrix, names, target_column)
 
 
 # --- a system's own actions ---------------------------------------------------------------------

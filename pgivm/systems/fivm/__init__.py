@@ -137,7 +137,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     assert view.output_types is not None
     expose = [
         sql.SQL("CREATE VIEW {result} AS SELECT {count} AS count; COMMENT ON VIEW {result} IS {comment}").format(
-            result=names("result"), count=_count_expression(ctx),
+            result=names("result"), count=_count_expression(ctx, view.output_types),
             comment=sql.Literal("pgivm: the number of rows of the view (O(1) for a listing: the root's count)")),
         sql.SQL("CREATE OR REPLACE VIEW {view} AS {query}; COMMENT ON VIEW {view} IS {comment}").format(
             view=sql.Identifier(view_schema, name), query=maintain.result_query(ctx, view.output_types),
@@ -153,13 +153,12 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         functions=functions, build=maintain.build_plan(ctx), capture=capture_plan, expose=expose)
 
 
-def _count_expression(ctx: maintain.Context) -> sql.Composable:
+def _count_expression(ctx: maintain.Context, output_types: dict[str, str]) -> sql.Composable:
+    """The view's number of rows: for a listing the root's count (O(1)), else its rows counted."""
     root = ctx.tree.root
     if ctx.tree.listing:
         return sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(ctx.table(root))
-    if not root.keys:
-        return sql.SQL("1::bigint")
-    return sql.SQL("(SELECT count(*) FROM {})").format(ctx.table(root))
+    return sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(maintain.result_query(ctx, output_types))
 
 
 def status(conn: psycopg.Connection, name: str) -> SystemStatus:
