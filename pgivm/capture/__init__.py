@@ -208,18 +208,18 @@ SINKS = ("apply", "log")
 def apply_block(atoms: list[CaptureAtom], event: str, threshold: int | None, names: Any) -> sql.Composable:
     """PL/pgSQL applying a statement's net change to each atom in order: tuple by tuple through
     ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above
-    (a threshold of None: always set at a time)."""
+    (a threshold of None: always set at a time, every atom's net change captured before the first
+    is applied, so that a self-join's delta query can read the other atoms' old state)."""
+    if threshold is None:
+        inserts = [sql.SQL("        INSERT INTO {delta} ({columns}, mult) {net};").format(
+            net=net_change(atom, event), delta=names(f"{atom.name}_delta"),
+            columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)) for atom in atoms]
+        applies = [sql.SQL("        PERFORM {}();").format(names(f"apply_batch_{atom.name}")) for atom in atoms]
+        return sql.SQL("\n").join(inserts + applies)
     blocks = []
     for atom in atoms:
         k = atom.name
         if threshold is None:
-            blocks.append(sql.SQL(
-                "        -- {relation}\n"
-                "        INSERT INTO {delta} ({columns}, mult) {net};\n"
-                "        PERFORM {apply_batch}();"
-            ).format(relation=sql.SQL(k.upper()), net=net_change(atom, event),  # type: ignore[arg-type]
-                     apply_batch=names(f"apply_batch_{k}"), delta=names(f"{k}_delta"),
-                     columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)))
             continue
         blocks.append(sql.SQL(
             "        -- {relation}\n"

@@ -36,39 +36,43 @@ def _aggregate(aggregate: Aggregate) -> sql.Composable:
     return sql.SQL("{}({})").format(sql.SQL(aggregate.function), _expr(aggregate.argument))  # type: ignore[arg-type]
 
 
-def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None) -> sql.Composable:
-    """FROM the pinned tables WHERE the joins, filters and guards hold."""
+def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
+               sources: dict[str, sql.Composable] | None = None) -> sql.Composable:
+    """FROM the pinned tables WHERE the joins, filters and guards hold. ``sources`` replaces some
+    atoms' tables (by alias) with other relations of the same columns (which carry no guard)."""
     cq: ConjunctiveQuery = view.query
-    tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(view.base_of(a.table).ident, sql.Identifier(a.alias))
-                                for a in cq.atoms)
+    sources = sources or {}
+    tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(sources.get(a.alias, view.base_of(a.table).ident),
+                                                           sql.Identifier(a.alias)) for a in cq.atoms)
     conditions: list[sql.Composable] = []
     for variable in cq.variables:
         first = variable.columns[0]
         conditions += [sql.SQL("{} = {}").format(_column(first), _column(c)) for c in variable.columns[1:]]
     for f in cq.filters:
         conditions.append(sql.SQL("{} {} {}").format(_column(f.column), sql.SQL(f.op), sql.SQL(f.literal_sql)))  # type: ignore[arg-type]
-    conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms]
+    conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]
     conditions += extra or []
     return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))
 
 
-def plain_query(view: ResolvedView) -> sql.Composable:
-    """The view's result as PostgreSQL computes it from the base tables."""
+def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = None) -> sql.Composable:
+    """The view's result as PostgreSQL computes it from the base tables (or ``sources``, by alias)."""
     cq: ConjunctiveQuery = view.query
     types: dict[str, Any] = view.output_types or {}
     group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(_column(c) for c in cq.group_by)) if cq.group_by else sql.SQL("")
     cofactor = next((a for a in cq.aggregates if a.function == "cofactor"), None)
     if cofactor is not None:
-        return _cofactor_query(view, cofactor, group)
+        return _cofactor_query(view, cofactor, group, sources)
     items = []
     for output in cq.outputs:
         value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
         cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
         items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
-    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view), group)
+    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view, sources=sources), group)
 
 
-def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composable) -> sql.Composable:
+def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composable,
+                    sources: dict[str, sql.Composable] | None = None) -> sql.Composable:
     cq: ConjunctiveQuery = view.query
     features = [_column(f.column) for f in cofactor.features]
     m = len(features)
@@ -81,7 +85,7 @@ def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composab
     inner = sql.SQL("SELECT {groups}{sums} {from_where}{group}").format(
         groups=sql.SQL("").join(sql.SQL("{} AS {}, ").format(_column(g.column), sql.Identifier(g.name)) for g in groups),
         sums=sql.SQL(", ").join(sums),
-        from_where=from_where(view, [sql.SQL("{} IS NOT NULL").format(x) for x in features]), group=group)
+        from_where=from_where(view, [sql.SQL("{} IS NOT NULL").format(x) for x in features], sources), group=group)
 
     def entry(j: int, k: int) -> sql.Composable:
         a, b = min(j, k), max(j, k)

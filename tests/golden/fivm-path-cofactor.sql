@@ -203,15 +203,12 @@ BEGIN
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF TG_OP = 'INSERT' THEN
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
@@ -320,15 +317,12 @@ BEGIN
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF TG_OP = 'INSERT' THEN
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
@@ -437,15 +431,12 @@ BEGIN
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF TG_OP = 'INSERT' THEN
-        -- A3
         INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSIF TG_OP = 'DELETE' THEN
-        -- A3
         INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSE
-        -- A3
         INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     END IF;
@@ -539,7 +530,7 @@ CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."t" FOR EACH STATEM
 
 -- phase: expose (3 statements)
 
-CREATE VIEW "pgivm_v"."result" AS SELECT 1::bigint AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
+CREATE VIEW "pgivm_v"."result" AS SELECT (SELECT count(*) FROM (SELECT e.i, e.j, e.value FROM "pgivm_v"."at_r_b" AS r CROSS JOIN LATERAL (VALUES (0, 0, r.count::double precision), (0, 1, "r"."s1"), (1, 0, "r"."s1"), (0, 2, "r"."s2"), (2, 0, "r"."s2"), (0, 3, "r"."s3"), (3, 0, "r"."s3"), (1, 1, "r"."q1_1"), (1, 2, "r"."q1_2"), (1, 3, "r"."q1_3"), (2, 1, "r"."q1_2"), (2, 2, "r"."q2_2"), (2, 3, "r"."q2_3"), (3, 1, "r"."q1_3"), (3, 2, "r"."q2_3"), (3, 3, "r"."q3_3")) AS e(i, j, value)) AS rows) AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
 
 CREATE OR REPLACE VIEW "public"."v" AS SELECT e.i, e.j, e.value FROM "pgivm_v"."at_r_b" AS r CROSS JOIN LATERAL (VALUES (0, 0, r.count::double precision), (0, 1, "r"."s1"), (1, 0, "r"."s1"), (0, 2, "r"."s2"), (2, 0, "r"."s2"), (0, 3, "r"."s3"), (3, 0, "r"."s3"), (1, 1, "r"."q1_1"), (1, 2, "r"."q1_2"), (1, 3, "r"."q1_3"), (2, 1, "r"."q1_2"), (2, 2, "r"."q2_2"), (2, 3, "r"."q2_3"), (3, 1, "r"."q1_3"), (3, 2, "r"."q2_3"), (3, 3, "r"."q3_3")) AS e(i, j, value); COMMENT ON VIEW "public"."v" IS 'pgivm: maintained by F-IVM, state in schema pgivm_v. Definition: SELECT cofactor(r.x, s.c, t.z) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c';
 

@@ -199,15 +199,12 @@ BEGIN
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF TG_OP = 'INSERT' THEN
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        -- A1
         INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
@@ -316,15 +313,12 @@ BEGIN
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF TG_OP = 'INSERT' THEN
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        -- A2
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;

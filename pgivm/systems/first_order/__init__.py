@@ -13,7 +13,9 @@ from psycopg import sql
 
 from pgivm.capture import atom_columns
 from pgivm.systems import ivme
-from pgivm.query.model import VARIABLES, Atom, RelationName, TriangleCount
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef, TriangleCount
+from pgivm.systems.first_order import cq
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, InstallPlan, SystemStatus
 from pgivm.systems.common import (
@@ -109,10 +111,39 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     return run_checks(conn, named)
 
 
+def _accepts(query: ConjunctiveQuery) -> str | None:
+    """Triangle counts (its tuple-at-a-time plan), and acyclic join-aggregates (``cq.py``)."""
+    reason = triangle_reason(query)
+    if reason is None:
+        return None
+    general = cq.accepts(query)
+    return None if general is None else f"{reason}; and {general}"
+
+
+def _model(query: ConjunctiveQuery) -> Any:
+    return triangle_model(query) if triangle_reason(query) is None else query
+
+
+def _plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
+        cq.plan(view, name, view_schema, params)
+
+
+def _capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[Any]:
+    return capture_triggers(view, name, table) if isinstance(view.query, TriangleCount) else \
+        cq.capture_triggers(view, name, table)
+
+
+def _verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+    # a conjunctive query keeps only its result, which verify compares with plain SQL
+    return verify(conn, view, name, strict) if isinstance(view.query, TriangleCount) else []
+
+
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="first-order IVM: the classical delta query per update, O(N); the yardstick IVMε improves on",
-    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
-    status=status, verify=verify,
+    summary="first-order IVM: the classical delta query per update over the base tables (triangle counts and "
+            "acyclic join-aggregates); the yardstick IVMε and F-IVM improve on",
+    accepts=_accepts, model=_model, plan=_plan, capture_triggers=_capture_triggers,
+    status=status, verify=_verify,
     options=(ivme.BATCH,),
 )

@@ -204,7 +204,7 @@ class SumRing:
             terms.append(OutputTerm(coefficient, entry, free_part))
         return AggregatePlan(aggregate, tuple(terms), nonnull, frozenset(variables & self.free), float_result)
 
-    def _key(self, entry: Entry) -> SumKey:
+    def key_of(self, entry: Entry) -> SumKey:
         return next(k for k, e in self._by_key.items() if e is entry)
 
     def stored(self, view: View) -> list[Entry]:
@@ -213,7 +213,7 @@ class SumRing:
     def _factor(self, entry: Entry, factor: Factor) -> sql.Composable | None:
         """The factor's part of an entry's product (None for 1)."""
         if factor.view is None:  # the lifting of a join variable (never NULL in the join)
-            exponent = dict(self._key(entry).monomial).get(factor.variable or "", 0)
+            exponent = dict(self.key_of(entry).monomial).get(factor.variable or "", 0)
             if exponent == 0:
                 return None
             assert factor.value is not None
@@ -231,7 +231,7 @@ class SumRing:
     def leaf_terms(self, view: View, value: Callable[[str], sql.Composable], mult: sql.Composable) -> list[tuple[Entry, sql.Composable]]:
         out = []
         for entry in self.stored(view):
-            key = self._key(entry)
+            key = self.key_of(entry)
             powers = dict(key.monomial)
             parts = [mult]
             for v in sorted(key.nonnull & set(view.lifted)):

@@ -71,9 +71,71 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     return []  # the only state is the count, which verify compares with the recount
 
 
+
+
+# --- acyclic join-aggregates: the whole result recomputed after every writing statement ------------
+
+
+def _accepts(query: Any) -> str | None:
+    reason = triangle_reason(query)
+    if reason is None:
+        return None
+    from pgivm.systems import fivm
+
+    general = fivm.accepts(query)
+    return None if general is None else f"{reason}; and {general}"
+
+
+def _model(query: Any) -> Any:
+    return triangle_model(query) if triangle_reason(query) is None else query
+
+
+def _plan_cq(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    """The result table is the view's plain SQL (``pgivm.query.plain``) over the base tables, named
+    from their oids when the refresh runs (tableoid in every read), emptied and refilled."""
+    from pgivm.query.plain import plain_query
+
+    names = Names.of(name)
+    query = view.query
+    tables = query.tables
+    holes = capture.FormatHoles(len(tables))
+    hole_of = {t: holes[i] for i, t in enumerate(tables)}
+    sources: dict[str, sql.Composable] = {
+        a.alias: sql.SQL("(SELECT * FROM {} AS b WHERE b.tableoid IS NOT NULL)").format(hole_of[a.table]) for a in query.atoms}
+    values: dict[str, sql.Composable] = {
+        "schema": names.schema_id, "state": names("state"), "maintained": names("maintained"),
+        "refresh": names("refresh"), "view_literal": sql.Literal(name),
+        "query": plain_query(view),
+        "insert_format": holes.literal(sql.SQL("INSERT INTO {} {}").format(names("maintained"), plain_query(view, sources))),
+        "table_oids": sql.SQL(", ").join(
+            sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables),
+        "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy recompute): {query.sql}"),
+        "refresh_comment": sql.Literal(f"pgivm view {name}: recompute the result after a statement"),
+    }
+    expose = [
+        sql.SQL("CREATE VIEW {} AS SELECT (SELECT count(*) FROM {}) AS count").format(names("result"), names("maintained")),
+        sql.SQL("CREATE OR REPLACE VIEW {v} AS SELECT * FROM {m}; COMMENT ON VIEW {v} IS {c}").format(
+            v=sql.Identifier(view_schema, name), m=names("maintained"),
+            c=sql.Literal(f"pgivm: maintained by recompute, state in schema {names.schema}. Definition: {query.sql}")),
+        sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA {s} FROM PUBLIC"
+                ).format(s=names.schema_id)]
+    return InstallPlan.of(
+        state=[render(__name__, "30_cq_state.sql", values)],
+        functions=[render(__name__, "40_cq_refresh.sql", values)],
+        build=[sql.SQL("INSERT INTO {} {}").format(names("maintained"), plain_query(view))],
+        capture=[statement for table in tables
+                 for statement in capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))],
+        expose=expose)
+
+
+def _plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
+        _plan_cq(view, name, view_schema, params)
+
+
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)",
-    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
+    accepts=_accepts, model=_model, plan=_plan, capture_triggers=capture_triggers,
     status=status, verify=verify,
 )

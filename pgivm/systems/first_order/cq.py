@@ -1,0 +1,182 @@
+"""First-order IVM of acyclic join-aggregates: the baseline F-IVM is measured against (what pg_ivm
+does). Only the result is stored, keyed by the GROUP BY columns (a listing: by all its columns, with
+multiplicities); each statement's net change of an atom is joined with the *base tables* of every
+other atom (no intermediate views) and merged into the result:
+
+    δQ = Σ_i  A_1' ⋈ … ⋈ A_{i-1}' ⋈ δA_i ⋈ A_{i+1} ⋈ … ⋈ A_n
+
+(atoms of the same table before i at their new state, after i at their old state: new minus the
+net change, so that a self-join's cross terms are counted once). The result carries the same ring
+entries as F-IVM's root (counts and sums of products), so both read out the same way.
+
+The base tables are read inside the writer's trigger, so they are named from their oids at that
+moment (dynamic SQL through ``format()``, every query naming tableoid), as ``recompute`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm import capture
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.model import TableRef
+from pgivm.query.plain import from_where
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import InstallPlan
+from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
+from pgivm.systems.fivm import maintain, rings
+from pgivm.systems.fivm.order import VariableOrder
+from pgivm.systems.fivm.tree import View, ViewTree
+
+
+def accepts(cq: ConjunctiveQuery) -> str | None:
+    from pgivm.systems import fivm
+
+    reason = fivm.accepts(cq)
+    if reason:
+        return reason
+    if any(a.function == "cofactor" for a in cq.aggregates):
+        return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
+    return None
+
+
+def _context(view: ResolvedView, name: str) -> maintain.Context:
+    """A one-view 'tree': the result, keyed by the GROUP BY variables (a listing: every output
+    variable), holding every ring entry; F-IVM's SQL helpers then read it out unchanged."""
+    cq: ConjunctiveQuery = view.query
+    if cq.is_listing:
+        keys = tuple(dict.fromkeys(o.variable for o in cq.outputs))  # type: ignore[union-attr]
+    else:
+        keys = cq.free
+    bound = frozenset(v.name for v in cq.variables if v.name not in keys)
+    root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
+    order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
+    ring = rings.ring_for(cq, lambda v: view.variable_types[v])
+    return maintain.Context(cq, ViewTree(root, order, frozenset(a.alias for a in cq.atoms), False), ring, view,
+                            Names.of(name))
+
+
+def _letters(view: ResolvedView, table: TableRef) -> str:
+    aliases = [a.alias for a in view.query.atoms]
+    return "".join(f"a{aliases.index(a.alias) + 1}" for a in view.query.atoms_of(table))
+
+
+def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
+    return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
+
+
+def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable) -> list[tuple[rings.Entry, sql.Composable]]:
+    """Each ring entry's summand for one joined row: the multiplicities times the lifted values."""
+    ring = ctx.ring
+    assert isinstance(ring, rings.SumRing)
+    cq = ctx.cq
+    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
+             for v in cq.variables}
+    out = []
+    for entry in ring.stored(ctx.tree.root):
+        key = ring.key_of(entry)
+        powers = dict(key.monomial)
+        parts = [multiplicity]
+        for v in sorted(key.nonnull):
+            e = powers.get(v, 0)
+            parts.append(sql.SQL("({} IS NOT NULL)::int").format(value[v]) if e == 0 else
+                         sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join([value[v]] * e)))
+        out.append((entry, sql.SQL("({})::{}").format(sql.SQL(" * ").join(parts), sql.SQL(entry.type))))  # type: ignore[arg-type]
+    return out
+
+
+def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable) -> sql.Composable:
+    cq = ctx.cq
+    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
+             for v in cq.variables}
+    keys = ctx.tree.root.keys
+    terms = _entry_terms(ctx, multiplicity)
+    items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
+    items += [sql.SQL("sum({}) AS {}").format(t, sql.Identifier(e.name)) for e, t in terms]
+    group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(keys)))) \
+        if keys else sql.SQL(" HAVING count(*) > 0")  # type: ignore[arg-type]
+    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(ctx.view, sources=sources), group)
+
+
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    ctx = _context(view, name)
+    names = ctx.names
+    cq = ctx.cq
+    root = ctx.tree.root
+    state = [render("pgivm.systems.fivm", "00_view_state.sql", {
+        "schema": names.schema_id, "state": names("state"),
+        "schema_comment": sql.Literal(f"pgivm state of view {name} (system first-order): {cq.sql}")})]
+    state.append(maintain._table_ddl(ctx, names("maintained"), root.keys, ctx.entries(root),
+                                     f"first-order IVM: the result of view {name}, its ring entries per group"))
+    for atom in cq.atoms:
+        captured = ctx.capture_atom(atom.alias)
+        state.append(sql.SQL("CREATE TABLE {t} ({cols}, mult bigint NOT NULL)").format(
+            t=names(f"{captured.name}_delta"),
+            cols=sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(c.name), sql.SQL(c.target_type))  # type: ignore[arg-type]
+                                    for c in captured.columns)))
+    functions: list[sql.Composable] = [render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
+    tables = cq.tables
+    holes = capture.FormatHoles(len(tables))
+    hole_of = {t: holes[i] for i, t in enumerate(tables)}
+    oids = sql.SQL(", ").join(sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables)
+    for i, atom in enumerate(cq.atoms):
+        k = ctx.atom_name(atom.alias)
+        delta = names(f"{k}_delta")
+        sources: dict[str, sql.Composable] = {}
+        factors = []
+        for j, other in enumerate(cq.atoms):
+            alias = sql.Identifier(other.alias)
+            if j == i:
+                sources[other.alias] = delta
+                factors.append(sql.SQL("{}.mult").format(alias))
+                continue
+            table = sql.SQL("{} AS b").format(hole_of[other.table])
+            guard = sql.SQL("b.tableoid IS NOT NULL")
+            base = sql.SQL("SELECT b.*, 1::bigint AS mult FROM {} WHERE {}").format(table, guard)
+            if other.table == atom.table and j > i:  # old state of the same table: new minus the net change
+                columns = sql.SQL(", ").join(sql.Identifier(c) for c in other.columns)
+                other_delta = names(f"{ctx.atom_name(other.alias)}_delta")  # captured before any atom is applied
+                base = sql.SQL("SELECT {c}, 1::bigint AS mult FROM {t} WHERE {g} UNION ALL SELECT {c}, -mult FROM {d}").format(
+                    c=columns, t=table, g=guard, d=other_delta)
+            sources[other.alias] = sql.SQL("({})").format(base)
+            factors.append(sql.SQL("{}.mult").format(alias))
+        query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
+            _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
+        functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
+            "apply_batch": names(f"apply_batch_{k}"),
+            "statements": sql.SQL("    EXECUTE pg_catalog.format({}, {});\n    DELETE FROM {};").format(
+                holes.literal(query), oids, delta),
+            "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
+        functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
+            "clear": names(f"clear_{k}"), "statements": sql.SQL("    DELETE FROM {};").format(names("maintained")),
+            "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
+    for table in tables:
+        functions.append(capture_functions_plan(
+            names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
+            letters=_letters(view, table), always_batch=True))
+        # the delta queries read base tables: their functions run with row_security off
+    build = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
+             sql.SQL("ANALYZE {}").format(names("maintained"))]
+    assert view.output_types is not None
+    if cq.is_listing:
+        outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
+                                     for o in cq.outputs)
+        user = sql.SQL("SELECT {} FROM {} AS r CROSS JOIN LATERAL generate_series(1, r.count) AS times").format(
+            outputs, names("maintained"))
+        count = sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
+    else:
+        user = maintain.result_query(ctx, view.output_types)
+        count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
+    expose = [
+        sql.SQL("CREATE VIEW {} AS SELECT {} AS count").format(names("result"), count),
+        sql.SQL("CREATE OR REPLACE VIEW {v} AS {q}; COMMENT ON VIEW {v} IS {c}").format(
+            v=sql.Identifier(view_schema, name), q=user,
+            c=sql.Literal(f"pgivm: maintained by first-order IVM, state in schema {names.schema}. Definition: {cq.sql}")),
+        revoke_plan(names)]
+    capture_plan: list[sql.Composable] = []
+    for table in tables:
+        capture_plan += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
+    return InstallPlan.of(state=state, functions=functions, build=build, capture=capture_plan, expose=expose)
