@@ -370,7 +370,7 @@ def _add_command(
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pgivm",
-        description="Incremental view maintenance for PostgreSQL: triangle counts kept exact by IVMε triggers.",
+        description="Incremental view maintenance for PostgreSQL: triangle counts (IVMε) and acyclic join-aggregates (F-IVM) kept exact by triggers.",
         epilog="The database is --dsn, else $PGIVM_DSN, else the libpq PG* variables, else the embedded server.",
     )
     parser.add_argument("--version", action="version", version=f"pgivm {__version__}")

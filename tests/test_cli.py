@@ -32,7 +32,7 @@ from pgivm import cli as pgivm_cli
 from pgivm import server as pgivm_server
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "rebalance", "alter", "upgrade",
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "rebalance", "alter", "upgrade",
             "demo", "bench", "psql", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
@@ -215,7 +215,7 @@ def test_dsn_is_accepted_before_and_after_every_command(command: str) -> None:
     """``pgivm status tri --dsn X`` as well as ``pgivm --dsn X status tri``; one after the command
     wins, and an absent one after the command leaves the one before it alone."""
     required = {"create": ["tri"], "load": ["r", "f.csv", "--columns", "a,b"], "validate": ["tri"], "drop": ["tri"],
-                "status": ["tri"], "verify": ["tri"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"]}
+                "status": ["tri"], "verify": ["tri"], "explain": ["tri"], "regress": ["tri", "--target", "x"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"]}
     rest = required.get(command, [])
     parser = build_parser()
     assert parser.parse_args([command, *rest]).dsn is None
@@ -768,7 +768,8 @@ def _nothing_installed(conn: psycopg.Connection) -> None:
     [
         pytest.param("SELECT count(*) FROM r LEFT JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", ["LEFT JOIN"], id="left-join"),
         pytest.param(TRIANGLE_SQL + " GROUP BY r.a", ["GROUP BY"], id="group-by"),
-        pytest.param("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c", ["not a triangle"], id="chain"),
+        pytest.param("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN r r2 ON t.a = r2.a AND r2.b = r.a",
+                     ["4-cycle", "acyclic"], id="four-cycle"),
         pytest.param("DELETE FROM r", ["SELECT", "DELETE"], id="delete"),
         pytest.param("SELEC count(*) FROMM ((( r", ["could not parse"], id="garbage"),
     ],
