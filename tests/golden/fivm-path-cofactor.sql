@@ -15,17 +15,17 @@ CREATE TABLE "pgivm_v"."state" (
 );
 INSERT INTO "pgivm_v"."state" DEFAULT VALUES;
 
-CREATE TABLE "pgivm_v"."leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[s.c, r.b] = atom s; ring cofactor';
+CREATE TABLE "pgivm_v"."leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[s.c, r.b] = atom s; ring cofactor';
 
-CREATE TABLE "pgivm_v"."leaf_t" ("s.c" integer, "count" bigint NOT NULL, "s3" double precision NOT NULL, "q3_3" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c")); COMMENT ON TABLE "pgivm_v"."leaf_t" IS 'F-IVM view leaf_t[s.c] = atom t, summing t.z; ring cofactor';
+CREATE TABLE "pgivm_v"."leaf_t" ("s.c" integer, "count" bigint NOT NULL, "s3" double precision NOT NULL, "q3_3" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_t" IS 'F-IVM view leaf_t[s.c] = atom t, summing t.z; ring cofactor';
 
-CREATE TABLE "pgivm_v"."at_s_c" ("r.b" integer, "count" bigint NOT NULL, "s2" double precision NOT NULL, "s3" double precision NOT NULL, "q2_2" double precision NOT NULL, "q2_3" double precision NOT NULL, "q3_3" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")); COMMENT ON TABLE "pgivm_v"."at_s_c" IS 'F-IVM view at_s_c[r.b] = ⊕_s.cleaf_s ⊗ leaf_t; ring cofactor';
+CREATE TABLE "pgivm_v"."at_s_c" ("r.b" integer, "count" bigint NOT NULL, "s2" double precision NOT NULL, "s3" double precision NOT NULL, "q2_2" double precision NOT NULL, "q2_3" double precision NOT NULL, "q3_3" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_s_c" IS 'F-IVM view at_s_c[r.b] = ⊕_s.cleaf_s ⊗ leaf_t; ring cofactor';
 
 CREATE TABLE "pgivm_v"."d_at_s_c" ("r.b" integer, "count" bigint NOT NULL, "s2" double precision NOT NULL, "s3" double precision NOT NULL, "q2_2" double precision NOT NULL, "q2_3" double precision NOT NULL, "q3_3" double precision NOT NULL); COMMENT ON TABLE "pgivm_v"."d_at_s_c" IS 'scratch: the delta of at_s_c during a statement';
 
-CREATE TABLE "pgivm_v"."leaf_r" ("r.b" integer, "count" bigint NOT NULL, "s1" double precision NOT NULL, "q1_1" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")); COMMENT ON TABLE "pgivm_v"."leaf_r" IS 'F-IVM view leaf_r[r.b] = atom r, summing r.x; ring cofactor';
+CREATE TABLE "pgivm_v"."leaf_r" ("r.b" integer, "count" bigint NOT NULL, "s1" double precision NOT NULL, "q1_1" double precision NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_r" IS 'F-IVM view leaf_r[r.b] = atom r, summing r.x; ring cofactor';
 
-CREATE TABLE "pgivm_v"."at_r_b" ("count" bigint NOT NULL, "s1" double precision NOT NULL, "s2" double precision NOT NULL, "s3" double precision NOT NULL, "q1_1" double precision NOT NULL, "q1_2" double precision NOT NULL, "q1_3" double precision NOT NULL, "q2_2" double precision NOT NULL, "q2_3" double precision NOT NULL, "q3_3" double precision NOT NULL); COMMENT ON TABLE "pgivm_v"."at_r_b" IS 'F-IVM view at_r_b[] = ⊕_r.bat_s_c ⊗ leaf_r; ring cofactor';
+CREATE TABLE "pgivm_v"."at_r_b" ("count" bigint NOT NULL, "s1" double precision NOT NULL, "s2" double precision NOT NULL, "s3" double precision NOT NULL, "q1_1" double precision NOT NULL, "q1_2" double precision NOT NULL, "q1_3" double precision NOT NULL, "q2_2" double precision NOT NULL, "q2_3" double precision NOT NULL, "q3_3" double precision NOT NULL) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_r_b" IS 'F-IVM view at_r_b[] = ⊕_r.bat_s_c ⊗ leaf_r; ring cofactor';
 
 CREATE TABLE "pgivm_v"."a1_delta" ("b" integer, "x" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom r during a statement';
 
@@ -47,11 +47,35 @@ AS $pgivm$ SELECT $pgivm$;
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a1"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."x")::double precision) AS "s1", sum(("r"."mult" * "r"."x" * "r"."x")::double precision) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c1"."s1")::double precision * "c0"."count")::double precision) AS "s1", sum((("c0"."s2")::double precision * "c1"."count")::double precision) AS "s2", sum((("c0"."s3")::double precision * "c1"."count")::double precision) AS "s3", sum((("c1"."q1_1")::double precision * "c0"."count")::double precision) AS "q1_1", sum((("c1"."s1")::double precision * ("c0"."s2")::double precision)::double precision) AS "q1_2", sum((("c1"."s1")::double precision * ("c0"."s3")::double precision)::double precision) AS "q1_3", sum((("c0"."q2_2")::double precision * "c1"."count")::double precision) AS "q2_2", sum((("c0"."q2_3")::double precision * "c1"."count")::double precision) AS "q2_3", sum((("c0"."q3_3")::double precision * "c1"."count")::double precision) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."x")::double precision) AS "s1", sum(("r"."mult" * "r"."x" * "r"."x")::double precision) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a1"() IS 'F-IVM view v: the delta tree of atom r (r)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a1"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a1"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."x")::double precision) AS "s1", sum(("r"."mult" * "r"."x" * "r"."x")::double precision) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c1"."s1")::double precision * "c0"."count")::double precision) AS "s1", sum((("c0"."s2")::double precision * "c1"."count")::double precision) AS "s2", sum((("c0"."s3")::double precision * "c1"."count")::double precision) AS "s3", sum((("c1"."q1_1")::double precision * "c0"."count")::double precision) AS "q1_1", sum((("c1"."s1")::double precision * ("c0"."s2")::double precision)::double precision) AS "q1_2", sum((("c1"."s1")::double precision * ("c0"."s3")::double precision)::double precision) AS "q1_3", sum((("c0"."q2_2")::double precision * "c1"."count")::double precision) AS "q2_2", sum((("c0"."q2_3")::double precision * "c1"."count")::double precision) AS "q2_3", sum((("c0"."q3_3")::double precision * "c1"."count")::double precision) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."x")::double precision) AS "s1", sum(("r"."mult" * "r"."x" * "r"."x")::double precision) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."a1_delta";
@@ -77,11 +101,38 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'F-IVM view v: TRUNCATE of atom r'
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a2"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "s2", sum((("c1"."s3")::double precision * "c0"."count")::double precision) AS "s3", sum((("c0"."s.c" * "c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "q2_2", sum((("c0"."s.c")::double precision * ("c1"."s3")::double precision * "c0"."count")::double precision) AS "q2_3", sum((("c1"."q3_3")::double precision * "c0"."count")::double precision) AS "q3_3" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c1"."s1")::double precision * "c0"."count")::double precision) AS "s1", sum((("c0"."s2")::double precision * "c1"."count")::double precision) AS "s2", sum((("c0"."s3")::double precision * "c1"."count")::double precision) AS "s3", sum((("c1"."q1_1")::double precision * "c0"."count")::double precision) AS "q1_1", sum((("c1"."s1")::double precision * ("c0"."s2")::double precision)::double precision) AS "q1_2", sum((("c1"."s1")::double precision * ("c0"."s3")::double precision)::double precision) AS "q1_3", sum((("c0"."q2_2")::double precision * "c1"."count")::double precision) AS "q2_2", sum((("c0"."q2_3")::double precision * "c1"."count")::double precision) AS "q2_3", sum((("c0"."q3_3")::double precision * "c1"."count")::double precision) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
+    DELETE FROM "pgivm_v"."d_at_s_c";
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a2"() IS 'F-IVM view v: the delta tree of atom s (s)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a2"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a2"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
     INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "s2", sum((("c1"."s3")::double precision * "c0"."count")::double precision) AS "s3", sum((("c0"."s.c" * "c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "q2_2", sum((("c0"."s.c")::double precision * ("c1"."s3")::double precision * "c0"."count")::double precision) AS "q2_3", sum((("c1"."q3_3")::double precision * "c0"."count")::double precision) AS "q3_3" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
@@ -111,11 +162,38 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'F-IVM view v: TRUNCATE of atom s'
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a3"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."z")::double precision) AS "s3", sum(("r"."mult" * "r"."z" * "r"."z")::double precision) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "s2", sum((("c1"."s3")::double precision * "c0"."count")::double precision) AS "s3", sum((("c0"."s.c" * "c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "q2_2", sum((("c0"."s.c")::double precision * ("c1"."s3")::double precision * "c0"."count")::double precision) AS "q2_3", sum((("c1"."q3_3")::double precision * "c0"."count")::double precision) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."z")::double precision) AS "s3", sum(("r"."mult" * "r"."z" * "r"."z")::double precision) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c1"."s1")::double precision * "c0"."count")::double precision) AS "s1", sum((("c0"."s2")::double precision * "c1"."count")::double precision) AS "s2", sum((("c0"."s3")::double precision * "c1"."count")::double precision) AS "s3", sum((("c1"."q1_1")::double precision * "c0"."count")::double precision) AS "q1_1", sum((("c1"."s1")::double precision * ("c0"."s2")::double precision)::double precision) AS "q1_2", sum((("c1"."s1")::double precision * ("c0"."s3")::double precision)::double precision) AS "q1_3", sum((("c0"."q2_2")::double precision * "c1"."count")::double precision) AS "q2_2", sum((("c0"."q2_3")::double precision * "c1"."count")::double precision) AS "q2_3", sum((("c0"."q3_3")::double precision * "c1"."count")::double precision) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
+    DELETE FROM "pgivm_v"."d_at_s_c";
+    DELETE FROM "pgivm_v"."a3_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a3"() IS 'F-IVM view v: the delta tree of atom t (t)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a3"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a3_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a3"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."z")::double precision) AS "s3", sum(("r"."mult" * "r"."z" * "r"."z")::double precision) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
     INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "s2", sum((("c1"."s3")::double precision * "c0"."count")::double precision) AS "s3", sum((("c0"."s.c" * "c0"."s.c")::double precision * "c0"."count" * "c1"."count")::double precision) AS "q2_2", sum((("c0"."s.c")::double precision * ("c1"."s3")::double precision * "c0"."count")::double precision) AS "q2_3", sum((("c1"."q3_3")::double precision * "c0"."count")::double precision) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * "r"."z")::double precision) AS "s3", sum(("r"."mult" * "r"."z" * "r"."z")::double precision) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");

@@ -15,29 +15,29 @@ CREATE TABLE "pgivm_v"."state" (
 );
 INSERT INTO "pgivm_v"."state" DEFAULT VALUES;
 
-CREATE TABLE "pgivm_v"."leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[s.c, r.b] = atom s; ring sum';
+CREATE TABLE "pgivm_v"."leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[s.c, r.b] = atom s; ring sum';
 
-CREATE TABLE "pgivm_v"."list_leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")); COMMENT ON TABLE "pgivm_v"."list_leaf_s" IS 'F-IVM list of atom s: its rows with multiplicities';
+CREATE TABLE "pgivm_v"."list_leaf_s" ("s.c" integer, "r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."list_leaf_s" IS 'F-IVM list of atom s: its rows with multiplicities';
 
-CREATE TABLE "pgivm_v"."leaf_t" ("s.c" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c")); COMMENT ON TABLE "pgivm_v"."leaf_t" IS 'F-IVM view leaf_t[s.c] = atom t; ring sum';
+CREATE TABLE "pgivm_v"."leaf_t" ("s.c" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_t" IS 'F-IVM view leaf_t[s.c] = atom t; ring sum';
 
-CREATE TABLE "pgivm_v"."list_leaf_t" ("s.c" integer, "t.z" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "t.z")); COMMENT ON TABLE "pgivm_v"."list_leaf_t" IS 'F-IVM list of atom t: its rows with multiplicities';
+CREATE TABLE "pgivm_v"."list_leaf_t" ("s.c" integer, "t.z" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("s.c", "t.z")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."list_leaf_t" IS 'F-IVM list of atom t: its rows with multiplicities';
 
-CREATE TABLE "pgivm_v"."at_s_c" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")); COMMENT ON TABLE "pgivm_v"."at_s_c" IS 'F-IVM view at_s_c[r.b] = ⊕_s.cleaf_s ⊗ leaf_t; ring sum';
+CREATE TABLE "pgivm_v"."at_s_c" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_s_c" IS 'F-IVM view at_s_c[r.b] = ⊕_s.cleaf_s ⊗ leaf_t; ring sum';
 
-CREATE TABLE "pgivm_v"."w_at_s_c" ("r.b" integer, "s.c" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b", "s.c")); COMMENT ON TABLE "pgivm_v"."w_at_s_c" IS 'F-IVM W@s.c: at_s_c before s.c is summed away';
+CREATE TABLE "pgivm_v"."w_at_s_c" ("r.b" integer, "s.c" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b", "s.c")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."w_at_s_c" IS 'F-IVM W@s.c: at_s_c before s.c is summed away';
 
 CREATE TABLE "pgivm_v"."d_at_s_c" ("r.b" integer, "count" bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."d_at_s_c" IS 'scratch: the delta of at_s_c during a statement';
 
 CREATE TABLE "pgivm_v"."dw_at_s_c" ("r.b" integer, "s.c" integer, "count" bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."dw_at_s_c" IS 'scratch: the delta of w_at_s_c during a statement';
 
-CREATE TABLE "pgivm_v"."leaf_r" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")); COMMENT ON TABLE "pgivm_v"."leaf_r" IS 'F-IVM view leaf_r[r.b] = atom r; ring sum';
+CREATE TABLE "pgivm_v"."leaf_r" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_r" IS 'F-IVM view leaf_r[r.b] = atom r; ring sum';
 
-CREATE TABLE "pgivm_v"."list_leaf_r" ("r.b" integer, "r.a" integer, "r.x" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b", "r.a", "r.x")); COMMENT ON TABLE "pgivm_v"."list_leaf_r" IS 'F-IVM list of atom r: its rows with multiplicities';
+CREATE TABLE "pgivm_v"."list_leaf_r" ("r.b" integer, "r.a" integer, "r.x" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b", "r.a", "r.x")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."list_leaf_r" IS 'F-IVM list of atom r: its rows with multiplicities';
 
-CREATE TABLE "pgivm_v"."at_r_b" ("count" bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."at_r_b" IS 'F-IVM view at_r_b[] = ⊕_r.bat_s_c ⊗ leaf_r; ring sum';
+CREATE TABLE "pgivm_v"."at_r_b" ("count" bigint NOT NULL) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_r_b" IS 'F-IVM view at_r_b[] = ⊕_r.bat_s_c ⊗ leaf_r; ring sum';
 
-CREATE TABLE "pgivm_v"."w_at_r_b" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")); COMMENT ON TABLE "pgivm_v"."w_at_r_b" IS 'F-IVM W@r.b: at_r_b before r.b is summed away';
+CREATE TABLE "pgivm_v"."w_at_r_b" ("r.b" integer, "count" bigint NOT NULL, UNIQUE NULLS NOT DISTINCT ("r.b")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."w_at_r_b" IS 'F-IVM W@r.b: at_r_b before r.b is summed away';
 
 CREATE TABLE "pgivm_v"."dw_at_r_b" ("r.b" integer, "count" bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."dw_at_r_b" IS 'scratch: the delta of w_at_r_b during a statement';
 
@@ -61,11 +61,39 @@ AS $pgivm$ SELECT $pgivm$;
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a1"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."b" AS "r.b", "r"."a" AS "r.a", "r"."x" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
+    MERGE INTO "pgivm_v"."w_at_r_b" AS v USING "pgivm_v"."dw_at_r_b" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_r_b" AS w HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count") VALUES (d."count");
+    DELETE FROM "pgivm_v"."dw_at_r_b";
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a1"() IS 'F-IVM view v: the delta tree of atom r (r)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a1"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a1"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."b" AS "r.b", "r"."a" AS "r.a", "r"."x" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
     MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
     INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
@@ -97,11 +125,45 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'F-IVM view v: TRUNCATE of atom r'
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a2"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;
+    MERGE INTO "pgivm_v"."w_at_s_c" AS v USING "pgivm_v"."dw_at_s_c" AS d ON v."r.b" = d."r.b" AND v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "s.c", "count") VALUES (d."r.b", d."s.c", d."count");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "w"."r.b" AS "r.b", sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_s_c" AS w GROUP BY 1;
+    MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
+    MERGE INTO "pgivm_v"."w_at_r_b" AS v USING "pgivm_v"."dw_at_r_b" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_r_b" AS w HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count") VALUES (d."count");
+    DELETE FROM "pgivm_v"."dw_at_s_c";
+    DELETE FROM "pgivm_v"."d_at_s_c";
+    DELETE FROM "pgivm_v"."dw_at_r_b";
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a2"() IS 'F-IVM view v: the delta tree of atom s (s)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a2"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a2"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
     MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
     INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;

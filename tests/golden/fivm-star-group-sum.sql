@@ -15,11 +15,11 @@ CREATE TABLE "pgivm_v"."state" (
 );
 INSERT INTO "pgivm_v"."state" DEFAULT VALUES;
 
-CREATE TABLE "pgivm_v"."leaf_h" ("h.postcode" integer, "h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.postcode", "h.rooms")); COMMENT ON TABLE "pgivm_v"."leaf_h" IS 'F-IVM view leaf_h[h.postcode, h.rooms] = atom h, summing h.price; ring sum';
+CREATE TABLE "pgivm_v"."leaf_h" ("h.postcode" integer, "h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.postcode", "h.rooms")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_h" IS 'F-IVM view leaf_h[h.postcode, h.rooms] = atom h, summing h.price; ring sum';
 
-CREATE TABLE "pgivm_v"."leaf_s" ("h.postcode" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.postcode")); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[h.postcode] = atom s, summing s.hours; ring sum';
+CREATE TABLE "pgivm_v"."leaf_s" ("h.postcode" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.postcode")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."leaf_s" IS 'F-IVM view leaf_s[h.postcode] = atom s, summing s.hours; ring sum';
 
-CREATE TABLE "pgivm_v"."at_h_postcode" ("h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.rooms")); COMMENT ON TABLE "pgivm_v"."at_h_postcode" IS 'F-IVM view at_h_postcode[h.rooms] = ⊕_h.postcodeleaf_h ⊗ leaf_s; ring sum';
+CREATE TABLE "pgivm_v"."at_h_postcode" ("h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.rooms")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_h_postcode" IS 'F-IVM view at_h_postcode[h.rooms] = ⊕_h.postcodeleaf_h ⊗ leaf_s; ring sum';
 
 CREATE TABLE "pgivm_v"."a1_delta" ("postcode" integer, "price" integer, "rooms" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom h during a statement';
 
@@ -39,11 +39,35 @@ AS $pgivm$ SELECT $pgivm$;
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a1"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a1"() IS 'F-IVM view v: the delta tree of atom h (house)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a1"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a1"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce("r"."price", 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
@@ -69,11 +93,35 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'F-IVM view v: TRUNCATE of atom h'
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION "pgivm_v"."apply_bulk_a2"()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."hours", 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."hours", 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a2"() IS 'F-IVM view v: the delta tree of atom s (shop)';
+
 CREATE FUNCTION "pgivm_v"."apply_batch_a2"()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a2"();
+        RETURN;
+    END IF;
     MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."hours", 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
     MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce("r"."hours", 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a2_delta";

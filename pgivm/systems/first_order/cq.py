@@ -27,7 +27,7 @@ from pgivm.query.plain import from_where
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
-from pgivm.systems.fivm import maintain, rings
+from pgivm.systems.fivm import BULK_ROWS, maintain, rings
 from pgivm.systems.fivm.order import VariableOrder
 from pgivm.systems.fivm.tree import View, ViewTree
 
@@ -146,7 +146,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
             _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
-            "apply_batch": names(f"apply_batch_{k}"),
+            "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
+            "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS),
             "statements": sql.SQL("    EXECUTE pg_catalog.format({}, {});\n    DELETE FROM {};").format(
                 holes.literal(query), oids, delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))

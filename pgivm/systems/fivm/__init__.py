@@ -36,6 +36,9 @@ from pgivm.systems.common import (
 from pgivm.systems.fivm import maintain, order, rings, tree
 
 NAME = "fivm"
+# A statement changing more rows of an atom than this is planned afresh, hash joins allowed
+# (see sql/10_apply_batch.sql).
+BULK_ROWS = 64
 
 ORDER = Option("order", str, None, "variable order priority: join or GROUP BY columns, e.g. 'h.postcode,w.locn' "
                "(default: free variables on top, then the variable most atoms share)")
@@ -114,7 +117,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             continue
         k = ctx.atom_name(atom.alias)
         functions.append(render(__name__, "10_apply_batch.sql", {
-            "apply_batch": names(f"apply_batch_{k}"),
+            "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
+            "delta": names(f"{k}_delta"), "bulk_rows": sql.Literal(BULK_ROWS),
             "statements": sql.SQL("\n").join(sql.SQL("    {};").format(s) for s in maintain.apply_batch(ctx, atom.alias)),
             "comment": sql.Literal(f"F-IVM view {name}: the delta tree of atom {atom.alias} ({atom.table})")}))
         cleared = maintain.clear(ctx, atom.alias) or [sql.SQL("NULL")]

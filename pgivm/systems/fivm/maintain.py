@@ -102,8 +102,10 @@ def _table_ddl(ctx: Context, table: sql.Identifier, keys: tuple[str, ...], entri
     cols = _columns_ddl(ctx, keys, entries)
     if keys and unique:
         cols.append(sql.SQL("UNIQUE NULLS NOT DISTINCT ({})").format(sql.SQL(", ").join(q(k) for k in keys)))
-    return sql.SQL("CREATE TABLE {t} ({cols}); COMMENT ON TABLE {t} IS {c}").format(
-        t=table, cols=sql.SQL(", ").join(cols), c=sql.Literal(comment))
+    # fillfactor: a payload update can then stay on its page (a HOT update, no new index entry)
+    return sql.SQL("CREATE TABLE {t} ({cols}){fill}; COMMENT ON TABLE {t} IS {c}").format(
+        t=table, cols=sql.SQL(", ").join(cols), c=sql.Literal(comment),
+        fill=sql.SQL(" WITH (fillfactor = 80)") if unique else sql.SQL(""))
 
 
 def describe_view(ctx: Context, view: View) -> str:

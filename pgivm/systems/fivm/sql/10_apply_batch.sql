@@ -3,11 +3,33 @@
 -- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
 -- where X is bound), and each stored view is merged with its delta. Called by the capture
 -- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than {bulk_rows} rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row.
+CREATE FUNCTION {apply_bulk}()
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+{statements}
+END;
+$pgivm$;
+COMMENT ON FUNCTION {apply_bulk}() IS {comment};
+
 CREATE FUNCTION {apply_batch}()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM {delta} LIMIT {bulk_rows} + 1) AS rows) > {bulk_rows} THEN
+        PERFORM {apply_bulk}();
+        RETURN;
+    END IF;
 {statements}
 END;
 $pgivm$;
