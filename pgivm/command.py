@@ -723,6 +723,9 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
         migrate.upgrade(conn)
         with transaction(conn):
             record = catalog.get(conn, name)
+            if record.model_version == catalog.CQ_MODEL_VERSION:
+                raise PgivmError(f"validate --spark recounts triangle views; view {name} is a join-aggregate",
+                                 f"run `pgivm verify {name}` (plain SQL recount and every view of its tree)")
             lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
             fixed_search_path(conn)
             resolved = _pinned(conn, record)

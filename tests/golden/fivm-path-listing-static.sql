@@ -552,7 +552,7 @@ CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."t" FOR EACH STATEM
 
 -- phase: expose (3 statements)
 
-CREATE VIEW "pgivm_v"."result" AS SELECT (SELECT coalesce(sum(count), 0)::bigint FROM "pgivm_v"."at_r_b") AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
+CREATE OR REPLACE VIEW "pgivm_v"."result" AS SELECT (SELECT coalesce(sum(count), 0)::bigint FROM "pgivm_v"."at_r_b") AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
 
 CREATE OR REPLACE VIEW "public"."v" AS SELECT "e5"."r.a" AS "a", "e5"."r.x" AS "x", "e4"."t.z" AS "z" FROM (SELECT * FROM "pgivm_v"."w_at_r_b" AS t OFFSET 0) AS "e1" CROSS JOIN LATERAL (SELECT * FROM "pgivm_v"."w_at_s_c" AS t WHERE t."r.b" = "e1"."r.b" OFFSET 0) AS "e2" CROSS JOIN LATERAL (SELECT * FROM "pgivm_v"."list_leaf_s" AS t WHERE t."s.c" = "e2"."s.c" AND t."r.b" = "e1"."r.b" OFFSET 0) AS "e3" CROSS JOIN LATERAL (SELECT * FROM "pgivm_v"."list_leaf_t" AS t WHERE t."s.c" = "e2"."s.c" OFFSET 0) AS "e4" CROSS JOIN LATERAL (SELECT * FROM "pgivm_v"."list_leaf_r" AS t WHERE t."r.b" = "e1"."r.b" OFFSET 0) AS "e5" CROSS JOIN LATERAL generate_series(1, "e3"."count" * "e4"."count" * "e5"."count") AS times; COMMENT ON VIEW "public"."v" IS 'pgivm: maintained by F-IVM, state in schema pgivm_v. Definition: SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c';
 

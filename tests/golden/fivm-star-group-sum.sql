@@ -404,7 +404,7 @@ CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."shop" FOR EACH STA
 
 -- phase: expose (3 statements)
 
-CREATE VIEW "pgivm_v"."result" AS SELECT (SELECT count(*) FROM (SELECT "r"."h.rooms"::integer AS "rooms", ("r"."count")::bigint AS "count", (CASE WHEN "r"."p1" > 0 THEN '1'::numeric * "r"."p2" END)::bigint AS "revenue", (CASE WHEN "r"."p3" > 0 THEN ('1'::numeric * "r"."p4") / "r"."p3" END)::numeric AS "avg" FROM "pgivm_v"."at_h_postcode" AS r) AS rows) AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
+CREATE OR REPLACE VIEW "pgivm_v"."result" AS SELECT (SELECT count(*) FROM (SELECT "r"."h.rooms"::integer AS "rooms", ("r"."count")::bigint AS "count", (CASE WHEN "r"."p1" > 0 THEN '1'::numeric * "r"."p2" END)::bigint AS "revenue", (CASE WHEN "r"."p3" > 0 THEN ('1'::numeric * "r"."p4") / "r"."p3" END)::numeric AS "avg" FROM "pgivm_v"."at_h_postcode" AS r) AS rows) AS count; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of rows of the view (O(1) for a listing: the root''s count)';
 
 CREATE OR REPLACE VIEW "public"."v" AS SELECT "r"."h.rooms"::integer AS "rooms", ("r"."count")::bigint AS "count", (CASE WHEN "r"."p1" > 0 THEN '1'::numeric * "r"."p2" END)::bigint AS "revenue", (CASE WHEN "r"."p3" > 0 THEN ('1'::numeric * "r"."p4") / "r"."p3" END)::numeric AS "avg" FROM "pgivm_v"."at_h_postcode" AS r; COMMENT ON VIEW "public"."v" IS 'pgivm: maintained by F-IVM, state in schema pgivm_v. Definition: SELECT h.rooms, count(*), sum(h.price * s.hours) AS revenue, avg(h.price) FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms';
 

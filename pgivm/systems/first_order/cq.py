@@ -172,7 +172,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         user = maintain.result_query(ctx, view.output_types)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
     expose = [
-        sql.SQL("CREATE VIEW {} AS SELECT {} AS count").format(names("result"), count),
+        sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} AS count").format(names("result"), count),
         sql.SQL("CREATE OR REPLACE VIEW {v} AS {q}; COMMENT ON VIEW {v} IS {c}").format(
             v=sql.Identifier(view_schema, name), q=user,
             c=sql.Literal(f"pgivm: maintained by first-order IVM, state in schema {names.schema}. Definition: {cq.sql}")),

@@ -140,7 +140,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             letters=letters, always_batch=True))
     assert view.output_types is not None
     expose = [
-        sql.SQL("CREATE VIEW {result} AS SELECT {count} AS count; COMMENT ON VIEW {result} IS {comment}").format(
+        sql.SQL("CREATE OR REPLACE VIEW {result} AS SELECT {count} AS count; COMMENT ON VIEW {result} IS {comment}").format(
             result=names("result"), count=_count_expression(ctx, view.output_types),
             comment=sql.Literal("pgivm: the number of rows of the view (O(1) for a listing: the root's count)")),
         sql.SQL("CREATE OR REPLACE VIEW {view} AS {query}; COMMENT ON VIEW {view} IS {comment}").format(

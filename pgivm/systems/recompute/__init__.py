@@ -113,7 +113,7 @@ def _plan_cq(view: ResolvedView, name: str, view_schema: str, params: dict[str, 
         "refresh_comment": sql.Literal(f"pgivm view {name}: recompute the result after a statement"),
     }
     expose = [
-        sql.SQL("CREATE VIEW {} AS SELECT (SELECT count(*) FROM {}) AS count").format(names("result"), names("maintained")),
+        sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT (SELECT count(*) FROM {}) AS count").format(names("result"), names("maintained")),
         sql.SQL("CREATE OR REPLACE VIEW {v} AS SELECT * FROM {m}; COMMENT ON VIEW {v} IS {c}").format(
             v=sql.Identifier(view_schema, name), m=names("maintained"),
             c=sql.Literal(f"pgivm: maintained by recompute, state in schema {names.schema}. Definition: {query.sql}")),
