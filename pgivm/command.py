@@ -671,6 +671,48 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
 # --- Spark (optional: pip install 'pgivm[spark]') ----------------------------------------------
 
 
+def _same_bag(mine: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> bool:
+    """Rows equal as bags, numbers compared as floats to 1e-9 relative (Spark's avg is a double,
+    PostgreSQL's numeric; sums of floats differ in their last bits with the order of addition)."""
+    import math
+
+    def norm(row: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(float(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else v for v in row)
+
+    left, right = sorted((norm(r) for r in mine), key=repr), sorted((norm(r) for r in theirs), key=repr)
+    if len(left) != len(right):
+        return False
+    unmatched = list(right)
+    for row in left:
+        match = next((i for i, other in enumerate(unmatched) if all(
+            (a is None and b is None) or (isinstance(a, float) and isinstance(b, float)
+                                          and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)) or a == b
+            for a, b in zip(row, other))), None)
+        if match is None:
+            return False
+        unmatched.pop(match)
+    return True
+
+
+def _validate_spark_cq(conn: psycopg.Connection, record: catalog.ViewRecord, master: str) -> "SparkValidateReport":
+    """A join-aggregate recomputed by Spark (``pgivm.spark.validate.cq_result``) against the view's
+    rows; a listing's row count against the flat join's. ``maintained``/``spark``: row counts, or
+    for a listing the join sizes; equal only when the rows are."""
+    from pgivm.spark.validate import cq_result
+
+    fixed_search_path(conn)
+    resolved = _pinned(conn, record)
+    rows, seconds = cq_result(conn, resolved, master=master)
+    view = sql.Identifier(record.view_schema, record.name)
+    if resolved.query.is_listing:
+        maintained = common.read_state(conn, record.name)["count"]
+        return SparkValidateReport(name=record.name, maintained=maintained, spark=rows[0][0], seconds=seconds)
+    mine = [tuple(r) for r in conn.execute(sql.SQL("SELECT * FROM {}").format(view), prepare=False).fetchall()]
+    same = _same_bag(mine, rows)
+    return SparkValidateReport(name=record.name, maintained=len(mine), spark=len(rows) if same else -len(rows),
+                               seconds=seconds)
+
+
 def load(
     table: str,
     path: str,
@@ -723,10 +765,9 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
         migrate.upgrade(conn)
         with transaction(conn):
             record = catalog.get(conn, name)
-            if record.model_version == catalog.CQ_MODEL_VERSION:
-                raise PgivmError(f"validate --spark recounts triangle views; view {name} is a join-aggregate",
-                                 f"run `pgivm verify {name}` (plain SQL recount and every view of its tree)")
             lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
+            if record.model_version == catalog.CQ_MODEL_VERSION:
+                return _validate_spark_cq(conn, record, master)
             fixed_search_path(conn)
             resolved = _pinned(conn, record)
             value = _maintained(conn, record.view_schema, name)
