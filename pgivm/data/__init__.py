@@ -96,9 +96,12 @@ def round_robin(sources: Sequence[tuple[str, Iterator[Row]]], batch: int) -> Ite
     lazily, one batch at a time, which the TPC-H stream relies on: a row may reference only keys
     of batches drawn before it.
     """
-    if batch < 1:
+    if batch < 1:  # checked now, not at the first next(): the batches themselves come lazily
         raise ValueError(f"batch must be at least 1, not {batch}")
-    active = list(sources)
+    return _round_robin(list(sources), batch)
+
+
+def _round_robin(active: list[tuple[str, Iterator[Row]]], batch: int) -> Iterator[tuple[str, list[Row]]]:
     while active:
         still = []
         for table, source in active:

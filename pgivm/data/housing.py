@@ -38,7 +38,7 @@ from itertools import islice
 
 import psycopg
 
-from pgivm.data import Columns, Row, analyze, copy_rows, create_index, create_table, round_robin
+from pgivm.data import Row, analyze, copy_rows, create_index, create_table, round_robin
 
 POSTCODES = 25_000  # the paper's number of postcodes, fixed across scales
 BATCH = 1_000  # the paper's update batch size
@@ -98,7 +98,7 @@ def join_size(scale: int, postcodes: int = POSTCODES) -> int:
 
 def rows(table: str, scale: int, seed: int = 0, postcodes: int = POSTCODES) -> Iterator[Row]:
     """The rows of ``table`` at ``scale``, postcode by postcode (1 to ``postcodes``), deterministic."""
-    _check_positive("postcodes", postcodes)
+    row_count(table, scale, postcodes)  # validates now: the rows themselves come lazily
     return _rows(table, scale, seed, range(1, postcodes + 1), purpose="load")
 
 
@@ -113,7 +113,8 @@ def stream(scale: int, seed: int = 0, postcodes: int = POSTCODES, batch: int = B
     :func:`generate` loaded into it (the paper's streams are whole datasets); ``per_table`` caps
     every relation at that many rows instead. Exhausted relations leave the rotation.
     """
-    _check_positive("postcodes", postcodes)
+    for table in TABLES:
+        row_count(table, scale, postcodes)  # validates now: the rows themselves come lazily
     sources = []
     for table in TABLES:
         order = list(range(1, postcodes + 1))
