@@ -1,11 +1,13 @@
 """SQL text -> ConjunctiveQuery (``parse_query``) and -> TriangleCount (``parse_view_sql``), via sqlglot.
 
-``parse_query`` accepts a join of base tables (``JOIN ... ON``, comma joins with ``WHERE``, or
-both, in any order, with or without aliases; self-joins through aliases) on column = column
-equalities between two tables, AND-ed filters ``column OP constant``, GROUP BY plain columns, and
-a SELECT list of GROUP BY columns and aggregates (``count(*)``, ``count(1)``, ``count`` of a join
-column, ``sum``/``avg`` of +, -, * over columns and numeric constants). Everything else is
-rejected with a one-line UnsupportedQuery naming the construct.
+``parse_query`` accepts a join of base tables (``JOIN ... ON``, ``JOIN ... USING``, comma joins
+with ``WHERE``, in any order, with or without aliases; self-joins through aliases) on column =
+column equalities between two tables, AND-ed filters ``column OP constant``, GROUP BY plain
+columns, and a SELECT list of GROUP BY columns and aggregates (``count(*)``, ``count(1)``,
+``count(column)``, ``sum``/``avg`` of +, -, * over columns and numeric constants, and pgivm's
+``cofactor(x1, ..., xm)``), or, without aggregates and GROUP BY, of plain columns or ``*`` (a
+listing: the bag of joined rows). ``*`` and a USING after several tables need the tables' columns
+(``columns_of``). Everything else is rejected with a one-line UnsupportedQuery naming the construct.
 
 ``parse_view_sql`` is ``parse_query`` followed by the triangle recogniser
 (``analysis.shapes.as_triangle``): the definitions today's strategies maintain.
