@@ -202,6 +202,14 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
                         base=base, attnums=attnums, output_types=outputs)
 
 
+def _columns_of(expr: Any) -> list[Any]:
+    if hasattr(expr, "column"):
+        return [expr.column]
+    if hasattr(expr, "left"):
+        return _columns_of(expr.left) + _columns_of(expr.right)
+    return []
+
+
 def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
     """The type PostgreSQL gives each output of the query (sum(integer) is bigint, avg numeric, ...),
     found by planning the outputs over typed NULLs: no table is read, no user text is run."""
@@ -218,6 +226,16 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
         assert isinstance(expr, BinOp)
         return sql.SQL("({} {} {})").format(render(expr.left), sql.SQL(expr.op), render(expr.right))  # type: ignore[arg-type]
 
+    numeric = ("smallint", "integer", "bigint", "real", "double precision", "numeric")
+    for output in query.outputs:  # sum, avg and cofactor need numbers: say which column is not one
+        if isinstance(output, GroupColumn) or output.function == "count":
+            continue
+        refs = [f.column for f in output.features] if output.function == "cofactor" else \
+            _columns_of(output.argument)
+        for ref in refs:
+            kind = column_types[(ref.alias, ref.column)]
+            if not kind.startswith(numeric):
+                raise UnsupportedQuery(f"{output.sql}: column {ref} has type {kind}, not a number")
     items: list[sql.Composable] = []
     names: list[str] = []
     for output in query.outputs:
