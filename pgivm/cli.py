@@ -486,7 +486,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "Spark loads and builds",
                      description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
                                  "table, updates and scaling also write a PNG plot to --out.")
-    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "all"],
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
                         "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
@@ -494,7 +494,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "
                         "the PostgreSQL build, and loads under a view, on --edges and a generated graph of "
                         "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
-                        "all: updates, scaling and bulk in order (not load)")
+                        "fivm: F-IVM against first-order, recompute and no view on Housing and TPC-H (batches of "
+                        "1,000, the cofactor ring, single-row scaling, the factorized listing); "
+                        "all: updates, scaling and bulk in order (not load, not fivm)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
     p.add_argument("--out", default="benchmarks/out",
@@ -535,6 +537,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--load-graph-nodes", type=int, default=100_000,
                    help="nodes of the generated graph (default 100000)")
     g.add_argument("--master", default="local[*]", help="Spark master (default local[*])")
+    g = p.add_argument_group("fivm (Housing-like star and TPC-H snowflake, pgivm.data)")
+    g.add_argument("--housing-scale", type=int, default=2, help="Housing scale of the batch and cofactor workloads (default 2)")
+    g.add_argument("--postcodes", type=int, default=5000, help="Housing postcodes of the batch and cofactor workloads (default 5000)")
+    g.add_argument("--batches", type=int, default=30, help="1,000-row insert batches per system (default 30; recompute: 3)")
+    g.add_argument("--tpch-scale", type=float, default=0.01, help="TPC-H scale factor (default 0.01)")
+    g.add_argument("--features", type=int, default=10, help="cofactor features, 1 to 12 (default 10)")
+    g.add_argument("--single-scales", default="1,2,5,10,20", help="Housing scales of the single-row workload (default 1,2,5,10,20)")
+    g.add_argument("--listing-scales", default="1,2,4,8", help="Housing scales of the listing workload (default 1,2,4,8)")
+    g.add_argument("--parts", default="batches,cofactor,single,listing",
+                   help="which fivm workloads to run, comma-separated (default all four)")
     p.set_defaults(func=_cmd_bench)
 
     p = _add_command(sub, "psql", help="run psql on the database pgivm uses (arguments are passed to psql)",

@@ -117,6 +117,18 @@ def run(args: argparse.Namespace) -> int:
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed), out)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)
+        if "fivm" in chosen:
+            from pgivm.bench import factorized
+
+            parts = tuple(p.strip() for p in args.parts.split(",") if p.strip())
+            unknown = set(parts) - {"batches", "cofactor", "single", "listing"}
+            if unknown or not 1 <= args.features <= len(factorized.FEATURES):
+                raise PgivmError(f"--parts: unknown {', '.join(sorted(unknown))}" if unknown else
+                                 f"--features must be 1 to {len(factorized.FEATURES)}")
+            factorized.main(conn, factorized.Config(
+                scale=args.housing_scale, postcodes=args.postcodes, batches=args.batches, tpch_scale=args.tpch_scale,
+                features=args.features, single_scales=tuple(_sizes(args.single_scales, "--single-scales")),
+                listing_scales=tuple(_sizes(args.listing_scales, "--listing-scales")), seed=args.seed), parts)
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []

@@ -83,7 +83,8 @@ def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable) -> list[tu
         for v in sorted(key.nonnull):
             e = powers.get(v, 0)
             parts.append(sql.SQL("({} IS NOT NULL)::int").format(value[v]) if e == 0 else
-                         sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join([value[v]] * e)))
+                         sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join(
+                             [sql.SQL("{}::{}").format(value[v], sql.SQL(entry.type)) for _ in range(e)])))  # type: ignore[arg-type]
         out.append((entry, sql.SQL("({})::{}").format(sql.SQL(" * ").join(parts), sql.SQL(entry.type))))  # type: ignore[arg-type]
     return out
 

@@ -216,8 +216,8 @@ class SumRing:
             exponent = dict(self.key_of(entry).monomial).get(factor.variable or "", 0)
             if exponent == 0:
                 return None
-            assert factor.value is not None
-            return sql.SQL(" * ").join([factor.value] * exponent)
+            assert factor.value is not None  # each factor in the entry's type: an integer product could overflow
+            return sql.SQL(" * ").join([_cast(factor.value, entry.type)] * exponent)
         stored = entry in self.stored(factor.view)
         return column(factor.alias, entry.name if stored else "count")
 
@@ -239,7 +239,7 @@ class SumRing:
                 if e == 0:
                     parts.append(sql.SQL("({} IS NOT NULL)::int").format(value(v)))
                 else:
-                    parts.append(sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join([value(v)] * e)))
+                    parts.append(sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join([_cast(value(v), entry.type)] * e)))
             out.append((entry, _cast(_product(parts), entry.type)))
         return out
 
