@@ -26,6 +26,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import islice
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -34,7 +35,27 @@ from psycopg import sql
 from pgivm import command
 from pgivm.bench.scaling import fit_loglog
 from pgivm.data import housing, tpch
+from pgivm.bench.plots import _pyplot
 from pgivm.report import human_bytes, print_table
+
+
+def _plot(config: Config, filename: str, draw: Any) -> None:
+    """Draw one PNG into ``config.out`` (skipped without an output folder or matplotlib)."""
+    if config.out is None:
+        return
+    plt = _pyplot()
+    if plt is None:
+        return
+    config.out.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    draw(ax)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize="small")
+    fig.tight_layout()
+    path = config.out / filename
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"plot: {path}")
 
 HOUSING_JOIN = ("FROM house h JOIN shop s USING (postcode) JOIN institution i USING (postcode) "
                 "JOIN restaurant r USING (postcode) JOIN demographics d USING (postcode) JOIN transport t USING (postcode)")
@@ -65,6 +86,7 @@ class Config:
     listing_postcodes: int = 1_000
     listing_flat_limit: int = 2_000_000  # first-order's flat materialization is built up to this many rows
     seed: int = 1
+    out: Path | None = None  # where the PNG plots go (none: no plots)
     targets: list[list[Any]] = field(default_factory=list)
 
 
@@ -124,6 +146,18 @@ def batches(conn: psycopg.Connection, config: Config) -> dict[str, dict[str, flo
             print_table(["data", "system", "batches", "tuples", "seconds", "tuples/s"], [table_rows[-1]])
     print("\nbatches of 1,000 inserts to all relations, round-robin (count/sum with GROUP BY):")
     print_table(["data", "system", "batches", "tuples", "seconds", "tuples/s"], table_rows)
+    def draw_batches(ax: Any) -> None:
+        systems = ["none", "fivm", "first-order", "recompute"]
+        width = 0.2
+        for i, system in enumerate(systems):
+            ax.bar([d + (i - 1.5) * width for d in range(len(results))], [r[system] for r in results.values()],
+                   width, label=system if system != "none" else "no view")
+        ax.set_xticks(range(len(results)), list(results))
+        ax.set_yscale("log")
+        ax.set_ylabel("tuples/s (log)")
+        ax.set_title("batches of 1,000 inserts to all relations")
+
+    _plot(config, "fivm-batches.png", draw_batches)
     for dataset, r in results.items():
         config.targets.append([f"{dataset}: fivm / first-order tuples/s (≥ 5)", f"{r['fivm'] / r['first-order']:.2f}",
                                _met(r["fivm"] / r["first-order"] >= 5)])
@@ -228,6 +262,16 @@ def single(conn: psycopg.Connection, config: Config) -> None:
     print("\nsingle-row inserts under fivm (Housing count/sum GROUP BY), each its own transaction:")
     print_table(["table", "scale", "database rows", "inserts", "median insert ms", "median delete ms",
                  "rows read per insert"], table_rows)
+    def draw_single(ax: Any) -> None:
+        for table, (xs, ys) in series.items():
+            ax.plot(xs, [y * 1000 for y in ys], "o-", label=f"insert into {table}")
+        ax.set_xscale("log")
+        ax.set_xlabel("database rows (log)")
+        ax.set_ylabel("median insert (ms)")
+        ax.set_ylim(bottom=0)
+        ax.set_title("fivm: single-row inserts against the database size")
+
+    _plot(config, "fivm-single.png", draw_single)
     for table, (xs, ys) in series.items():
         fit = fit_loglog(xs, ys, table)
         if fit is not None:
@@ -241,6 +285,7 @@ def listing(conn: psycopg.Connection, config: Config) -> None:
     """Workload 4: the factorized listing of Housing's join against a flat first-order materialization."""
     table_rows = []
     last: dict[str, Any] = {}
+    points: list[dict[str, Any]] = []
     for scale in config.listing_scales:
         flat_rows = housing.join_size(scale, config.listing_postcodes)
         entry: dict[str, Any] = {"scale": scale, "flat_rows": flat_rows}
@@ -263,7 +308,21 @@ def listing(conn: psycopg.Connection, config: Config) -> None:
                            f"{first['bytes'] / fivm['bytes']:.1f}" if first else "-"])
         print_table(["scale", "base rows", "flat join rows", "fivm state", "first-order flat", "fivm ms/batch",
                      "first-order ms/batch", "space ratio"], [table_rows[-1]])
+        points.append(entry)
         last = entry
+
+    def draw_listing(ax: Any) -> None:
+        ax.plot([p["scale"] for p in points], [p["fivm"]["bytes"] / 2**20 for p in points], "o-", label="fivm state")
+        built = [p for p in points if "first-order" in p]
+        ax.plot([p["scale"] for p in built], [p["first-order"]["bytes"] / 2**20 for p in built], "s-",
+                label="first-order flat materialization")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("Housing scale (log)")
+        ax.set_ylabel("MB (log)")
+        ax.set_title("factorized listing: state against the flat join")
+
+    _plot(config, "fivm-listing.png", draw_listing)
     print(f"\nfactorized listing ({config.listing_postcodes:,} postcodes): state against the flat join; "
           "6 batches of 1,000 inserts per system and scale")
     print_table(["scale", "base rows", "flat join rows", "fivm state", "first-order flat", "fivm ms/batch",

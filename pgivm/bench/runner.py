@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
             factorized.main(conn, factorized.Config(
                 scale=args.housing_scale, postcodes=args.postcodes, batches=args.batches, tpch_scale=args.tpch_scale,
                 features=args.features, single_scales=tuple(_sizes(args.single_scales, "--single-scales")),
-                listing_scales=tuple(_sizes(args.listing_scales, "--listing-scales")), seed=args.seed), parts)
+                listing_scales=tuple(_sizes(args.listing_scales, "--listing-scales")), seed=args.seed, out=out), parts)
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []
