@@ -218,6 +218,11 @@ def _difference(report: command.VerifyReport) -> str:
 def _cmd_action(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for name in args.action_options}
     figures = command.action(args.name, args.action, target=args.dsn, lock_wait=args.lock_wait, **options)
+    rows, columns = figures.pop("rows", None), figures.pop("columns", None)
+    if rows is not None:
+        from pgivm.report import print_table
+
+        print_table([str(c) for c in columns or []], [list(r) for r in rows])
     print(f"{args.action} {args.name}: " + ", ".join(f"{k} = {v}" for k, v in figures.items()))
     return 0
 

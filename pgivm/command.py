@@ -528,7 +528,9 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
             shown = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
                 sql.Identifier(record.view_schema, name)), prepare=False).fetchone()
             maintained = int(shown[0]) if shown else 0
-            recount, differences = _compare_result(conn, record, resolved)
+            compare = getattr(registry.get(record.system), "compare_result", None)
+            recount, differences = (compare(conn, resolved, name) if compare is not None
+                                    else _compare_result(conn, record, resolved))
             if differences:
                 failures.append(common.CheckFailure("result_equals_plain_sql", differences))
         else:
@@ -664,8 +666,9 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
                 state = common.Names.of(name)("state")
                 with_lock_retries(conn, f"the state of view {name}", lambda attempt: conn.execute(
                     sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
-            found.run(conn, name, values)
-            return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"]}
+            # An action may also hand back rows to show ("columns" and "rows": sample --fresh).
+            produced = found.run(conn, name, values) or {}
+            return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"], **produced}
 
 
 # --- Spark (optional: pip install 'pgivm[spark]') ----------------------------------------------

@@ -227,6 +227,21 @@ class Filter:
         return f"{self.column} {self.op} {self.literal_sql}"
 
 
+@dataclass(frozen=True)
+class Predicate:
+    """``left op right`` over columns of two different atoms, other than a join equality
+    (``g1.src <> g3.dst``): a condition on the join result, not on one table. Only a system that
+    evaluates conditions per join result (``sample``) accepts it."""
+
+    left: ColumnRef
+    op: ComparisonOp
+    right: ColumnRef
+    sql: str
+
+    def __str__(self) -> str:
+        return f"{self.left} {self.op} {self.right}"
+
+
 # ------------------------------------------------------------------------------ the query
 
 
@@ -245,6 +260,7 @@ class ConjunctiveQuery:
     outputs: tuple[Output, ...]
     filters: tuple[Filter, ...]
     sql: str
+    predicates: tuple[Predicate, ...] = ()
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -336,6 +352,8 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "outputs": outputs,
         "filters": [{"column": column(f.column), "variable": f.variable, "op": f.op, "value": f.value,
                      "is_string": f.is_string, "sql": f.sql} for f in query.filters],
+        "predicates": [{"left": column(p.left), "op": p.op, "right": column(p.right), "sql": p.sql}
+                       for p in query.predicates],
     }
 
 
@@ -364,4 +382,6 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         filters=tuple(Filter(column(f["column"]), f["variable"], f["op"], f["value"], f["is_string"], f["sql"])
                       for f in data["filters"]),
         sql=sql,
+        predicates=tuple(Predicate(column(p["left"]), p["op"], column(p["right"]), p["sql"])
+                         for p in data.get("predicates", [])),
     )

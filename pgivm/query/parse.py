@@ -38,6 +38,7 @@ from pgivm.query.cq import (
     Filter,
     GroupColumn,
     Output,
+    Predicate,
     Var,
     Variable,
 )
@@ -136,7 +137,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     resolver = _Resolver(aliases, layout)
-    equalities, comparisons = _conditions(select, resolver, wording)
+    equalities, comparisons, predicates = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
     group_by = _group_by(select, resolver)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
@@ -148,6 +149,9 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         classes.union(left, right)
     for column, _, _, _ in comparisons:
         classes.add(column)
+    for left, _, right, _ in predicates:
+        classes.add(left)
+        classes.add(right)
     for column in group_by:
         classes.add(column)
     for _, _, columns in selected:
@@ -184,6 +188,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         outputs=tuple(outputs),
         filters=filters,
         sql=sql.strip(),
+        predicates=tuple(Predicate(left, op, right, text) for left, op, right, text in predicates),
     )
 
 
@@ -446,20 +451,24 @@ def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
 
 
 _Comparison = tuple[ColumnRef, ComparisonOp, tuple[str, bool], str]  # column, op, (constant, is_string), sql
+_CrossComparison = tuple[ColumnRef, ComparisonOp, ColumnRef, str]  # two tables' columns, not a join equality
 
 
 def _conditions(
     select: exp.Select, resolver: _Resolver, wording: _Wording
-) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison]]:
-    """The ON and WHERE conjuncts, split into join equalities and filters; anything else is refused."""
+) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison], list[_CrossComparison]]:
+    """The ON and WHERE conjuncts, split into join equalities, filters and (WHERE only, general
+    wording) comparisons of two tables' columns other than equality; anything else is refused."""
     conditions: list[exp.Expression] = []
     for join in select.args.get("joins") or []:
         conditions += _conjuncts(join.args.get("on"))
     where = select.args.get("where")
-    conditions += _conjuncts(where.this if where is not None else None)
+    in_where = _conjuncts(where.this if where is not None else None)
+    conditions += in_where
 
     equalities: list[tuple[ColumnRef, ColumnRef]] = []
     filters: list[_Comparison] = []
+    predicates: list[_CrossComparison] = []
     for cond in conditions:
         if cond.find(exp.Select):
             raise UnsupportedQuery(f"subqueries are not supported: {_sql(cond)}")
@@ -471,6 +480,9 @@ def _conditions(
             if left.alias == right.alias:
                 raise UnsupportedQuery(f"condition {_sql(cond)} compares two columns of one table")
             if op != "=":
+                if wording is _GENERAL and any(cond is w for w in in_where):
+                    predicates.append((left, op, right, _sql(cond)))
+                    continue
                 raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.join_condition}")
             equalities.append((left, right))
         elif isinstance(left, ColumnRef):
@@ -479,7 +491,7 @@ def _conditions(
             filters.append((right, _FLIPPED[op], left, _sql(cond)))
         else:
             raise UnsupportedQuery(f"condition {_sql(cond)} compares two constants: remove it")
-    return equalities, filters
+    return equalities, filters, predicates
 
 
 def _operand(node: exp.Expression, resolver: _Resolver, wording: _Wording) -> ColumnRef | tuple[str, bool]:

@@ -175,3 +175,7 @@ class FunctionSystem:
     builders: dict[str, BuildProvider] = field(default_factory=dict)
     # (connection, view, name, params) -> lines for `pgivm explain` (F-IVM: order and view tree)
     explain: Callable[[psycopg.Connection, ResolvedView, str, dict[str, Any]], list[str]] | None = None
+    # (connection, view, name) -> (recount, rows that differ): how verify checks the rows shown against
+    # plain SQL when they are not the query's whole result (sample: a subset of min(k, |Q|) rows).
+    # None: the rows must equal the query's result as a bag.
+    compare_result: Callable[[psycopg.Connection, ResolvedView, str], tuple[int, list[tuple[Any, ...]]]] | None = None

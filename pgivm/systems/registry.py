@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from pgivm.errors import PgivmError
-from pgivm.systems import first_order, fivm, ivme, recompute
+from pgivm.systems import first_order, fivm, ivme, recompute, sample
 from pgivm.systems.base import System
 
-SYSTEMS: dict[str, System] = {s.name: s for s in (ivme.SYSTEM, fivm.SYSTEM, first_order.SYSTEM, recompute.SYSTEM)}
+SYSTEMS: dict[str, System] = {s.name: s for s in (ivme.SYSTEM, fivm.SYSTEM, first_order.SYSTEM, recompute.SYSTEM, sample.SYSTEM)}
 DEFAULT = ivme.NAME
 
 

@@ -47,6 +47,9 @@ STATIC = Option("static", str, None, "tables that never change, comma-separated 
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
+    if cq.predicates:
+        return (f"condition {cq.predicates[0].sql} compares columns of two tables: only the sample system "
+                "evaluates such conditions on the join result")
     tree_ = join_tree(cq)
     if tree_ is None:
         return (f"{shape_of(cq)}: F-IVM maintains acyclic joins (for a triangle count use ivme, first-order "

@@ -1,0 +1,548 @@
+"""sample: a uniform random sample of a join result, kept current (reservoir sampling over joins).
+
+Dai, Hu & Yi, "Reservoir Sampling over Joins" (SIGMOD 2024; seed 003, notes
+../shared/notes/reservoir-sampling-over-joins.md). Each inserted row creates a batch of new join
+results; a dynamic index (``sql/10_index.sql``, the paper's §4) addresses that batch as a virtual
+array padded with dummies to powers of two, and a reservoir that skips (``sql/20_reservoir.sql``,
+Algorithms 4 and 5) looks at O(k log(N/k)) positions in all, not at every result. Deletes, which
+the paper leaves out, take the sampled results that lost a row away and refill from the index so
+that the sample stays the k smallest of i.i.d. uniform keys over the current result.
+
+One inserted row of a self-joined table is a sequence of logical inserts into its atoms, in the
+order written, so each join result is generated exactly once. A statement's deletes of every atom
+go first, then its inserts, row by row in a fixed order: a view is reproducible from its seed.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm import capture
+from pgivm.errors import PgivmError
+from pgivm.query.cq import ConjunctiveQuery, GroupColumn
+from pgivm.query.model import TableRef
+from pgivm.query.plain import from_where
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import Action, FunctionSystem, InstallPlan, Option, Section, SystemStatus
+from pgivm.systems.common import (
+    CheckFailure,
+    Names,
+    capture_functions_plan,
+    render,
+    revoke_plan,
+    run_checks,
+    shape_of,
+    state_schema_for,
+)
+from pgivm.systems.sample.layout import Layout, layout
+
+NAME = "sample"
+
+
+def _positive(value: int) -> str | None:
+    return None if value > 0 else f"must be a positive integer, got {value}"
+
+
+SIZE = Option("size", int, None, "the sample size K: the view keeps min(K, |join|) distinct join results", _positive)
+SEED = Option("seed", int, None, "seed of the view's random stream (default: drawn at create); the same seed and "
+              "the same statements give the same sample")
+FRESH = Option("fresh", int, None, "draw this many independent uniform results of the current join, with replacement",
+               _positive)
+
+
+def accepts(cq: ConjunctiveQuery) -> str | None:
+    if cq.aggregates or cq.group_by:
+        return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
+    if layout(cq) is None:
+        if len(cq.atoms) > 1 and _cyclic(cq):
+            return (f"{shape_of(cq)}: the sample system takes acyclic joins (cyclic joins through a hypertree "
+                    "decomposition are not supported yet)")
+        return "the tables do not all join: a cross product is not sampled"
+    return None
+
+
+def _cyclic(cq: ConjunctiveQuery) -> bool:
+    from pgivm.query.analysis import join_tree
+
+    return join_tree(cq) is None
+
+
+# --- names -------------------------------------------------------------------------------------------
+
+_TABLES = ("state", "node", "rows", "member", "cnt", "weight", "bucket", "bsize", "sample")
+_FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "cnt_add", "bucket_add", "bucket_remove", "tuple_exp",
+              "propagate", "row_add", "index_insert", "index_delete", "retrieve_key", "retrieve_tuple", "skip", "pred",
+              "reservoir_batch", "repair", "forget", "fresh", "apply_pending", "restart")
+
+
+def _objects(names: Names, shape: Layout) -> dict[str, sql.Composable]:
+    objects: dict[str, sql.Composable] = {n: names(n) for n in (*_TABLES, *_FUNCTIONS)}
+    objects["rid_seq"] = names("rid_seq")
+    objects["kid_seq"] = names("kid_seq")
+    objects["atoms"] = sql.Literal(shape.atoms)
+    return objects
+
+
+def _atom_name(i: int) -> str:
+    return f"a{i + 1}"
+
+
+def _splitmix(seed: int) -> int:
+    """The first state of the view's xorshift64 stream: never 0 (xorshift's fixed point)."""
+    z = (seed + 0x9E3779B97F4A7C15) & (2**64 - 1)
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & (2**64 - 1)
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & (2**64 - 1)
+    z ^= z >> 31
+    z = z or 1
+    return z - 2**64 if z >= 2**63 else z
+
+
+# --- what the capture layer hands over --------------------------------------------------------------
+
+
+def capture_atom(view: ResolvedView, index: int) -> capture.CaptureAtom:
+    cq: ConjunctiveQuery = view.query
+    atom = cq.atoms[index]
+    joins = set(cq.join_variables)
+    columns = []
+    for col, variable in zip(atom.columns, atom.variables):
+        source = view.column_types[(atom.alias, col)]
+        target = view.variable_types[variable] if variable in joins else source
+        columns.append(capture.CapturedColumn(col, col, source, target, key=variable in joins))
+    return capture.CaptureAtom(_atom_name(index), tuple(columns))
+
+
+def _letters(view: ResolvedView, table: TableRef) -> str:
+    aliases = [a.alias for a in view.query.atoms]
+    return "".join(_atom_name(aliases.index(a.alias)) for a in view.query.atoms_of(table))
+
+
+def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
+    return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
+
+
+# --- generated SQL (per view: typed rows, key dictionaries, conditions) -----------------------------
+
+
+def _q(name: str) -> sql.Identifier:
+    return sql.Identifier(name)
+
+
+def _key_column(atom_columns: tuple[str, ...], atom_variables: tuple[str, ...], variable: str) -> str:
+    return atom_columns[atom_variables.index(variable)]
+
+
+def _atom_filters(view: ResolvedView, index: int, row: str) -> list[sql.Composable]:
+    """The conditions on one atom's rows alone: its constant filters, and columns of the atom that
+    carry one variable (``r.a = s.b AND s.b = r.c`` selects r.a = r.c)."""
+    cq: ConjunctiveQuery = view.query
+    atom = cq.atoms[index]
+    out: list[sql.Composable] = []
+    for f in cq.filters:
+        if f.column.alias == atom.alias:
+            out.append(sql.SQL("{}.{} {} {}").format(sql.SQL(row), _q(f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
+                                                     sql.SQL(f.literal_sql)))  # type: ignore[arg-type]
+    first: dict[str, str] = {}
+    for col, variable in zip(atom.columns, atom.variables):
+        if variable in first:
+            out.append(sql.SQL("{r}.{a} = {r}.{b}").format(r=sql.SQL(row), a=_q(first[variable]), b=_q(col)))  # type: ignore[arg-type]
+        else:
+            first[variable] = col
+    return out
+
+
+def _state_ddl(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Composable]:
+    cq: ConjunctiveQuery = view.query
+    out: list[sql.Composable] = []
+    for i, atom in enumerate(cq.atoms):
+        k = _atom_name(i)
+        cap = capture_atom(view, i)
+        cols = [sql.SQL("{} {}").format(_q(c.name), sql.SQL(c.target_type)) for c in cap.columns]  # type: ignore[arg-type]
+        out.append(sql.SQL("CREATE TABLE {t} (rid bigint PRIMARY KEY{sep}{cols}); COMMENT ON TABLE {t} IS {c}").format(
+            t=names(k), sep=sql.SQL(", ") if cols else sql.SQL(""), cols=sql.SQL(", ").join(cols),
+            c=sql.Literal(f"the rows of atom {atom.alias} ({atom.table}) the sample can use, each with its row id")))
+        keys = [c.name for c in cap.columns if c.key]
+        if keys:
+            out.append(sql.SQL("CREATE INDEX ON {} ({})").format(names(k), sql.SQL(", ").join(_q(c) for c in keys)))
+        out.append(sql.SQL("CREATE TABLE {t} ({cols}{sep}mult bigint NOT NULL)").format(
+            t=names(f"{k}_delta"), cols=sql.SQL(", ").join(cols), sep=sql.SQL(", ") if cols else sql.SQL("")))
+    for edge in shape.edges:
+        cols = [sql.SQL("{} {} NOT NULL").format(_q(f"k{j}"), sql.SQL(view.variable_types[v]))  # type: ignore[arg-type]
+                for j, v in enumerate(edge.key)]
+        out.append(sql.SQL(
+            "CREATE TABLE {t} (kid bigint PRIMARY KEY DEFAULT nextval({seq}), {cols}, UNIQUE ({keys})); "
+            "COMMENT ON TABLE {t} IS {c}").format(
+            t=names(f"dict_{edge.number}"), seq=sql.Literal(f"{names.schema}.kid_seq"), cols=sql.SQL(", ").join(cols),
+            keys=sql.SQL(", ").join(_q(f"k{j}") for j in range(len(edge.key))),
+            c=sql.Literal(f"join-tree edge {edge.number} on ({', '.join(edge.key)}): each key value's number (kid)")))
+    rows = [sql.SQL("({}, {}, {}, {}, {}, {}, {}, {})").format(
+        sql.Literal(n.node), sql.Literal(n.tree), sql.Literal(n.atom), sql.Literal(n.parent), sql.Literal(n.pedge),
+        sql.SQL("ARRAY[{}]::int[]").format(sql.SQL(", ").join(sql.Literal(c) for c in n.children)),
+        sql.SQL("ARRAY[{}]::int[]").format(sql.SQL(", ").join(sql.Literal(c) for c in n.cedges)),
+        sql.Literal(n.bucketed)) for n in shape.nodes]
+    out.append(sql.SQL("INSERT INTO {} VALUES {}").format(names("node"), sql.SQL(", ").join(rows)))
+    return out
+
+
+def _kid_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Composable]:
+    out: list[sql.Composable] = []
+    for edge in shape.edges:
+        params = sql.SQL(", ").join(sql.SQL("{} {}").format(_q(f"v{j}"), sql.SQL(view.variable_types[v]))  # type: ignore[arg-type]
+                                    for j, v in enumerate(edge.key))
+        match = sql.SQL(" AND ").join(sql.SQL("{} = {}").format(_q(f"k{j}"), _q(f"v{j}")) for j in range(len(edge.key)))
+        out.append(sql.SQL(
+            "CREATE FUNCTION {f}({params}) RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+            "DECLARE k bigint;\nBEGIN\n"
+            "    SELECT kid INTO k FROM {t} WHERE {match};\n"
+            "    IF NOT FOUND THEN\n        INSERT INTO {t} ({cols}) VALUES ({vals}) RETURNING kid INTO k;\n    END IF;\n"
+            "    RETURN k;\nEND;\n$pgivm$").format(
+            f=names(f"kid_{edge.number}"), params=params, t=names(f"dict_{edge.number}"), match=match,
+            cols=sql.SQL(", ").join(_q(f"k{j}") for j in range(len(edge.key))),
+            vals=sql.SQL(", ").join(_q(f"v{j}") for j in range(len(edge.key)))))
+    return out
+
+
+def _pred_function(view: ResolvedView, names: Names) -> sql.Composable:
+    """θ of the predicate reservoir beyond 'not a dummy': the view's conditions across tables."""
+    cq: ConjunctiveQuery = view.query
+    if not cq.predicates:
+        body: sql.Composable = sql.SQL("SELECT true")
+    else:
+        aliases = [a.alias for a in cq.atoms]
+        used = sorted({aliases.index(c.alias) for p in cq.predicates for c in (p.left, p.right)})
+        body = sql.SQL("SELECT coalesce((SELECT {cond} FROM {tables} WHERE {ids}), false)").format(
+            cond=sql.SQL(" AND ").join(sql.SQL("{}.{} {} {}.{}").format(
+                _q(p.left.alias), _q(p.left.column), sql.SQL(p.op), _q(p.right.alias), _q(p.right.column))  # type: ignore[arg-type]
+                for p in cq.predicates),
+            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(i)), _q(aliases[i])) for i in used),
+            ids=sql.SQL(" AND ").join(sql.SQL("{}.rid = x[{}]").format(_q(aliases[i]), sql.Literal(i + 1)) for i in used))
+    return sql.SQL("CREATE FUNCTION {f}(x bigint[]) RETURNS boolean LANGUAGE sql STABLE "
+                   "SET search_path = pg_catalog, pg_temp AS $pgivm$ {body} $pgivm$").format(f=names("pred"), body=body)
+
+
+def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Composable:
+    """Every atom's net change of the statement: deletes of all atoms first (and one repair of the
+    sample), then the inserts row by row, each an index update and a batch of the reservoir."""
+    cq: ConjunctiveQuery = view.query
+    o = _objects(names, shape)
+    deletes: list[sql.Composable] = []
+    inserts: list[sql.Composable] = []
+    clears: list[sql.Composable] = []
+    for i, atom in enumerate(cq.atoms):
+        k = _atom_name(i)
+        cap = capture_atom(view, i)
+        match = sql.SQL(" AND ").join(
+            sql.SQL("{c} = r.{c}" if c.key else "{c} IS NOT DISTINCT FROM r.{c}").format(c=_q(c.name)) for c in cap.columns)
+        deletes.append(sql.SQL(
+            "    FOR r IN SELECT * FROM {delta} WHERE mult < 0 LOOP\n"
+            "        FOR victim IN SELECT rid FROM {atom} WHERE {match} ORDER BY rid DESC LIMIT -r.mult LOOP\n"
+            "            PERFORM {index_delete}(victim);\n"
+            "            PERFORM {forget}(victim);\n"
+            "            DELETE FROM {atom} WHERE rid = victim;\n"
+            "            gone := gone + 1;\n"
+            "        END LOOP;\n"
+            "    END LOOP;").format(delta=names(f"{k}_delta"), atom=names(k), match=match or sql.SQL("true"),
+                                    index_delete=o["index_delete"], forget=o["forget"]))
+        kids = []
+        for edge in shape.edges:
+            if i in edge.atoms:
+                args = sql.SQL(", ").join(sql.SQL("r.{}").format(_q(_key_column(atom.columns, atom.variables, v)))
+                                          for v in edge.key)
+                kids.append(sql.SQL("{}({})").format(names(f"kid_{edge.number}"), args))
+            else:
+                kids.append(sql.SQL("NULL"))
+        filters = _atom_filters(view, i, "d")
+        inserts.append(sql.SQL(
+            "    FOR r IN SELECT * FROM {delta} AS d WHERE mult > 0{filters} ORDER BY {order} LOOP\n"
+            "        FOR i IN 1..r.mult LOOP\n"
+            "            new_rid := nextval({seq});\n"
+            "            INSERT INTO {atom} VALUES (new_rid{sep}{values});\n"
+            "            kids := ARRAY[{kids}]::bigint[];\n"
+            "            PERFORM {row_add}({n}, new_rid, kids);\n"
+            "            PERFORM {index_insert}({n}, new_rid, kids);\n"
+            "            PERFORM {reservoir_batch}({n}, new_rid, kids);\n"
+            "        END LOOP;\n"
+            "    END LOOP;").format(
+            delta=names(f"{k}_delta"), filters=sql.SQL("").join(sql.SQL(" AND {}").format(f) for f in filters),
+            order=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cap.columns))] or [sql.SQL("mult")]),  # type: ignore[arg-type]
+            seq=sql.Literal(f"{names.schema}.rid_seq"), atom=names(k),
+            sep=sql.SQL(", ") if cap.columns else sql.SQL(""),
+            values=sql.SQL(", ").join(sql.SQL("r.{}").format(_q(c.name)) for c in cap.columns),
+            kids=sql.SQL(", ").join(kids), n=sql.Literal(i), index_insert=o["index_insert"], row_add=o["row_add"],
+            reservoir_batch=o["reservoir_batch"]))
+        clears.append(sql.SQL("    DELETE FROM {};").format(names(f"{k}_delta")))
+    return sql.SQL(
+        "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+        "DECLARE\n    r record;\n    victim bigint;\n    gone bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n"
+        "    i bigint;\nBEGIN\n{deletes}\n    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n{inserts}\n{clears}\n"
+        "END;\n$pgivm$; COMMENT ON FUNCTION {f}() IS {comment}").format(
+        f=o["apply_pending"], deletes=sql.SQL("\n").join(deletes), repair=o["repair"],
+        inserts=sql.SQL("\n").join(inserts), clears=sql.SQL("\n").join(clears),
+        comment=sql.Literal("the statement's net change of every atom: deletes (and one repair), then inserts"))
+
+
+def _per_atom_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Composable]:
+    """The entry points the capture layer calls: apply_batch_K (the first call does every atom's
+    change, the others find nothing left), clear_K after TRUNCATE, and restart."""
+    out: list[sql.Composable] = []
+    for i in range(shape.atoms):
+        k = _atom_name(i)
+        out.append(sql.SQL(
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
+            "AS $pgivm$ SELECT {apply}() $pgivm$").format(f=names(f"apply_batch_{k}"), apply=names("apply_pending")))
+        out.append(sql.SQL(
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
+            "AS $pgivm$ DELETE FROM {atom}; DELETE FROM {rows} WHERE atom = {n} $pgivm$").format(
+            f=names(f"clear_{k}"), atom=names(k), rows=names("rows"), n=sql.Literal(i)))
+    return out
+
+
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    cq: ConjunctiveQuery = view.query
+    shape = layout(cq)
+    assert shape is not None
+    size = params.get("size")
+    if size is None:
+        raise PgivmError("a sample view needs its size: --size K", "e.g. pgivm create NAME --strategy sample --size 1000 --sql ...")
+    names = Names.of(name)
+    seed = params.get("seed")
+    if seed is None:
+        seed = secrets.randbits(62)
+    objects = _objects(names, shape)
+    state_values = {**objects, "schema": names.schema_id,
+                    "schema_comment": sql.Literal(f"pgivm state of view {name} (system sample): {cq.sql}")}
+    functions: list[sql.Composable] = [
+        render(__name__, "10_index.sql", objects), render(__name__, "20_reservoir.sql", objects),
+        _pred_function(view, names), *_kid_functions(view, names, shape), _apply_pending(view, names, shape),
+        *_per_atom_functions(view, names, shape), render(__name__, "30_restart.sql", objects)]
+    for table in cq.tables:
+        functions.append(capture_functions_plan(
+            names, view, name, table, "reservoir sampling",
+            atoms=[capture_atom(view, [a.alias for a in cq.atoms].index(a.alias)) for a in cq.atoms_of(table)],
+            letters=_letters(view, table), always_batch=True))
+    build: list[sql.Composable] = [
+        sql.SQL("INSERT INTO {} (k, seed, rng) VALUES ({}, {}, {})").format(
+            names("state"), sql.Literal(size), sql.Literal(seed), sql.Literal(_splitmix(seed)))]
+    # The rows already there go through the same path as later inserts, atom after atom.
+    for i, atom in enumerate(cq.atoms):
+        cap = capture_atom(view, i)
+        base = view.base_of(atom.table)
+        cols = [c for c in cap.columns]
+        build.append(sql.SQL(
+            "INSERT INTO {delta} ({cols}{sep}mult) SELECT {values}{sep}count(*) FROM {table} AS b WHERE {guard}{keys} "
+            "GROUP BY {groups}").format(
+            delta=names(f"{_atom_name(i)}_delta"), cols=sql.SQL(", ").join(_q(c.name) for c in cols),
+            sep=sql.SQL(", ") if cols else sql.SQL(""), values=sql.SQL(", ").join(cap.read("b")), table=base.ident,
+            guard=base.guard("b"),
+            keys=sql.SQL("").join(sql.SQL(" AND b.{} IS NOT NULL").format(_q(c.column)) for c in cols if c.key),
+            groups=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cols))] or [sql.SQL("()")])))  # type: ignore[arg-type]
+        build.append(sql.SQL("SELECT {}()").format(names("apply_pending")))
+    build.append(sql.SQL("ANALYZE {}").format(names("cnt")))
+    capture_plan: list[sql.Composable] = []
+    for table in cq.tables:
+        capture_plan += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
+    expose = [
+        sql.SQL("CREATE OR REPLACE VIEW {result} AS SELECT filled AS count FROM {state}; COMMENT ON VIEW {result} IS {c}").format(
+            result=names("result"), state=names("state"), c=sql.Literal("pgivm: the number of sampled join results")),
+        sql.SQL("CREATE OR REPLACE VIEW {view} AS {query}; COMMENT ON VIEW {view} IS {comment}").format(
+            view=sql.Identifier(view_schema, name), query=sample_query(view, names),
+            comment=sql.Literal(f"pgivm: a uniform sample of at most {size} results, kept by reservoir sampling over "
+                                f"joins, state in schema {names.schema}. Definition: {cq.sql}")),
+        revoke_plan(names),
+    ]
+    return InstallPlan.of(state=[render(__name__, "00_state.sql", state_values), *_state_ddl(view, names, shape)],
+                          functions=functions, build=build, capture=capture_plan, expose=expose)
+
+
+def _select_list(cq: ConjunctiveQuery) -> sql.Composable:
+    return sql.SQL(", ").join(
+        sql.SQL("{}.{} AS {}").format(_q(o.column.alias), _q(o.column.column), _q(o.name))
+        for o in cq.outputs if isinstance(o, GroupColumn))
+
+
+def _joined(cq: ConjunctiveQuery, names: Names, source: str) -> sql.Composable:
+    return sql.SQL(" ").join(
+        sql.SQL("JOIN {} AS {} ON {}.rid = {}.rids[{}]").format(
+            names(_atom_name(i)), _q(a.alias), _q(a.alias), sql.SQL(source), sql.Literal(i + 1))  # type: ignore[arg-type]
+        for i, a in enumerate(cq.atoms))
+
+
+def sample_query(view: ResolvedView, names: Names) -> sql.Composable:
+    """The sample as the view shows it: the selected columns of each sampled result's rows."""
+    cq: ConjunctiveQuery = view.query
+    return sql.SQL("SELECT {items} FROM {sample} AS s {joins}").format(
+        items=_select_list(cq), sample=names("sample"), joins=_joined(cq, names, "s"))
+
+
+# --- status, verify, explain, fresh ------------------------------------------------------------------
+
+
+def _state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
+    from psycopg.rows import dict_row
+
+    with conn.cursor(row_factory=dict_row) as cur:
+        row = cur.execute(sql.SQL("SELECT * FROM {}").format(Names.of(name)("state")), prepare=False).fetchone()
+    assert row is not None
+    return dict(row)
+
+
+def join_size_query(names: Names, shape: Layout) -> sql.Composable:
+    """|Q| exactly, bottom-up over tree 0 (Yannakakis' counting pass over the stored rows): O(N),
+    without the conditions across tables."""
+    by_id = {n.node: n for n in shape.nodes}
+
+    def counted(node_id: int) -> sql.Composable:
+        node = by_id[node_id]
+        product: list[sql.Composable] = [sql.SQL("1::numeric")]
+        joins: list[sql.Composable] = []
+        for j, (child, edge) in enumerate(zip(node.children, node.cedges)):
+            alias = sql.Identifier(f"c{node_id}_{j}")
+            joins.append(sql.SQL("JOIN ({q}) AS {a} ON {a}.kid = r.kids[{e}]").format(
+                q=counted(child), a=alias, e=sql.Literal(edge + 1)))
+            product.append(sql.SQL("{}.n").format(alias))
+        key = sql.SQL("r.kids[{}]").format(sql.Literal(node.pedge + 1)) if node.pedge is not None else sql.SQL("0")
+        return sql.SQL("SELECT {key} AS kid, sum({product}) AS n FROM {rows} AS r {joins} WHERE r.atom = {atom} "
+                       "GROUP BY 1").format(key=key, product=sql.SQL(" * ").join(product), rows=names("rows"),
+                                            joins=sql.SQL(" ").join(joins), atom=sql.Literal(node.atom))
+
+    return sql.SQL("SELECT coalesce(sum(n), 0) FROM ({}) AS total").format(counted(0))
+
+
+def status(conn: psycopg.Connection, name: str) -> SystemStatus:
+    from pgivm.catalog import views as catalog
+
+    record = catalog.get(conn, name)
+    cq: ConjunctiveQuery = record.query
+    shape = layout(cq)
+    assert shape is not None
+    names = Names.of(name)
+    st = _state(conn, name)
+    join_size = conn.execute(join_size_query(names, shape)).fetchone()[0]  # type: ignore[index]
+    sizes = {t: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(names(t))).fetchone()[0]  # type: ignore[index]
+             for t in ("rows", "cnt", "bucket", "weight")}
+    bound = conn.execute(sql.SQL("SELECT 2::numeric ^ ct FROM {} WHERE node = 0 AND kid = 0").format(
+        names("cnt"))).fetchone()
+    figures = {"k": st["k"], "sampled": st["filled"], "join_size": int(join_size),
+               "replacements": st["replacements"], "batches": st["batches"], "positions_retrieved": st["retrieved"],
+               "refilled": st["refilled"], "index_rows": sum(sizes.values()), "seed": st["seed"],
+               "updates_applied": st["updates_applied"]}
+    labels = {"join_size": "|Q| (join size" + (", before the conditions across tables)" if cq.predicates else ")"),
+              "positions_retrieved": "positions retrieved", "index_rows": "index rows"}
+    section = Section("index", ["table", "rows"], [[t, n] for t, n in sizes.items()]
+                      + [["J0 positions (c̃nt at tree 0's root)", int(bound[0]) if bound else 0]])
+    return SystemStatus(figures, [section], labels, headline=("k", "sampled", "join_size"))
+
+
+_CHECKS = "40_checks.sql"
+
+
+def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+    """The index against its definition recomputed from the stored rows, the stored rows against
+    the base tables, and the sample against a plain SQL count of the join."""
+    from pgivm.systems.common import checks
+
+    cq: ConjunctiveQuery = view.query
+    shape = layout(cq)
+    assert shape is not None
+    names = Names.of(name)
+    objects = _objects(names, shape)
+    failures = run_checks(conn, checks(__name__, _CHECKS, objects))
+    for i, atom in enumerate(cq.atoms):
+        cap = capture_atom(view, i)
+        base = view.base_of(atom.table)
+        cols = sql.SQL(", ").join([_q(c.name) for c in cap.columns] or [sql.SQL("1")])  # type: ignore[list-item]
+        filters = _atom_filters(view, i, "b")
+        keys = [sql.SQL("b.{} IS NOT NULL").format(_q(c.column)) for c in cap.columns if c.key]
+        source = sql.SQL("SELECT {values} FROM {table} AS b WHERE {cond}").format(
+            values=sql.SQL(", ").join([sql.SQL("{} AS {}").format(v, _q(c.name)) for v, c in zip(cap.read("b"), cap.columns)]
+                                      or [sql.SQL("1")]),  # type: ignore[list-item]
+            table=base.ident, cond=sql.SQL(" AND ").join([base.guard("b"), *filters, *keys]))
+        query = sql.SQL("(SELECT {c} FROM {stored} EXCEPT ALL SELECT {c} FROM ({s}) AS x) UNION ALL "
+                        "(SELECT {c} FROM ({s}) AS x EXCEPT ALL SELECT {c} FROM {stored})").format(
+            c=cols, stored=names(_atom_name(i)), s=source)
+        rows = conn.execute(query).fetchall()
+        if rows:
+            failures.append(CheckFailure(f"{_atom_name(i)}.equals_base_table", [tuple(r) for r in rows[:5]]))
+    # Each sampled result is a result of the join (its rows' values satisfy every condition).
+    cond = from_where(view, sources={a.alias: names(_atom_name(i)) for i, a in enumerate(cq.atoms)})
+    ids = sql.SQL(" AND ").join(sql.SQL("{}.rid = s.rids[{}]").format(_q(a.alias), sql.Literal(i + 1))
+                                for i, a in enumerate(cq.atoms))
+    bad = conn.execute(sql.SQL("SELECT s.slot FROM {sample} AS s WHERE NOT EXISTS (SELECT 1 {cond} AND {ids})").format(
+        sample=names("sample"), cond=cond, ids=ids)).fetchall()
+    if bad:
+        failures.append(CheckFailure("sample.results_exist", [tuple(r) for r in bad[:5]]))
+    st = _state(conn, name)
+    total = conn.execute(sql.SQL("SELECT count(*) {}").format(from_where(view))).fetchone()[0]  # type: ignore[index]
+    stored = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(names("sample"))).fetchone()[0]  # type: ignore[index]
+    if not (stored == st["filled"] == min(st["k"], total)):
+        failures.append(CheckFailure("sample.size_is_min_k_join", [(stored, st["filled"], st["k"], total)]))
+    if (st["w"] is None) != (total < st["k"]):
+        failures.append(CheckFailure("reservoir.full_iff_join_has_k", [(st["w"], total, st["k"])]))
+    return failures
+
+
+def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:
+    shape = layout(view.query)
+    assert shape is not None
+    lines = [f"join tree edges: " + "; ".join(
+        f"{shape.aliases[e.atoms[0]]} - {shape.aliases[e.atoms[1]]} on ({', '.join(e.key)})" for e in shape.edges)]
+    for root in range(shape.atoms):
+        lines.append(f"tree rooted at {shape.aliases[root]} (batches of rows inserted into it"
+                     + ("; its root's buckets are J0, the whole join" if root == 0 else "") + "):")
+        lines += ["  " + line for line in shape.tree_lines(root)]
+    return lines
+
+
+def _fresh(conn: psycopg.Connection, name: str, values: dict[str, Any]) -> dict[str, Any]:
+    from pgivm.catalog import views as catalog
+
+    record = catalog.get(conn, name)
+    cq: ConjunctiveQuery = record.query
+    names = Names.of(name)
+    seed = values.get("seed")
+    if seed is None:
+        seed = secrets.randbits(62)
+    query = sql.SQL("SELECT f.draw, f.tries, {items} FROM {fresh}({n}, {seed}) AS f {joins} ORDER BY f.draw").format(
+        items=_select_list(cq), fresh=names("fresh"), n=sql.Literal(values["fresh"]),
+        seed=sql.Literal(_splitmix(seed)), joins=_joined(cq, names, "f"))
+    cur = conn.execute(query)
+    rows = cur.fetchall()
+    columns = [d.name for d in cur.description or []]
+    tries = sum(r[1] for r in rows)
+    return {"columns": columns[2:], "rows": [tuple(r[2:]) for r in rows], "draws": len(rows),
+            "positions_tried": tries, "fresh_seed": seed}
+
+
+def compare_result(conn: psycopg.Connection, view: ResolvedView, name: str) -> tuple[int, list[tuple[Any, ...]]]:
+    """What the view shows against PostgreSQL's own result of the query: min(k, |Q|) rows, each
+    one of the query's rows (as a bag: a result sampled twice would need two copies)."""
+    from pgivm.query.plain import plain_query
+
+    shown = sql.Identifier(_view_schema(conn, name), name)
+    k = _state(conn, name)["k"]
+    total = conn.execute(sql.SQL("SELECT count(*) {}").format(from_where(view))).fetchone()[0]  # type: ignore[index]
+    extra = conn.execute(sql.SQL("SELECT * FROM {} EXCEPT ALL {}").format(shown, plain_query(view)),
+                         prepare=False).fetchall()
+    return min(k, int(total)), [("not in the join", *r) for r in extra]
+
+
+def _view_schema(conn: psycopg.Connection, name: str) -> str:
+    from pgivm.catalog import views as catalog
+
+    return catalog.get(conn, name).view_schema
+
+
+SAMPLE = Action("sample", "draw independent uniform join results from a sample view's index, with replacement "
+                "(the maintained sample is not touched)", (FRESH, SEED), _fresh, locks_state=False)
+
+SYSTEM = FunctionSystem(
+    name=NAME,
+    summary="reservoir sampling over joins: a uniform sample of K results of an acyclic join, kept current",
+    accepts=accepts, model=lambda cq: cq, plan=plan, capture_triggers=capture_triggers,
+    status=status, verify=verify, options=(SIZE, SEED), actions=(SAMPLE,), explain=explain_lines,
+    compare_result=compare_result,
+)

@@ -1,0 +1,98 @@
+-- Reservoir sampling over joins (Dai, Hu & Yi, SIGMOD 2024; seed 003, notes
+-- ../shared/notes/reservoir-sampling-over-joins.md): the state of one sample view.
+--
+-- Every atom (an occurrence of a table in FROM) keeps its rows with a row id (rid, unique across
+-- atoms). A join key value of a join-tree edge is a number (kid) from that edge's dictionary, so
+-- the index below is written once for every query: it only ever compares kids.
+CREATE SCHEMA {schema};
+COMMENT ON SCHEMA {schema} IS {schema_comment};
+
+CREATE TABLE {state} (
+    singleton       boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    updates_applied bigint NOT NULL DEFAULT 0,  -- base rows changed (and TRUNCATEs) since create
+    k               bigint NOT NULL,            -- the sample size asked for
+    seed            bigint NOT NULL,
+    rng             bigint NOT NULL,            -- xorshift64 state: the view's own random stream
+    w               float8,                     -- Algorithm 5's w; NULL is +inf (reservoir not yet full)
+    q               numeric NOT NULL DEFAULT 0, -- skip carried into the next batch
+    filled          bigint NOT NULL DEFAULT 0,  -- |S| = min(k, |Q|)
+    replacements    bigint NOT NULL DEFAULT 0,  -- results that entered a full reservoir
+    batches         bigint NOT NULL DEFAULT 0,  -- logical inserts processed (one batch each)
+    retrieved       bigint NOT NULL DEFAULT 0,  -- batch positions looked at (Retrieve calls)
+    refilled        bigint NOT NULL DEFAULT 0   -- results drawn to replace deleted ones
+);
+
+-- The join tree rooted at every atom in turn (§4.3): node = tree * atoms + atom. A non-root node
+-- keeps buckets under its key (the kid of the edge to its parent); so does the root of tree 0,
+-- under the one key 0 of a virtual parent, which makes the whole join an array J0 that
+-- `pgivm sample --fresh` and the refill after a delete draw from.
+CREATE TABLE {node} (
+    node     int PRIMARY KEY,
+    tree     int NOT NULL,
+    atom     int NOT NULL,
+    parent   int,             -- NULL at the root
+    pedge    int,             -- the join-tree edge to the parent (NULL at the root)
+    children int[] NOT NULL,  -- child nodes, in Retrieve's mixed-radix order (last varies fastest)
+    cedges   int[] NOT NULL,  -- the edge to each child
+    bucketed boolean NOT NULL
+);
+
+CREATE TABLE {rows} (
+    rid  bigint PRIMARY KEY,
+    atom int NOT NULL,
+    kids bigint[] NOT NULL    -- kids[edge + 1]: the row's key on each join-tree edge (NULL if not on it)
+);
+CREATE SEQUENCE {rid_seq};
+CREATE SEQUENCE {kid_seq} START 1;
+
+-- R_e ⋉ kid: the rows of an atom with a given key on an edge.
+CREATE TABLE {member} (
+    edge int NOT NULL,
+    atom int NOT NULL,
+    kid  bigint NOT NULL,
+    rid  bigint NOT NULL,
+    PRIMARY KEY (edge, atom, kid, rid)
+);
+
+-- cnt[T,e,t] (exact, numeric: it can pass 2^64) and its power of two c̃nt = 2^ct.
+CREATE TABLE {cnt} (
+    node int NOT NULL,
+    kid  bigint NOT NULL,
+    cnt  numeric NOT NULL,
+    ct   int NOT NULL,
+    PRIMARY KEY (node, kid)
+);
+
+-- Each row's product of its children's c̃nt (2^exp) and its position in bucket Φ_exp.
+CREATE TABLE {weight} (
+    node int NOT NULL,
+    rid  bigint NOT NULL,
+    exp  int NOT NULL,
+    pos  bigint NOT NULL,
+    PRIMARY KEY (node, rid)
+);
+
+-- The buckets Φ_i,e(t): dense positions 0..size-1 (swap with the last on removal), so the
+-- j-th member is one index lookup.
+CREATE TABLE {bucket} (
+    node int NOT NULL,
+    kid  bigint NOT NULL,
+    exp  int NOT NULL,
+    pos  bigint NOT NULL,
+    rid  bigint NOT NULL,
+    PRIMARY KEY (node, kid, exp, pos)
+);
+CREATE TABLE {bsize} (
+    node int NOT NULL,
+    kid  bigint NOT NULL,
+    exp  int NOT NULL,
+    size bigint NOT NULL,
+    PRIMARY KEY (node, kid, exp)
+);
+
+-- The sample S: slot 0..filled-1, each a join result as its atoms' rids (rids[atom + 1]).
+CREATE TABLE {sample} (
+    slot bigint PRIMARY KEY,
+    rids bigint[] NOT NULL UNIQUE
+);
+CREATE INDEX ON {sample} USING gin (rids);
