@@ -351,8 +351,9 @@ def _add_lock_wait(parser: argparse.ArgumentParser) -> None:
 
 def _add_option(parser: argparse._ActionsContainer, option: Option, note: str, required: bool = False) -> None:
     """A flag built from a system's option spec; its absence is None (the system's default)."""
-    parser.add_argument(option.flag, dest=option.name, type=option.type, default=None, required=required,
-                        help=option.help + note)
+    # Read as text: the option's own validate() turns it into its type, with a one-line complaint.
+    parser.add_argument(option.flag, dest=option.name, type=str, default=None, required=required,
+                        metavar=option.name.upper(), help=option.help + note)
 
 
 _DSN_HELP = "libpq connection string or postgresql:// URL of the database (before or after the command)"

@@ -52,7 +52,8 @@ class Option:
         try:
             value = self.type(value)
         except (TypeError, ValueError):
-            raise PgivmError(f"{self.flag} must be a {self.type.__name__}, got {value!r}") from None
+            kind = {"int": "an integer", "float": "a number", "str": "a text"}.get(self.type.__name__, self.type.__name__)
+            raise PgivmError(f"{self.flag} must be {kind}, got {value!r}") from None
         complaint = self.check(value) if self.check else None
         if complaint:
             raise PgivmError(f"{self.flag}: {complaint}")

@@ -50,6 +50,7 @@ def _positive(value: int) -> str | None:
 SIZE = Option("size", int, None, "the sample size K: the view keeps min(K, |join|) distinct join results", _positive)
 SEED = Option("seed", int, None, "seed of the view's random stream (default: drawn at create); the same seed and "
               "the same statements give the same sample")
+FRESH_SEED = Option("seed", int, 0, "seed of the draws (default 0: a new seed each time, printed)")
 FRESH = Option("fresh", int, None, "draw this many independent uniform results of the current join, with replacement",
                _positive)
 
@@ -374,8 +375,8 @@ def _joined(cq: ConjunctiveQuery, names: Names, source: str) -> sql.Composable:
 def sample_query(view: ResolvedView, names: Names) -> sql.Composable:
     """The sample as the view shows it: the selected columns of each sampled result's rows."""
     cq: ConjunctiveQuery = view.query
-    return sql.SQL("SELECT {items} FROM {sample} AS s {joins}").format(
-        items=_select_list(cq), sample=names("sample"), joins=_joined(cq, names, "s"))
+    return sql.SQL("SELECT {items} FROM {sample} AS pgivm_sampled {joins} ORDER BY pgivm_sampled.slot").format(
+        items=_select_list(cq), sample=names("sample"), joins=_joined(cq, names, "pgivm_sampled"))
 
 
 # --- status, verify, explain, fresh ------------------------------------------------------------------
@@ -503,12 +504,11 @@ def _fresh(conn: psycopg.Connection, name: str, values: dict[str, Any]) -> dict[
     record = catalog.get(conn, name)
     cq: ConjunctiveQuery = record.query
     names = Names.of(name)
-    seed = values.get("seed")
-    if seed is None:
-        seed = secrets.randbits(62)
-    query = sql.SQL("SELECT f.draw, f.tries, {items} FROM {fresh}({n}, {seed}) AS f {joins} ORDER BY f.draw").format(
+    seed = values.get("seed") or secrets.randbits(62)
+    query = sql.SQL("SELECT pgivm_drawn.draw, pgivm_drawn.tries, {items} FROM {fresh}({n}, {seed}) AS pgivm_drawn {joins} "
+                    "ORDER BY pgivm_drawn.draw").format(
         items=_select_list(cq), fresh=names("fresh"), n=sql.Literal(values["fresh"]),
-        seed=sql.Literal(_splitmix(seed)), joins=_joined(cq, names, "f"))
+        seed=sql.Literal(_splitmix(seed)), joins=_joined(cq, names, "pgivm_drawn"))
     cur = conn.execute(query)
     rows = cur.fetchall()
     columns = [d.name for d in cur.description or []]
@@ -537,7 +537,7 @@ def _view_schema(conn: psycopg.Connection, name: str) -> str:
 
 
 SAMPLE = Action("sample", "draw independent uniform join results from a sample view's index, with replacement "
-                "(the maintained sample is not touched)", (FRESH, SEED), _fresh, locks_state=False)
+                "(the maintained sample is not touched)", (FRESH, FRESH_SEED), _fresh, locks_state=False)
 
 SYSTEM = FunctionSystem(
     name=NAME,
