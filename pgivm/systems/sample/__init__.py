@@ -74,7 +74,7 @@ def _cyclic(cq: ConjunctiveQuery) -> bool:
 
 # --- names -------------------------------------------------------------------------------------------
 
-_TABLES = ("state", "node", "rows", "member", "cnt", "weight", "bucket", "bsize", "sample")
+_TABLES = ("state", "node", "rows", "member", "cnt", "bucket", "bsize", "sample")
 _FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "cnt_add", "bucket_add", "bucket_remove", "tuple_exp",
               "propagate", "row_add", "index_insert", "index_delete", "retrieve_key", "retrieve_tuple", "skip", "pred",
               "reservoir_batch", "repair", "forget", "fresh", "apply_pending", "restart")
@@ -287,14 +287,19 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
 
 
 def _per_atom_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Composable]:
-    """The entry points the capture layer calls: apply_batch_K (the first call does every atom's
-    change, the others find nothing left), clear_K after TRUNCATE, and restart."""
+    """The entry points the capture layer calls: apply_batch_K, clear_K after TRUNCATE, and restart.
+    The capture layer fills the change of every atom of a table before it calls the last atom's
+    apply_batch (also when TRUNCATE takes a partition's rows away, atom by atom): that call does the
+    whole statement, deletes first; the other atoms' calls have nothing to do."""
+    cq: ConjunctiveQuery = view.query
     out: list[sql.Composable] = []
-    for i in range(shape.atoms):
+    for i, atom in enumerate(cq.atoms):
         k = _atom_name(i)
+        last = cq.atoms_of(atom.table)[-1].alias == atom.alias
+        body = sql.SQL("SELECT {}()").format(names("apply_pending")) if last else sql.SQL("SELECT")
         out.append(sql.SQL(
             "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
-            "AS $pgivm$ SELECT {apply}() $pgivm$").format(f=names(f"apply_batch_{k}"), apply=names("apply_pending")))
+            "AS $pgivm$ {body} $pgivm$").format(f=names(f"apply_batch_{k}"), body=body))
         out.append(sql.SQL(
             "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
             "AS $pgivm$ DELETE FROM {atom}; DELETE FROM {rows} WHERE atom = {n} $pgivm$").format(
@@ -424,7 +429,7 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     st = _state(conn, name)
     join_size = conn.execute(join_size_query(names, shape)).fetchone()[0]  # type: ignore[index]
     sizes = {t: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(names(t))).fetchone()[0]  # type: ignore[index]
-             for t in ("rows", "cnt", "bucket", "weight")}
+             for t in ("rows", "member", "cnt", "bucket", "bsize")}
     bound = conn.execute(sql.SQL("SELECT 2::numeric ^ ct FROM {} WHERE node = 0 AND kid = 0").format(
         names("cnt"))).fetchone()
     figures = {"k": st["k"], "sampled": st["filled"], "join_size": int(join_size),

@@ -63,24 +63,17 @@ CREATE TABLE {cnt} (
     PRIMARY KEY (node, kid)
 );
 
--- Each row's product of its children's c̃nt (2^exp) and its position in bucket Φ_exp.
-CREATE TABLE {weight} (
-    node int NOT NULL,
-    rid  bigint NOT NULL,
-    exp  int NOT NULL,
-    pos  bigint NOT NULL,
-    PRIMARY KEY (node, rid)
-);
-
--- The buckets Φ_i,e(t): dense positions 0..size-1 (swap with the last on removal), so the
--- j-th member is one index lookup.
+-- The buckets Φ_i,e(t): each row under its node's key, in bucket exp (its product of its
+-- children's c̃nt is 2^exp) at a dense position 0..size-1 (swap with the last on removal), so the
+-- j-th member is one index lookup; (node, rid) finds a row's bucket and position.
 CREATE TABLE {bucket} (
     node int NOT NULL,
     kid  bigint NOT NULL,
     exp  int NOT NULL,
     pos  bigint NOT NULL,
     rid  bigint NOT NULL,
-    PRIMARY KEY (node, kid, exp, pos)
+    PRIMARY KEY (node, kid, exp, pos),
+    UNIQUE (node, rid)
 );
 CREATE TABLE {bsize} (
     node int NOT NULL,

@@ -87,7 +87,6 @@ BEGIN
         p := 0;
     END IF;
     INSERT INTO {bucket} VALUES (node_, kid_, exp_, p, rid_);
-    INSERT INTO {weight} VALUES (node_, rid_, exp_, p);
     RETURN p;
 END;
 $pgivm$;
@@ -97,29 +96,36 @@ CREATE FUNCTION {bucket_remove}(node_ int, kid_ bigint, exp_ int, pos_ bigint, r
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     last bigint;
-    moved bigint;
 BEGIN
     UPDATE {bsize} SET size = size - 1 WHERE node = node_ AND kid = kid_ AND exp = exp_ RETURNING size INTO last;
     IF last = 0 THEN
         DELETE FROM {bsize} WHERE node = node_ AND kid = kid_ AND exp = exp_;
     END IF;
     DELETE FROM {bucket} WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = pos_;
-    DELETE FROM {weight} WHERE node = node_ AND rid = rid_;
     IF pos_ <> last THEN
-        UPDATE {bucket} SET pos = pos_ WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = last
-        RETURNING rid INTO moved;
-        UPDATE {weight} SET pos = pos_ WHERE node = node_ AND rid = moved;
+        UPDATE {bucket} SET pos = pos_ WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = last;
     END IF;
 END;
 $pgivm$;
 
 -- log2 of ∏ c̃nt[child, key] over the node's children for a row with these kids; NULL when a
--- child has no match (the product is 0: such a row is in no bucket).
+-- child has no match (the product is 0: such a row is in no bucket). A leaf's product is 1.
 CREATE FUNCTION {tuple_exp}(children int[], cedges int[], kids bigint[]) RETURNS int
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
-    SELECT CASE WHEN count(c.ct) = cardinality(children) THEN coalesce(sum(c.ct), 0)::int END
-      FROM unnest(children, cedges) AS ch(child, edge)
-      LEFT JOIN {cnt} c ON c.node = ch.child AND c.kid = kids[ch.edge + 1]
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+DECLARE
+    total int := 0;
+    e int;
+    i int;
+BEGIN
+    FOR i IN 1..coalesce(array_length(children, 1), 0) LOOP
+        SELECT ct INTO e FROM {cnt} WHERE node = children[i] AND kid = kids[cedges[i] + 1];
+        IF NOT FOUND THEN
+            RETURN NULL;
+        END IF;
+        total := total + e;
+    END LOOP;
+    RETURN total;
+END;
 $pgivm$;
 
 -- Algorithm 7's lines 8-11: c̃nt of (node_, kid_) changed, so every parent row under that key has
@@ -150,7 +156,7 @@ BEGIN
               WHERE m.edge = me.pedge AND m.atom = p.atom AND m.kid = kid_ LOOP
         pkey := CASE WHEN p.pedge IS NULL THEN 0 ELSE r.kids[p.pedge + 1] END;
         new_e := {tuple_exp}(p.children, p.cedges, r.kids);
-        SELECT exp, pos INTO old_e, old_pos FROM {weight} WHERE node = p.node AND rid = r.rid;
+        SELECT exp, pos INTO old_e, old_pos FROM {bucket} WHERE node = p.node AND rid = r.rid;
         IF new_e IS NOT DISTINCT FROM old_e THEN
             CONTINUE;
         END IF;
@@ -210,7 +216,7 @@ DECLARE
 BEGIN
     SELECT * INTO me FROM {rows} WHERE rid = rid_;
     FOR nd IN SELECT * FROM {node} WHERE atom = me.atom AND bucketed LOOP
-        SELECT exp, pos INTO w FROM {weight} WHERE node = nd.node AND rid = rid_;
+        SELECT exp, pos INTO w FROM {bucket} WHERE node = nd.node AND rid = rid_;
         CONTINUE WHEN NOT FOUND;
         key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE me.kids[nd.pedge + 1] END;
         PERFORM {bucket_remove}(nd.node, key_, w.exp, w.pos, rid_);

@@ -12,7 +12,6 @@ BEGIN
     DELETE FROM {sample};
     UPDATE {state} SET w = NULL, q = 0, filled = 0 WHERE singleton;
     DELETE FROM {cnt};
-    DELETE FROM {weight};
     DELETE FROM {bucket};
     DELETE FROM {bsize};
     DELETE FROM {member};

@@ -5,7 +5,7 @@
 WITH w AS (
     SELECT wt.node, CASE WHEN n.pedge IS NULL THEN 0 ELSE r.kids[n.pedge + 1] END AS kid,
            sum(2::numeric ^ wt.exp) AS cnt
-      FROM {weight} wt JOIN {node} n ON n.node = wt.node JOIN {rows} r ON r.rid = wt.rid
+      FROM {bucket} wt JOIN {node} n ON n.node = wt.node JOIN {rows} r ON r.rid = wt.rid
      GROUP BY 1, 2)
 (SELECT 'stored', node, kid, cnt FROM {cnt} EXCEPT SELECT 'stored', node, kid, cnt FROM w)
 UNION ALL
@@ -25,17 +25,12 @@ WITH expected AS (
      WHERE n.bucketed
      GROUP BY n.node, r.rid, n.children)
 SELECT coalesce(e.node, w.node), coalesce(e.rid, w.rid), e.exp AS expected, w.exp AS stored
-  FROM expected e FULL JOIN {weight} w ON w.node = e.node AND w.rid = e.rid
+  FROM expected e FULL JOIN {bucket} w ON w.node = e.node AND w.rid = e.rid
  WHERE e.exp IS DISTINCT FROM w.exp
 
--- check: index.bucket_membership: every weighted row is in bucket exp of its key at its position, and nothing else is
-(SELECT 'bucket', node, kid, exp, pos, rid FROM {bucket}
- EXCEPT SELECT 'bucket', w.node, CASE WHEN n.pedge IS NULL THEN 0 ELSE r.kids[n.pedge + 1] END, w.exp, w.pos, w.rid
-          FROM {weight} w JOIN {node} n ON n.node = w.node JOIN {rows} r ON r.rid = w.rid)
-UNION ALL
-(SELECT 'weight', w.node, CASE WHEN n.pedge IS NULL THEN 0 ELSE r.kids[n.pedge + 1] END, w.exp, w.pos, w.rid
-   FROM {weight} w JOIN {node} n ON n.node = w.node JOIN {rows} r ON r.rid = w.rid
- EXCEPT SELECT 'weight', node, kid, exp, pos, rid FROM {bucket})
+-- check: index.bucket_key: every bucketed row sits under its own key (the kid of the edge to its parent)
+SELECT b.node, b.kid, b.rid FROM {bucket} b JOIN {node} n ON n.node = b.node JOIN {rows} r ON r.rid = b.rid
+ WHERE b.kid IS DISTINCT FROM CASE WHEN n.pedge IS NULL THEN 0 ELSE r.kids[n.pedge + 1] END OR r.atom <> n.atom
 
 -- check: index.bucket_positions_dense: a bucket of size s holds positions 0..s-1
 SELECT coalesce(b.node, s.node), coalesce(b.kid, s.kid), coalesce(b.exp, s.exp), b.n, b.m, s.size
