@@ -492,7 +492,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "Spark loads and builds",
                      description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
                                  "table, updates and scaling also write a PNG plot to --out.")
-    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "all"],
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "sample", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
                         "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
@@ -502,7 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
                         "fivm: F-IVM against first-order, recompute and no view on Housing and TPC-H (batches of "
                         "1,000, the cofactor ring, single-row scaling, the factorized listing); "
-                        "all: updates, scaling and bulk in order (not load, not fivm)")
+                        "sample: reservoir sampling over joins (line-3, line-4, star-4 over ego-Facebook or --edges) "
+                        "against an enumerating reservoir, recompute and no view; "
+                        "all: updates, scaling and bulk in order (not load, not fivm, not sample)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
     p.add_argument("--out", default="benchmarks/out",
@@ -553,6 +555,14 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--listing-scales", default="1,2,4,8", help="Housing scales of the listing workload (default 1,2,4,8)")
     g.add_argument("--parts", default="batches,cofactor,single,listing",
                    help="which fivm workloads to run, comma-separated (default all four)")
+    g = p.add_argument_group("sample (graph queries over one edge table, pgivm.bench.sampling)")
+    g.add_argument("--sample-queries", default="line-3,line-4,star-4", help="queries, comma-separated (default all three)")
+    g.add_argument("--sample-prefix", type=int, default=20_000, help="edges streamed per query and system (default 20000)")
+    g.add_argument("--sample-k", type=int, default=10_000, help="sample size K (default 10000)")
+    g.add_argument("--sample-budget", type=float, default=300.0,
+                   help="seconds after which the enumerating baseline stops (default 300)")
+    g.add_argument("--recompute-budget", type=float, default=60.0,
+                   help="statement timeout of one ORDER BY random() LIMIT K recompute (default 60)")
     p.set_defaults(func=_cmd_bench)
 
     p = _add_command(sub, "psql", help="run psql on the database pgivm uses (arguments are passed to psql)",

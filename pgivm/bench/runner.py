@@ -55,6 +55,17 @@ def _graph(args: argparse.Namespace) -> tuple[list[tuple[int, int]], str]:
     return edges, f"generated power-law graph ({args.nodes:,} nodes, {len(edges):,} edges)"
 
 
+def _sample_graph(args: argparse.Namespace) -> tuple[list[tuple[int, int]], str]:
+    """--edges, else ego-Facebook where the tests look for it, else the generated graph."""
+    if not args.edges:
+        for folder in (os.environ.get("PGIVM_TEST_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data"):
+            if folder and (Path(folder) / "facebook_combined.txt").is_file():
+                path = Path(folder) / "facebook_combined.txt"
+                edges = graphs.read_edge_list(path)
+                return edges, f"ego-Facebook ({path}, {len(edges):,} edges)"
+    return _graph(args)
+
+
 def _sizes(text: str, option: str, minimum: int = 1) -> list[int]:
     try:
         sizes = [int(float(part)) for part in text.replace("_", "").split(",") if part.strip()]
@@ -69,11 +80,11 @@ def _check(args: argparse.Namespace) -> None:
     for epsilon in args.epsilon or []:
         if not 0 <= epsilon <= 1:
             raise PgivmError(f"--epsilon must be between 0 and 1, got {epsilon:g}")
-    for option in ("held_out", "recompute_held_out", "updates", "hubs", "nodes", "graph_edges"):
+    for option in ("held_out", "recompute_held_out", "updates", "hubs", "nodes", "graph_edges", "sample_prefix", "sample_k"):
         if getattr(args, option) < 1:
             raise PgivmError(f"--{option.replace('_', '-')} must be at least 1")
-    if args.budget <= 0:
-        raise PgivmError("--budget must be positive")
+    if args.budget <= 0 or args.sample_budget <= 0 or args.recompute_budget <= 0:
+        raise PgivmError("--budget, --sample-budget and --recompute-budget must be positive")
     if args.load_graph_edges < 0:
         raise PgivmError("--load-graph-edges must be 0 (no generated graph) or more")
     if args.load_graph_edges and args.load_graph_edges > args.load_graph_nodes * (args.load_graph_nodes - 1) // 4:
@@ -129,6 +140,18 @@ def run(args: argparse.Namespace) -> int:
                 scale=args.housing_scale, postcodes=args.postcodes, batches=args.batches, tpch_scale=args.tpch_scale,
                 features=args.features, single_scales=tuple(_sizes(args.single_scales, "--single-scales")),
                 listing_scales=tuple(_sizes(args.listing_scales, "--listing-scales")), seed=args.seed, out=out), parts)
+        if "sample" in chosen:
+            from pgivm.bench import sampling
+
+            edges, source = _sample_graph(args)
+            queries = tuple(q.strip() for q in args.sample_queries.split(",") if q.strip())
+            unknown = set(queries) - set(sampling.QUERIES)
+            if unknown:
+                raise PgivmError(f"--sample-queries: unknown {', '.join(sorted(unknown))}",
+                                 f"choose from {', '.join(sampling.QUERIES)}")
+            sampling.main(conn, sampling.Config(
+                edges=edges, source=source, queries=queries, prefix=args.sample_prefix, k=args.sample_k,
+                budget=args.sample_budget, recompute_budget=args.recompute_budget, seed=args.seed, out=out))
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []
