@@ -475,9 +475,10 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
             failures.append(CheckFailure(f"{_atom_name(i)}.equals_base_table", [tuple(r) for r in rows[:5]]))
     # Each sampled result is a result of the join (its rows' values satisfy every condition).
     cond = from_where(view, sources={a.alias: names(_atom_name(i)) for i, a in enumerate(cq.atoms)})
-    ids = sql.SQL(" AND ").join(sql.SQL("{}.rid = s.rids[{}]").format(_q(a.alias), sql.Literal(i + 1))
+    ids = sql.SQL(" AND ").join(sql.SQL("{}.rid = pgivm_sampled.rids[{}]").format(_q(a.alias), sql.Literal(i + 1))
                                 for i, a in enumerate(cq.atoms))
-    bad = conn.execute(sql.SQL("SELECT s.slot FROM {sample} AS s WHERE NOT EXISTS (SELECT 1 {cond} AND {ids})").format(
+    bad = conn.execute(sql.SQL("SELECT pgivm_sampled.slot FROM {sample} AS pgivm_sampled "
+                               "WHERE NOT EXISTS (SELECT 1 {cond} AND {ids})").format(
         sample=names("sample"), cond=cond, ids=ids)).fetchall()
     if bad:
         failures.append(CheckFailure("sample.results_exist", [tuple(r) for r in bad[:5]]))
