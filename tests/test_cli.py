@@ -32,7 +32,7 @@ from pgivm import cli as pgivm_cli
 from pgivm import server as pgivm_server
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "rebalance", "alter", "upgrade",
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "rebalance", "alter", "sample", "upgrade",
             "demo", "bench", "psql", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
@@ -215,7 +215,8 @@ def test_dsn_is_accepted_before_and_after_every_command(command: str) -> None:
     """``pgivm status tri --dsn X`` as well as ``pgivm --dsn X status tri``; one after the command
     wins, and an absent one after the command leaves the one before it alone."""
     required = {"create": ["tri"], "load": ["r", "f.csv", "--columns", "a,b"], "validate": ["tri"], "drop": ["tri"],
-                "status": ["tri"], "verify": ["tri"], "explain": ["tri"], "regress": ["tri", "--target", "x"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"]}
+                "status": ["tri"], "verify": ["tri"], "explain": ["tri"], "regress": ["tri", "--target", "x"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"],
+                "sample": ["tri", "--fresh", "3"]}
     rest = required.get(command, [])
     parser = build_parser()
     assert parser.parse_args([command, *rest]).dsn is None
