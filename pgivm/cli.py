@@ -27,7 +27,7 @@ from pgivm import __version__, command
 from pgivm.connection import connect, resolve_dsn
 from pgivm.systems import registry
 from pgivm.systems.base import Option
-from pgivm.errors import PgivmError
+from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.report import human_bytes as _human_bytes
 from pgivm.report import print_table as _print_table
 
@@ -68,7 +68,11 @@ def _cmd_create(args: argparse.Namespace) -> int:
             raise PgivmError(f"cannot read {args.file}: {err.strerror}") from None
     if not sql_text:
         raise PgivmError("give the view definition with --sql or --file")
-    command.parse(sql_text, args.system)  # refuses unsupported SQL before anything connects or prints
+    try:
+        command.parse(sql_text, args.system)  # refuses unsupported SQL before anything connects or prints
+    except UnsupportedQuery as err:
+        if "needs the tables' columns" not in err.message:  # SELECT *: create reads them from the database
+            raise
     options = {option.name: getattr(args, option.name) for option in _system_options()}
     chosen = {k: v for k, v in options.items() if v is not None}
     detail = ", ".join([*([args.system] if args.system else []), *(f"{k}={v}" for k, v in chosen.items())])

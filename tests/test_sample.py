@@ -350,3 +350,15 @@ def test_same_seed_same_sample(conn: psycopg.Connection, dsn: str) -> None:
     two = conn.execute("SELECT array_agg(v::text ORDER BY v::text) FROM two v").fetchone()[0]
     assert one == two and len(one) == 5
     assert math.isfinite(command.status("one", target=dsn).figures["join_size"])
+
+
+def test_select_star_from_the_cli_on_one_table(conn: psycopg.Connection, dsn: str) -> None:
+    """SELECT * needs the tables' columns, which the CLI's early check cannot know: create reads them."""
+    from pgivm.cli import main
+
+    conn.execute("CREATE TABLE r (a int, b text); INSERT INTO r SELECT i, 'x' || i FROM generate_series(1, 9) i")
+    assert main(["create", "one", "--system", "sample", "--size", "4", "--sql", "SELECT * FROM r WHERE a > 2", "--dsn", dsn]) == 0
+    conn.execute("DELETE FROM r WHERE a < 6; UPDATE r SET b = 'y' WHERE a = 8")
+    rows = conn.execute("SELECT a, b FROM one").fetchall()
+    assert len(rows) == 4 and set(rows) <= {(6, "x6"), (7, "x7"), (8, "y"), (9, "x9")}
+    assert command.verify("one", target=dsn).ok
