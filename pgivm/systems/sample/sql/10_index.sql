@@ -128,11 +128,13 @@ BEGIN
 END;
 $pgivm$;
 
--- Algorithm 7's lines 8-11: c̃nt of (node_, kid_) changed, so every parent row under that key has
--- a new product: move it to its new bucket and pass the change of its own key's count upwards.
--- Stops under a root (nothing is bucketed there), except tree 0's root, whose virtual parent
--- holds no rows.
-CREATE FUNCTION {propagate}(node_ int, kid_ bigint) RETURNS void
+-- Algorithm 7's lines 8-11: c̃nt of (node_, kid_) changed from 2^old_ct to 2^new_ct, so every
+-- parent row under that key has a new product: move it to its new bucket and pass the change of
+-- its own key's count upwards. Stops under a root (nothing is bucketed there), except tree 0's
+-- root, whose virtual parent holds no rows. The common case, a row that stays weighted, shifts
+-- its exp by new_ct - old_ct and moves in place (no product recomputed); a row that gains or loses
+-- its weight (a count from or to 0) goes the long way.
+CREATE FUNCTION {propagate}(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     me record;
@@ -142,6 +144,11 @@ DECLARE
     new_e int;
     old_e int;
     old_pos bigint;
+    new_pos bigint;
+    last bigint;
+    c numeric;
+    pct int;
+    nct int;
     ch record;
 BEGIN
     SELECT * INTO me FROM {node} WHERE node = node_;
@@ -155,8 +162,32 @@ BEGIN
     FOR r IN SELECT m.rid, x.kids FROM {member} m JOIN {rows} x ON x.rid = m.rid
               WHERE m.edge = me.pedge AND m.atom = p.atom AND m.kid = kid_ LOOP
         pkey := CASE WHEN p.pedge IS NULL THEN 0 ELSE r.kids[p.pedge + 1] END;
-        new_e := {tuple_exp}(p.children, p.cedges, r.kids);
+        -- read now, not with the loop's rows: an earlier move may have filled a hole with this row
         SELECT exp, pos INTO old_e, old_pos FROM {bucket} WHERE node = p.node AND rid = r.rid;
+        IF old_e IS NOT NULL AND old_ct IS NOT NULL AND new_ct IS NOT NULL THEN
+            new_e := old_e + new_ct - old_ct;
+            UPDATE {bsize} SET size = size + 1 WHERE node = p.node AND kid = pkey AND exp = new_e RETURNING size - 1 INTO new_pos;
+            IF NOT FOUND THEN
+                INSERT INTO {bsize} VALUES (p.node, pkey, new_e, 1);
+                new_pos := 0;
+            END IF;
+            UPDATE {bucket} SET exp = new_e, pos = new_pos WHERE node = p.node AND rid = r.rid;
+            UPDATE {bsize} SET size = size - 1 WHERE node = p.node AND kid = pkey AND exp = old_e RETURNING size INTO last;
+            IF last = 0 THEN
+                DELETE FROM {bsize} WHERE node = p.node AND kid = pkey AND exp = old_e;
+            ELSIF old_pos <> last THEN
+                UPDATE {bucket} SET pos = old_pos WHERE node = p.node AND kid = pkey AND exp = old_e AND pos = last;
+            END IF;
+            UPDATE {cnt} SET cnt = cnt + (2::numeric ^ new_e - 2::numeric ^ old_e)
+             WHERE node = p.node AND kid = pkey RETURNING cnt, ct INTO c, pct;
+            IF c > 2::numeric ^ pct OR 4 * c <= 2::numeric ^ pct THEN
+                nct := {ceil_log2}(c);
+                UPDATE {cnt} SET ct = nct WHERE node = p.node AND kid = pkey;
+                PERFORM {propagate}(p.node, pkey, pct, nct);
+            END IF;
+            CONTINUE;
+        END IF;
+        new_e := {tuple_exp}(p.children, p.cedges, r.kids);
         IF new_e IS NOT DISTINCT FROM old_e THEN
             CONTINUE;
         END IF;
@@ -169,7 +200,7 @@ BEGIN
         SELECT * INTO ch FROM {cnt_add}(p.node, pkey,
             coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
         IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(p.node, pkey);
+            PERFORM {propagate}(p.node, pkey, ch.old_ct, ch.new_ct);
         END IF;
     END LOOP;
 END;
@@ -198,7 +229,7 @@ BEGIN
         PERFORM {bucket_add}(nd.node, key_, e, rid_);
         SELECT * INTO ch FROM {cnt_add}(nd.node, key_, 2::numeric ^ e);
         IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(nd.node, key_);
+            PERFORM {propagate}(nd.node, key_, ch.old_ct, ch.new_ct);
         END IF;
     END LOOP;
 END;
@@ -222,7 +253,7 @@ BEGIN
         PERFORM {bucket_remove}(nd.node, key_, w.exp, w.pos, rid_);
         SELECT * INTO ch FROM {cnt_add}(nd.node, key_, -(2::numeric ^ w.exp));
         IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(nd.node, key_);
+            PERFORM {propagate}(nd.node, key_, ch.old_ct, ch.new_ct);
         END IF;
     END LOOP;
     DELETE FROM {member} m USING generate_subscripts(me.kids, 1) AS i
