@@ -53,7 +53,10 @@ def wait_for_exit(data_dir: Path) -> None:
     postmaster's death only at its next wait; one still there after EXIT_TIMEOUT is killed too."""
     _, alive = psutil.wait_procs(server_processes(data_dir), timeout=EXIT_TIMEOUT)
     for process in alive:
-        process.kill()
+        try:
+            process.kill()
+        except psutil.NoSuchProcess:
+            pass
     psutil.wait_procs(alive, timeout=EXIT_TIMEOUT)
     assert not server_processes(data_dir), "processes of the killed server would not exit"
 
@@ -69,7 +72,10 @@ def crash(server: EmbeddedServer, everything: bool = False) -> None:
     children = psutil.Process(pid).children(recursive=True) if everything else []
     os.kill(pid, signal.SIGKILL)
     for child in children:
-        child.kill()
+        try:
+            child.kill()
+        except psutil.NoSuchProcess:  # a backend that ended on its own in between (or after the postmaster went)
+            pass
     wait_for_exit(server.data_dir)
     assert not server.status().running
 
