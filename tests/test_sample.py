@@ -362,3 +362,175 @@ def test_select_star_from_the_cli_on_one_table(conn: psycopg.Connection, dsn: st
     rows = conn.execute("SELECT a, b FROM one").fetchall()
     assert len(rows) == 4 and set(rows) <= {(6, "x6"), (7, "x7"), (8, "y"), (9, "x9")}
     assert command.verify("one", target=dsn).ok
+
+
+# --- §4.4: foreign keys (PK-FK pairs as one node) and grouping (rows with equal keys as one entry) ---
+
+FK_SCHEMA = ("CREATE TABLE hd (hd_sk int PRIMARY KEY, band int); CREATE TABLE cust (c_sk int PRIMARY KEY, c_hd int); "
+             "CREATE TABLE sales (s_cust int, s_item int, qty int); CREATE TABLE item (i_sk int PRIMARY KEY, cat int)")
+# sales → cust → hd along primary keys (one node s+c+d); the band joins item on a non-key column.
+FK_QUERY = ("SELECT s.qty, c.c_sk, d.band, i.i_sk FROM sales s JOIN cust c ON s.s_cust = c.c_sk "
+            "JOIN hd d ON c.c_hd = d.hd_sk JOIN item i ON d.band = i.cat")
+
+
+def test_foreign_keys_merge_along_primary_keys_and_explain_says_so(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute(FK_SCHEMA)
+    command.create("fk", FK_QUERY, system="sample", size=3, seed=1, target=dsn)
+    text = "\n".join(command.explain("fk", target=dsn))
+    assert "merged on foreign keys (one node each): s+c+d" in text, text
+    assert "[grouped]" in text, text  # s+c+d has columns beyond its key (band): its entries are groups
+    assert command.status("fk", target=dsn).figures["merged"] == "s+c+d"
+    command.create("nofk", FK_QUERY, system="sample", size=3, seed=1, merge="none", grouping="off", target=dsn)
+    text = "\n".join(command.explain("nofk", target=dsn))
+    assert "merged on foreign keys (one node each): none" in text and "[grouped]" not in text, text
+    # Without a unique key on cust there is nothing to merge cust into: sales keeps its own node.
+    conn.execute("CREATE TABLE cust2 (c_sk int, c_hd int)")
+    command.create("nokey", FK_QUERY.replace("JOIN cust c", "JOIN cust2 c"), system="sample", size=3, target=dsn)
+    assert command.status("nokey", target=dsn).figures["merged"] == "c+d"  # cust2 → hd still merges
+
+
+def test_merged_and_grouped_nodes_stay_uniform_after_every_statement(conn: psycopg.Connection, dsn: str) -> None:
+    """Facts before their dimension rows (the merged node's rows appear when the PK side arrives),
+    groups with feq > 1 padded to f̃eq (all merged rows of a band share their key), deletes and
+    updates of the PK side (many merged rows leave at once), and a dimension update that moves a
+    join value. Results stay distinct (qty differs) so that the sample's rows name them."""
+    conn.execute(FK_SCHEMA)
+    command.create("u", FK_QUERY, system="sample", size=3, seed=3, target=dsn)
+    assert command.status("u", target=dsn).figures["merged"] == "s+c+d"
+    stream = [
+        "INSERT INTO item VALUES (1, 0), (2, 0), (3, 1)",
+        "INSERT INTO sales VALUES (10, 1, 5), (10, 1, 4), (11, 2, 6)",  # no customer yet: no merged row
+        "INSERT INTO hd VALUES (100, 0), (101, 1)",
+        "INSERT INTO cust VALUES (10, 100)",                            # two merged rows, one group (band 0)
+        "INSERT INTO cust VALUES (11, 100), (12, 101)",
+        "INSERT INTO sales VALUES (12, 3, 7), (11, 1, 8), (10, 2, 9)",  # |Q| = 12
+        "DELETE FROM cust WHERE c_sk = 10",                             # three merged rows and their results go
+        "INSERT INTO cust VALUES (10, 101)",                            # they come back in the other band
+        "UPDATE hd SET band = 1 WHERE hd_sk = 100",                     # a whole band moves
+        "INSERT INTO item VALUES (4, 1)",
+        "DELETE FROM sales WHERE qty IN (4, 5)",
+        "INSERT INTO sales VALUES (12, 1, 1), (12, 1, 2), (12, 1, 3)",  # feq 5 in band 1: f̃eq 8
+    ]
+    runs = _replay(conn, "u", ["sales", "cust", "hd", "item"], stream, 1200, seed=13)
+    for step in range(len(stream)):
+        conn.execute("TRUNCATE sales, cust, hd, item")
+        for statement in stream[: step + 1]:
+            conn.execute(statement)
+        results = _join(conn, FK_QUERY)
+        _check_uniform(f"merged/grouped prefix {step + 1} ({stream[step]})", [run[step] for run in runs], results, 3)
+
+
+@pytest.mark.parametrize("merge, grouping", [("auto", "on"), ("auto", "off"), ("none", "on"), ("c+d", "on")])
+def test_random_streams_with_merged_and_grouped_nodes(conn: psycopg.Connection, dsn: str, merge: str, grouping: str) -> None:
+    """Fact and dimension rows in any order, PK-side deletes, updates of keys and of join columns,
+    TRUNCATE of a dimension, rollbacks, COPY: after every statement verify recomputes the index,
+    the groups and each merged node's rows (the join of its atoms' rows), and the sample."""
+    conn.execute(FK_SCHEMA)
+    command.create("m", FK_QUERY, system="sample", size=6, seed=8, merge=merge, grouping=grouping, target=dsn)
+    rng = random.Random(f"{merge}/{grouping}")  # str seeds are hashed with SHA-512: reproducible
+    kinds: Counter[str] = Counter()
+    for step in range(90):
+        roll = rng.random()
+        if roll < 0.3:
+            rows = ", ".join(f"({rng.randrange(8)}, {rng.randrange(6)}, {rng.randrange(3)})" for _ in range(rng.randrange(1, 6)))
+            conn.execute(f"INSERT INTO sales VALUES {rows}")  # duplicates are likely: qty takes 3 values
+            kinds["fact"] += 1
+        elif roll < 0.5:
+            table, values = rng.choice([("cust", f"({rng.randrange(8)}, {rng.randrange(4)})"),
+                                        ("hd", f"({rng.randrange(4)}, {rng.randrange(3)})"),
+                                        ("item", f"({rng.randrange(6)}, {rng.randrange(3)})")])
+            conn.execute(f"INSERT INTO {table} VALUES {values} ON CONFLICT DO NOTHING")
+            kinds["dimension"] += 1
+        elif roll < 0.6:
+            conn.execute(rng.choice(["DELETE FROM cust WHERE c_sk = %s", "DELETE FROM hd WHERE hd_sk = %s",
+                                     "DELETE FROM sales WHERE s_cust = %s", "DELETE FROM item WHERE i_sk = %s"]),
+                         [rng.randrange(8)])
+            kinds["delete"] += 1
+        elif roll < 0.75:
+            conn.execute(rng.choice(["UPDATE cust SET c_hd = (c_hd + 1) %% 4 WHERE c_sk = %s",
+                                     "UPDATE hd SET band = (band + 1) %% 3 WHERE hd_sk = %s %% 4",
+                                     "UPDATE sales SET s_cust = (s_cust + 1) %% 8 WHERE qty = %s %% 3",
+                                     "UPDATE cust SET c_sk = c_sk + 8 WHERE c_sk = %s"]), [rng.randrange(8)])
+            kinds["update"] += 1
+        elif roll < 0.82:
+            with conn.transaction(force_rollback=True):
+                conn.execute("INSERT INTO sales VALUES (1, 1, 1), (2, 2, 2); DELETE FROM cust WHERE c_sk < 3")
+            kinds["rollback"] += 1
+        elif roll < 0.92:
+            with conn.cursor().copy("COPY sales FROM STDIN") as copy:
+                for _ in range(4):
+                    copy.write_row((rng.randrange(8), rng.randrange(6), rng.randrange(3)))
+            kinds["copy"] += 1
+        else:
+            conn.execute(rng.choice(["TRUNCATE cust", "TRUNCATE hd", "TRUNCATE item"]))
+            kinds["truncate"] += 1
+        report = command.verify("m", target=dsn)
+        assert report.ok, (step, [str(f) for f in report.failures])
+        total = conn.execute(f"SELECT count(*) FROM ({FK_QUERY}) q").fetchone()[0]
+        assert command.status("m", target=dsn).figures["join_size"] == total
+    assert all(kinds[k] > 0 for k in ("fact", "dimension", "delete", "update", "rollback", "copy", "truncate")), kinds
+    figures = command.status("m", target=dsn).figures
+    assert figures["merged"] == {"auto": "s+c+d", "none": "none", "c+d": "c+d"}[merge]
+    assert (figures["grouped_nodes"] > 0) == (grouping == "on"), figures
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--merge", "s+zz"], ["--merge", "zz", "alias"]),
+    (["--merge", "s+c;c+d"], ["--merge", "two groups"]),
+    (["--merge", "s+i"], ["--merge", "acyclic"]),
+    (["--grouping", "maybe"], ["--grouping", "on or off"]),
+])
+def test_bad_merge_or_grouping_is_one_line_and_creates_nothing(conn: psycopg.Connection, dsn: str, args: list[str],
+                                                              words: list[str]) -> None:
+    conn.execute(FK_SCHEMA)
+    proc = subprocess.run([sys.executable, "-m", "pgivm.cli", "--dsn", dsn, "create", "bad", "--system", "sample",
+                           "--size", "3", *args, "--sql", FK_QUERY], capture_output=True, text=True, timeout=120, check=False)
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and len(lines) == 1, proc.stderr
+    assert all(w in lines[0] for w in words), lines[0]
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_bad'").fetchone()[0] == 0
+
+
+def test_batches_of_merged_and_grouped_nodes_enumerate_exactly_the_new_results(conn: psycopg.Connection, dsn: str) -> None:
+    """An inserted row of a merged node's atom creates one merged row per partner combination
+    stored, each a batch; Retrieve over every position of those batches (group padding, dummies
+    and all) gives exactly the join results through the new row, each once."""
+    conn.execute(FK_SCHEMA)
+    command.create("e", FK_QUERY, system="sample", size=4, seed=4, target=dsn)
+    units = conn.execute("SELECT count(*) FROM pgivm_e.node WHERE tree = 0").fetchone()[0]
+    rng = random.Random(17)
+    aliases = ["s", "c", "d", "i"]
+    reals_total = 0
+    padded = 0
+    for step in range(80):
+        table = rng.choice(["sales", "sales", "cust", "hd", "item"])
+        values = {"sales": f"({rng.randrange(6)}, {rng.randrange(4)}, {step})", "cust": f"({rng.randrange(6)}, {rng.randrange(4)})",
+                  "hd": f"({rng.randrange(4)}, {rng.randrange(2)})", "item": f"({rng.randrange(8)}, {rng.randrange(2)})"}[table]
+        before = conn.execute("SELECT coalesce(max(rid), 0) FROM pgivm_e.rows").fetchone()[0]
+        if conn.execute(f"INSERT INTO {table} VALUES {values} ON CONFLICT DO NOTHING").rowcount == 0:
+            continue
+        atom = ["sales", "cust", "hd", "item"].index(table)
+        new_atom_rid = conn.execute(f"SELECT max(rid) FROM pgivm_e.a{atom + 1}").fetchone()[0]
+        found = []
+        for rid, unit, kids in conn.execute("SELECT rid, unit, kids FROM pgivm_e.rows WHERE rid > %s ORDER BY rid", [before]).fetchall():
+            root = unit * units + unit
+            exp = conn.execute("SELECT pgivm_e.tuple_exp(children, cedges, %s) FROM pgivm_e.node WHERE node = %s",
+                               [kids, root]).fetchone()[0]
+            if exp is None:
+                continue
+            batch = [r[0] for r in conn.execute("SELECT pgivm_e.retrieve_tuple(%s, %s, z) FROM generate_series(0, %s) z",
+                                                [root, rid, 2**exp - 1])]
+            padded += sum(1 for x in batch if x is None)
+            found += [x for x in batch if x is not None]
+        expected = conn.execute(
+            "SELECT ARRAY[s.rid, c.rid, d.rid, i.rid] FROM pgivm_e.a1 s JOIN pgivm_e.a2 c ON s.s_cust = c.c_sk "
+            "JOIN pgivm_e.a3 d ON c.c_hd = d.hd_sk JOIN pgivm_e.a4 i ON d.band = i.cat "
+            f"WHERE {aliases[atom]}.rid = %s", [new_atom_rid]).fetchall()
+        assert sorted(found) == sorted(r[0] for r in expected), (step, table, values)
+        assert len(set(map(tuple, found))) == len(found)
+        reals_total += len(found)
+        report = command.verify("e", target=dsn)
+        assert report.ok, [str(f) for f in report.failures]
+    total = conn.execute(f"SELECT count(*) FROM ({FK_QUERY}) q").fetchone()[0]
+    assert reals_total == total and total > 50 and padded > 0, (reals_total, total, padded)
+    assert conn.execute("SELECT max(feq) FROM pgivm_e.grp").fetchone()[0] > 2  # groups of several rows were exercised

@@ -8,7 +8,7 @@ its owner could point elsewhere (see "Security model" in the README).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import psycopg
@@ -66,6 +66,8 @@ class ResolvedView:
     base: dict[TableRef, BaseTable]  # as written -> pinned by oid
     attnums: dict[tuple[str, str], int]  # (alias, column) -> attribute number
     output_types: dict[str, str] | None = None  # a conjunctive query's output column -> PostgreSQL's type for it
+    # as written -> the column sets of its unique indexes (primary key first): which joins are PK-FK
+    unique_keys: dict[TableRef, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
 
     def qualified(self, table: TableRef) -> TableRef:
         return self.tables[table]
@@ -199,7 +201,25 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
     outputs = _output_types(conn, query, column_types) if not isinstance(query, TriangleCount) else None
     return ResolvedView(query=query, tables=tables, variable_types=variable_types, column_types=column_types,
-                        base=base, attnums=attnums, output_types=outputs)
+                        base=base, attnums=attnums, output_types=outputs,
+                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()})
+
+
+_UNIQUE_KEYS = """
+SELECT array_agg(a.attname::text ORDER BY k.i)
+  FROM pg_catalog.pg_index x
+  CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, i)
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
+ WHERE x.indrelid = %s AND x.indisunique AND x.indpred IS NULL AND x.indexprs IS NULL
+ GROUP BY x.indexrelid, x.indisprimary
+ ORDER BY x.indisprimary DESC, x.indexrelid
+"""
+
+
+def unique_keys(conn: psycopg.Connection, oid: int) -> tuple[tuple[str, ...], ...]:
+    """The column sets on which the table's rows are unique (plain unique indexes, primary key
+    first): a join on all columns of one of them matches at most one row of this table."""
+    return tuple(tuple(row[0]) for row in conn.execute(_UNIQUE_KEYS, [oid]).fetchall())
 
 
 def _columns_of(expr: Any) -> list[Any]:

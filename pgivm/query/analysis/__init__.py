@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from pgivm.query.analysis.acyclicity import JoinTree, join_tree
+from pgivm.query.analysis.acyclicity import JoinTree, gyo, join_tree
 from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
 from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
 from pgivm.query.cq import ConjunctiveQuery
@@ -64,6 +64,7 @@ __all__ = [
     "as_triangle",
     "cycle",
     "hypergraph",
+    "gyo",
     "join_tree",
     "path",
     "require_connected",

@@ -13,7 +13,7 @@ deterministic, and among equal candidates the root is the first atom written.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pgivm.query.analysis.hypergraph import hypergraph
@@ -55,8 +55,13 @@ class JoinTree:
 
 def join_tree(cq: ConjunctiveQuery) -> JoinTree | None:
     """The GYO join tree of the query, or None when the query is cyclic."""
-    graph = hypergraph(cq)
-    remaining = {edge.alias: set(edge.variables) for edge in graph.edges}
+    return gyo([(edge.alias, edge.variables) for edge in hypergraph(cq).edges])
+
+
+def gyo(edges: Sequence[tuple[str, Iterable[str]]]) -> JoinTree | None:
+    """GYO over any named hyperedges (atoms, or groups of atoms merged into one), in the order
+    given; None when they form a cycle."""
+    remaining = {alias: set(variables) for alias, variables in edges}
     parent: dict[str, str] = {}
     roots: list[str] = []
     order: list[str] = []
@@ -79,7 +84,7 @@ def join_tree(cq: ConjunctiveQuery) -> JoinTree | None:
         if not removed:
             return None  # no ear left: the remaining atoms form a cycle
         order += removed
-    nodes = tuple(e.alias for e in graph.edges)
+    nodes = tuple(alias for alias, _ in edges)
     roots.sort(key=nodes.index)
     return JoinTree(nodes=nodes, roots=tuple(roots), parent=parent, order=tuple(order))
 

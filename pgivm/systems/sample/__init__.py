@@ -38,7 +38,7 @@ from pgivm.systems.common import (
     shape_of,
     state_schema_for,
 )
-from pgivm.systems.sample.layout import Layout, layout
+from pgivm.systems.sample.layout import Layout, foreign_key_units, layout, parse_merges
 
 NAME = "sample"
 
@@ -50,6 +50,23 @@ def _positive(value: int) -> str | None:
 SIZE = Option("size", int, None, "the sample size K: the view keeps min(K, |join|) distinct join results", _positive)
 SEED = Option("seed", int, None, "seed of the view's random stream (default: drawn at create); the same seed and "
               "the same statements give the same sample")
+def _on_off(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("on", "true", "yes", "1"):
+        return True
+    if text in ("off", "false", "no", "0"):
+        return False
+    raise ValueError(value)
+
+
+_on_off.__name__ = "on or off"
+MERGE = Option("merge", str, "auto", "foreign-key merging (§4.4): auto (default) merges a table joined on all columns of "
+               "a unique key (a primary key) into the table that references it; none; or the groups to merge, "
+               "written with aliases as a+b;c+d")
+GROUPING = Option("grouping", _on_off, True, "grouping (§4.4): rows of a node with equal join keys are kept as one "
+                  "entry with a padded frequency (on, the default, or off)")
 FRESH_SEED = Option("seed", int, 0, "seed of the draws (default 0: a new seed each time, printed)")
 FRESH = Option("fresh", int, None, "draw this many independent uniform results of the current join, with replacement",
                _positive)
@@ -74,18 +91,54 @@ def _cyclic(cq: ConjunctiveQuery) -> bool:
 
 # --- names -------------------------------------------------------------------------------------------
 
-_TABLES = ("state", "node", "rows", "member", "cnt", "bucket", "bsize", "sample")
+_TABLES = ("state", "node", "rows", "part", "grp", "gmem", "member", "cnt", "bucket", "bsize", "sample")
 _FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "cnt_add", "bucket_add", "bucket_remove", "tuple_exp",
-              "propagate", "row_add", "index_insert", "index_delete", "retrieve_key", "retrieve_tuple", "skip", "pred",
-              "reservoir_batch", "repair", "forget", "fresh", "apply_pending", "restart")
+              "propagate", "row_add", "entry_move", "index_insert", "index_delete", "retrieve_key", "retrieve_tuple",
+              "skip", "pred", "reservoir_batch", "repair", "forget", "fresh", "apply_pending", "restart")
 
 
 def _objects(names: Names, shape: Layout) -> dict[str, sql.Composable]:
     objects: dict[str, sql.Composable] = {n: names(n) for n in (*_TABLES, *_FUNCTIONS)}
     objects["rid_seq"] = names("rid_seq")
+    objects["rid_seq_text"] = sql.Literal(f"{names.schema}.rid_seq")
     objects["kid_seq"] = names("kid_seq")
     objects["atoms"] = sql.Literal(shape.atoms)
+    objects["units"] = sql.Literal(len(shape.units))
     return objects
+
+
+def shape_for(view: ResolvedView, params: dict[str, Any]) -> Layout:
+    """The view's units and trees. ``merge`` "auto" asks the tables' unique keys (at create; the
+    catalog then records the groups chosen, so later reinstalls build the same trees whatever
+    keys the tables have by then)."""
+    cq: ConjunctiveQuery = view.query
+    grouping = bool(params.get("grouping", False))
+    merge = str(params.get("merge") or "none").strip()
+    if merge == "auto":
+        shape = layout(cq, foreign_key_units(cq, view.unique_keys), grouping) or layout(cq, None, grouping)
+    elif merge == "none":
+        shape = layout(cq, None, grouping)
+    else:
+        shape = layout(cq, parse_merges(cq, merge), grouping)
+        if shape is None:
+            raise PgivmError(f"--merge {merge}: the groups do not leave an acyclic join of connected groups",
+                             "merge only tables that join each other, and keep the query acyclic; or --merge auto")
+    assert shape is not None  # accepts() saw an acyclic, connected query
+    return shape
+
+
+def _stored_shape(conn: psycopg.Connection, name: str, cq: ConjunctiveQuery) -> Layout:
+    """The trees an installed view was built with (its catalog parameters name its merged groups)."""
+    from pgivm.catalog import views as catalog
+
+    params = dict(catalog.get(conn, name).params)
+    merge = str(params.get("merge") or "none")
+    shape = layout(cq, None if merge in ("none", "auto") else parse_merges(cq, merge), bool(params.get("grouping")))
+    assert shape is not None
+    return shape
+
+
+
 
 
 def _atom_name(i: int) -> str:
@@ -180,11 +233,11 @@ def _state_ddl(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Comp
             t=names(f"dict_{edge.number}"), seq=sql.Literal(f"{names.schema}.kid_seq"), cols=sql.SQL(", ").join(cols),
             keys=sql.SQL(", ").join(_q(f"k{j}") for j in range(len(edge.key))),
             c=sql.Literal(f"join-tree edge {edge.number} on ({', '.join(edge.key)}): each key value's number (kid)")))
-    rows = [sql.SQL("({}, {}, {}, {}, {}, {}, {}, {})").format(
-        sql.Literal(n.node), sql.Literal(n.tree), sql.Literal(n.atom), sql.Literal(n.parent), sql.Literal(n.pedge),
+    rows = [sql.SQL("({}, {}, {}, {}, {}, {}, {}, {}, {})").format(
+        sql.Literal(n.node), sql.Literal(n.tree), sql.Literal(n.unit), sql.Literal(n.parent), sql.Literal(n.pedge),
         sql.SQL("ARRAY[{}]::int[]").format(sql.SQL(", ").join(sql.Literal(c) for c in n.children)),
         sql.SQL("ARRAY[{}]::int[]").format(sql.SQL(", ").join(sql.Literal(c) for c in n.cedges)),
-        sql.Literal(n.bucketed)) for n in shape.nodes]
+        sql.Literal(n.bucketed), sql.Literal(n.grouped)) for n in shape.nodes]
     out.append(sql.SQL("INSERT INTO {} VALUES {}").format(names("node"), sql.SQL(", ").join(rows)))
     return out
 
@@ -225,9 +278,52 @@ def _pred_function(view: ResolvedView, names: Names) -> sql.Composable:
                    "SET search_path = pg_catalog, pg_temp AS $pgivm$ {body} $pgivm$").format(f=names("pred"), body=body)
 
 
+def _unit_rows_query(view: ResolvedView, names: Names, shape: Layout, atom: int) -> sql.Composable:
+    """In a merged unit, for a new row r of ``atom``: the stored rows of the unit's other atoms that
+    join it (``rid_<a>`` each, in rid order) and the unit row's key values (``key_<j>``, for the
+    unit's edge variables in sorted order)."""
+    cq: ConjunctiveQuery = view.query
+    unit = shape.unit_of(atom)
+    others = [a for a in unit.atoms if a != atom]
+    value: dict[str, sql.Composable] = {}
+    for col, variable in zip(cq.atoms[atom].columns, cq.atoms[atom].variables):
+        value.setdefault(variable, sql.SQL("r.{}").format(_q(col)))
+    conditions = _unit_conditions(cq, tuple(others), value)
+    return sql.SQL("SELECT {items} FROM {tables} WHERE {cond} ORDER BY {order}").format(
+        items=sql.SQL(", ").join(
+            [sql.SQL("{}.rid AS {}").format(_q(cq.atoms[a].alias), _q(f"rid_{a}")) for a in others]
+            + [sql.SQL("{} AS {}").format(value[v], _q(f"key_{j}")) for j, v in enumerate(_unit_keys(shape, unit.number))]),
+        tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(cq.atoms[a].alias)) for a in others),
+        cond=sql.SQL(" AND ").join(conditions or [sql.SQL("true")]),
+        order=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(cq.atoms[a].alias)) for a in others))
+
+
+def _unit_conditions(cq: ConjunctiveQuery, atoms: tuple[int, ...],
+                     first: dict[str, sql.Composable] | None = None) -> list[sql.Composable]:
+    """The equalities that join a unit's atoms: each variable's columns equal to its first one (or
+    to the value ``first`` gives it; ``first`` learns the variables it did not know)."""
+    first = {} if first is None else first
+    out: list[sql.Composable] = []
+    for a in atoms:
+        for col, variable in zip(cq.atoms[a].columns, cq.atoms[a].variables):
+            mine = sql.SQL("{}.{}").format(_q(cq.atoms[a].alias), _q(col))
+            if variable in first:
+                out.append(sql.SQL("{} = {}").format(mine, first[variable]))
+            else:
+                first[variable] = mine
+    return out
+
+
+def _unit_keys(shape: Layout, unit: int) -> list[str]:
+    """The join variables on the unit's edges, sorted."""
+    return sorted({v for e in shape.edges_of(unit) for v in e.key})
+
+
 def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Composable:
     """Every atom's net change of the statement: deletes of all atoms first (and one repair of the
-    sample), then the inserts row by row, each an index update and a batch of the reservoir."""
+    sample), then the inserts row by row: each new row of an atom is a logical insert, its unit's
+    new rows (one, or, in a merged unit, one per partner combination stored) an index update and a
+    batch of the reservoir each."""
     cq: ConjunctiveQuery = view.query
     o = _objects(names, shape)
     deletes: list[sql.Composable] = []
@@ -236,53 +332,87 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
     for i, atom in enumerate(cq.atoms):
         k = _atom_name(i)
         cap = capture_atom(view, i)
+        unit = shape.unit_of(i)
+        merged = len(unit.atoms) > 1
         match = sql.SQL(" AND ").join(
             sql.SQL("{c} = r.{c}" if c.key else "{c} IS NOT DISTINCT FROM r.{c}").format(c=_q(c.name)) for c in cap.columns)
+        if merged:
+            leave = sql.SQL(
+                "            FOR unit_rid IN SELECT rid FROM {part} WHERE arid = victim ORDER BY rid LOOP\n"
+                "                moved := moved + {index_delete}(unit_rid);\n"
+                "            END LOOP;\n").format(part=o["part"], index_delete=o["index_delete"])
+        else:
+            leave = sql.SQL("            moved := moved + {index_delete}(victim);\n").format(index_delete=o["index_delete"])
         deletes.append(sql.SQL(
             "    FOR r IN SELECT * FROM {delta} WHERE mult < 0 LOOP\n"
             "        FOR victim IN SELECT rid FROM {atom} WHERE {match} ORDER BY rid DESC LIMIT -r.mult LOOP\n"
-            "            PERFORM {index_delete}(victim);\n"
+            "{leave}"
             "            PERFORM {forget}(victim);\n"
             "            DELETE FROM {atom} WHERE rid = victim;\n"
             "            gone := gone + 1;\n"
             "        END LOOP;\n"
             "    END LOOP;").format(delta=names(f"{k}_delta"), atom=names(k), match=match or sql.SQL("true"),
-                                    index_delete=o["index_delete"], forget=o["forget"]))
+                                    leave=leave, forget=o["forget"]))
+        unit_keys = _unit_keys(shape, unit.number)
         kids = []
         for edge in shape.edges:
-            if i in edge.atoms:
-                args = sql.SQL(", ").join(sql.SQL("r.{}").format(_q(_key_column(atom.columns, atom.variables, v)))
-                                          for v in edge.key)
+            if unit.number in edge.units:
+                args = sql.SQL(", ").join(
+                    sql.SQL("u.{}").format(_q(f"key_{unit_keys.index(v)}")) if merged
+                    else sql.SQL("r.{}").format(_q(_key_column(atom.columns, atom.variables, v))) for v in edge.key)
                 kids.append(sql.SQL("{}({})").format(names(f"kid_{edge.number}"), args))
             else:
                 kids.append(sql.SQL("NULL"))
+        parts = [sql.SQL("NULL") for _ in cq.atoms]
         filters = _atom_filters(view, i, "d")
+        if merged:
+            for a in unit.atoms:
+                parts[a] = sql.SQL("new_rid") if a == i else sql.SQL("u.{}").format(_q(f"rid_{a}"))
+            body = sql.SQL(
+                "            FOR u IN {query} LOOP\n"
+                "                unit_rid := nextval({seq});\n"
+                "                kids := ARRAY[{kids}]::bigint[];\n"
+                "                PERFORM {row_add}({unit}, unit_rid, kids, ARRAY[{parts}]::bigint[]);\n"
+                "                INSERT INTO {part} SELECT p, unit_rid FROM unnest(ARRAY[{parts}]::bigint[]) AS p WHERE p IS NOT NULL;\n"
+                "                moved := moved + {index_insert}({unit}, unit_rid, kids);\n"
+                "                PERFORM {reservoir_batch}({unit}, unit_rid, kids);\n"
+                "            END LOOP;\n").format(
+                query=_unit_rows_query(view, names, shape, i),
+                seq=sql.Literal(f"{names.schema}.rid_seq"), kids=sql.SQL(", ").join(kids), row_add=o["row_add"],
+                unit=sql.Literal(unit.number), parts=sql.SQL(", ").join(parts), part=o["part"],
+                index_insert=o["index_insert"], reservoir_batch=o["reservoir_batch"])
+        else:
+            parts[i] = sql.SQL("new_rid")
+            body = sql.SQL(
+                "            kids := ARRAY[{kids}]::bigint[];\n"
+                "            PERFORM {row_add}({unit}, new_rid, kids, ARRAY[{parts}]::bigint[]);\n"
+                "            moved := moved + {index_insert}({unit}, new_rid, kids);\n"
+                "            PERFORM {reservoir_batch}({unit}, new_rid, kids);\n").format(
+                kids=sql.SQL(", ").join(kids), row_add=o["row_add"], unit=sql.Literal(unit.number),
+                parts=sql.SQL(", ").join(parts), index_insert=o["index_insert"], reservoir_batch=o["reservoir_batch"])
         inserts.append(sql.SQL(
             "    FOR r IN SELECT * FROM {delta} AS d WHERE mult > 0{filters} ORDER BY {order} LOOP\n"
             "        FOR i IN 1..r.mult LOOP\n"
             "            new_rid := nextval({seq});\n"
             "            INSERT INTO {atom} VALUES (new_rid{sep}{values});\n"
-            "            kids := ARRAY[{kids}]::bigint[];\n"
-            "            PERFORM {row_add}({n}, new_rid, kids);\n"
-            "            PERFORM {index_insert}({n}, new_rid, kids);\n"
-            "            PERFORM {reservoir_batch}({n}, new_rid, kids);\n"
+            "{body}"
             "        END LOOP;\n"
             "    END LOOP;").format(
             delta=names(f"{k}_delta"), filters=sql.SQL("").join(sql.SQL(" AND {}").format(f) for f in filters),
             order=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cap.columns))] or [sql.SQL("mult")]),  # type: ignore[arg-type]
             seq=sql.Literal(f"{names.schema}.rid_seq"), atom=names(k),
             sep=sql.SQL(", ") if cap.columns else sql.SQL(""),
-            values=sql.SQL(", ").join(sql.SQL("r.{}").format(_q(c.name)) for c in cap.columns),
-            kids=sql.SQL(", ").join(kids), n=sql.Literal(i), index_insert=o["index_insert"], row_add=o["row_add"],
-            reservoir_batch=o["reservoir_batch"]))
+            values=sql.SQL(", ").join(sql.SQL("r.{}").format(_q(c.name)) for c in cap.columns), body=body))
         clears.append(sql.SQL("    DELETE FROM {};").format(names(f"{k}_delta")))
     return sql.SQL(
         "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
-        "DECLARE\n    r record;\n    victim bigint;\n    gone bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n"
-        "    i bigint;\nBEGIN\n{deletes}\n    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n{inserts}\n{clears}\n"
+        "DECLARE\n    r record;\n    u record;\n    victim bigint;\n    unit_rid bigint;\n    gone bigint := 0;\n"
+        "    moved bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n    i bigint;\nBEGIN\n{deletes}\n"
+        "    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n{inserts}\n{clears}\n"
+        "    UPDATE {state} SET moves = moves + moved WHERE singleton;\n"
         "END;\n$pgivm$; COMMENT ON FUNCTION {f}() IS {comment}").format(
         f=o["apply_pending"], deletes=sql.SQL("\n").join(deletes), repair=o["repair"],
-        inserts=sql.SQL("\n").join(inserts), clears=sql.SQL("\n").join(clears),
+        inserts=sql.SQL("\n").join(inserts), clears=sql.SQL("\n").join(clears), state=o["state"],
         comment=sql.Literal("the statement's net change of every atom: deletes (and one repair), then inserts"))
 
 
@@ -302,15 +432,17 @@ def _per_atom_functions(view: ResolvedView, names: Names, shape: Layout) -> list
             "AS $pgivm$ {body} $pgivm$").format(f=names(f"apply_batch_{k}"), body=body))
         out.append(sql.SQL(
             "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
-            "AS $pgivm$ DELETE FROM {atom}; DELETE FROM {rows} WHERE atom = {n} $pgivm$").format(
-            f=names(f"clear_{k}"), atom=names(k), rows=names("rows"), n=sql.Literal(i)))
+            "AS $pgivm$ DELETE FROM {atom}; DELETE FROM {part} WHERE rid IN (SELECT rid FROM {rows} WHERE unit = {u}); "
+            "DELETE FROM {rows} WHERE unit = {u} $pgivm$").format(
+            f=names(f"clear_{k}"), atom=names(k), part=names("part"), rows=names("rows"),
+            u=sql.Literal(shape.unit_of(i).number)))
     return out
 
 
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
     cq: ConjunctiveQuery = view.query
-    shape = layout(cq)
-    assert shape is not None
+    shape = shape_for(view, params)
+    params["merge"] = shape.merges  # "auto" resolved once: the catalog keeps the groups chosen
     size = params.get("size")
     if size is None:
         raise PgivmError("a sample view needs its size: --size K", "e.g. pgivm create NAME --strategy sample --size 1000 --sql ...")
@@ -397,8 +529,11 @@ def _state(conn: psycopg.Connection, name: str) -> dict[str, Any]:
 
 
 def join_size_query(names: Names, shape: Layout) -> sql.Composable:
-    """|Q| exactly, bottom-up over tree 0 (Yannakakis' counting pass over the stored rows): O(N),
-    without the conditions across tables."""
+    """|Q| exactly, bottom-up over tree 0 (Yannakakis' counting pass over the stored unit rows):
+    O(N), without the conditions across tables. The index itself keeps only padded counts: an
+    exact count under single-row inserts costs Ω(√N) per insert for a non-hierarchical join such
+    as line-3 (Berkholz, Keppeler, Schweikardt, PODS 2017, under the OMv conjecture), which is
+    what the paper's rounding avoids."""
     by_id = {n.node: n for n in shape.nodes}
 
     def counted(node_id: int) -> sql.Composable:
@@ -411,9 +546,9 @@ def join_size_query(names: Names, shape: Layout) -> sql.Composable:
                 q=counted(child), a=alias, e=sql.Literal(edge + 1)))
             product.append(sql.SQL("{}.n").format(alias))
         key = sql.SQL("r.kids[{}]").format(sql.Literal(node.pedge + 1)) if node.pedge is not None else sql.SQL("0")
-        return sql.SQL("SELECT {key} AS kid, sum({product}) AS n FROM {rows} AS r {joins} WHERE r.atom = {atom} "
+        return sql.SQL("SELECT {key} AS kid, sum({product}) AS n FROM {rows} AS r {joins} WHERE r.unit = {unit} "
                        "GROUP BY 1").format(key=key, product=sql.SQL(" * ").join(product), rows=names("rows"),
-                                            joins=sql.SQL(" ").join(joins), atom=sql.Literal(node.atom))
+                                            joins=sql.SQL(" ").join(joins), unit=sql.Literal(node.unit))
 
     return sql.SQL("SELECT coalesce(sum(n), 0) FROM ({}) AS total").format(counted(0))
 
@@ -423,21 +558,24 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
 
     record = catalog.get(conn, name)
     cq: ConjunctiveQuery = record.query
-    shape = layout(cq)
-    assert shape is not None
+    shape = _stored_shape(conn, name, cq)
     names = Names.of(name)
     st = _state(conn, name)
     join_size = conn.execute(join_size_query(names, shape)).fetchone()[0]  # type: ignore[index]
     sizes = {t: conn.execute(sql.SQL("SELECT count(*) FROM {}").format(names(t))).fetchone()[0]  # type: ignore[index]
-             for t in ("rows", "member", "cnt", "bucket", "bsize")}
+             for t in ("rows", "part", "grp", "gmem", "member", "cnt", "bucket", "bsize")}
     bound = conn.execute(sql.SQL("SELECT 2::numeric ^ ct FROM {} WHERE node = 0 AND kid = 0").format(
         names("cnt"))).fetchone()
     figures = {"k": st["k"], "sampled": st["filled"], "join_size": int(join_size),
                "replacements": st["replacements"], "batches": st["batches"], "positions_retrieved": st["retrieved"],
-               "refilled": st["refilled"], "index_rows": sum(sizes.values()), "seed": st["seed"],
-               "updates_applied": st["updates_applied"]}
-    labels = {"join_size": "|Q| (join size" + (", before the conditions across tables)" if cq.predicates else ")"),
-              "positions_retrieved": "positions retrieved", "index_rows": "index rows"}
+               "refilled": st["refilled"], "moves": st["moves"], "index_rows": sum(sizes.values()),
+               "merged": shape.merges, "grouped_nodes": sum(n.grouped for n in shape.nodes), "groups": sizes["grp"],
+               "seed": st["seed"], "updates_applied": st["updates_applied"]}
+    labels = {"join_size": "|Q| (join size, counted over the stored rows"
+                           + (", before the conditions across tables)" if cq.predicates else ")"),
+              "positions_retrieved": "positions retrieved", "index_rows": "index rows",
+              "moves": "index entries moved (Alg. 7 lines 9-11)", "merged": "merged on foreign keys",
+              "grouped_nodes": "grouped nodes"}
     section = Section("index", ["table", "rows"], [[t, n] for t, n in sizes.items()]
                       + [["J0 positions (c̃nt at tree 0's root)", int(bound[0]) if bound else 0]])
     return SystemStatus(figures, [section], labels, headline=("k", "sampled", "join_size"))
@@ -452,11 +590,23 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     from pgivm.systems.common import checks
 
     cq: ConjunctiveQuery = view.query
-    shape = layout(cq)
-    assert shape is not None
+    shape = _stored_shape(conn, name, cq)
     names = Names.of(name)
     objects = _objects(names, shape)
     failures = run_checks(conn, checks(__name__, _CHECKS, objects))
+    # A unit's rows are exactly the join of its atoms' stored rows (each combination once; for a
+    # one-atom unit, its atom's rows).
+    for unit in shape.units:
+        joined = sql.SQL("SELECT ARRAY[{parts}]::bigint[] AS parts FROM {tables} WHERE {cond}").format(
+            parts=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(cq.atoms[a].alias)) if a in unit.atoms else sql.SQL("NULL")
+                                     for a in range(len(cq.atoms))),
+            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(cq.atoms[a].alias))
+                                      for a in unit.atoms),
+            cond=sql.SQL(" AND ").join(_unit_conditions(cq, unit.atoms) or [sql.SQL("true")]))
+        stored = sql.SQL("SELECT parts FROM {} WHERE unit = {}").format(names("rows"), sql.Literal(unit.number))
+        diff = conn.execute(sql.SQL("({s} EXCEPT ALL {j}) UNION ALL ({j} EXCEPT ALL {s})").format(s=stored, j=joined)).fetchall()
+        if diff:
+            failures.append(CheckFailure(f"unit_{unit.number}.rows_are_the_join_of_its_atoms", [tuple(r) for r in diff[:5]]))
     for i, atom in enumerate(cq.atoms):
         cap = capture_atom(view, i)
         base = view.base_of(atom.table)
@@ -493,13 +643,16 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
 
 
 def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:
-    shape = layout(view.query)
-    assert shape is not None
-    lines = [f"join tree edges: " + "; ".join(
-        f"{shape.aliases[e.atoms[0]]} - {shape.aliases[e.atoms[1]]} on ({', '.join(e.key)})" for e in shape.edges)]
-    for root in range(shape.atoms):
-        lines.append(f"tree rooted at {shape.aliases[root]} (batches of rows inserted into it"
-                     + ("; its root's buckets are J0, the whole join" if root == 0 else "") + "):")
+    shape = _stored_shape(conn, name, view.query)
+    merged = [shape.label(u.number) for u in shape.units if len(u.atoms) > 1]
+    lines = ["merged on foreign keys (one node each): " + ("; ".join(merged) if merged else "none"),
+             "grouped nodes (rows with equal keys as one entry): "
+             + (str(sum(n.grouped for n in shape.nodes)) if params.get("grouping") else "grouping off"),
+             "join tree edges: " + ("; ".join(f"{shape.label(e.units[0])} - {shape.label(e.units[1])} on "
+                                             f"({', '.join(e.key)})" for e in shape.edges) or "none")]
+    for root in range(len(shape.units)):
+        lines.append(f"tree rooted at {shape.label(root)} (batches of rows inserted into it"
+                     + ("; its root's entries are J0, the whole join" if root == 0 else "") + "):")
         lines += ["  " + line for line in shape.tree_lines(root)]
     return lines
 
@@ -549,6 +702,6 @@ SYSTEM = FunctionSystem(
     name=NAME,
     summary="reservoir sampling over joins: a uniform sample of K results of an acyclic join, kept current",
     accepts=accepts, model=lambda cq: cq, plan=plan, capture_triggers=capture_triggers,
-    status=status, verify=verify, options=(SIZE, SEED), actions=(SAMPLE,), explain=explain_lines,
+    status=status, verify=verify, options=(SIZE, SEED, MERGE, GROUPING), actions=(SAMPLE,), explain=explain_lines,
     compare_result=compare_result,
 )

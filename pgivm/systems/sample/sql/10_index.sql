@@ -1,5 +1,5 @@
--- The dynamic index of §4 (Algorithms 7 and 9) over the tables of 00_state.sql, written once for
--- every query: nodes, edges and keys are numbers. Deletes (which the paper leaves out) use the
+-- The dynamic index of §4 (Algorithms 7 and 9, and 10 and 11 with grouping) over the tables of
+-- 00_state.sql, written once for every query: nodes, edges and keys are numbers. Deletes (which the paper leaves out) use the
 -- same moves with the sign reversed; c̃nt then shrinks only when cnt falls to a quarter of it, so
 -- a count wobbling around a power of two does not cascade on every update (cnt <= c̃nt < 4 cnt:
 -- every key batch stays at least 1/4 real instead of 1/2).
@@ -76,7 +76,7 @@ BEGIN
 END;
 $pgivm$;
 
-CREATE FUNCTION {bucket_add}(node_ int, kid_ bigint, exp_ int, rid_ bigint) RETURNS bigint
+CREATE FUNCTION {bucket_add}(node_ int, kid_ bigint, exp_ int, eid_ bigint) RETURNS bigint
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     p bigint;
@@ -86,13 +86,13 @@ BEGIN
         INSERT INTO {bsize} VALUES (node_, kid_, exp_, 1);
         p := 0;
     END IF;
-    INSERT INTO {bucket} VALUES (node_, kid_, exp_, p, rid_);
+    INSERT INTO {bucket} VALUES (node_, kid_, exp_, p, eid_);
     RETURN p;
 END;
 $pgivm$;
 
--- Take the row at pos out of its bucket: the bucket's last row moves into the hole.
-CREATE FUNCTION {bucket_remove}(node_ int, kid_ bigint, exp_ int, pos_ bigint, rid_ bigint) RETURNS void
+-- Take the entry at pos out of its bucket: the bucket's last entry moves into the hole.
+CREATE FUNCTION {bucket_remove}(node_ int, kid_ bigint, exp_ int, pos_ bigint) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     last bigint;
@@ -108,8 +108,8 @@ BEGIN
 END;
 $pgivm$;
 
--- log2 of ∏ c̃nt[child, key] over the node's children for a row with these kids; NULL when a
--- child has no match (the product is 0: such a row is in no bucket). A leaf's product is 1.
+-- log2 of ∏ c̃nt[child, key] over the node's children for keys kids; NULL when a child has no
+-- match (the product is 0: such an entry is in no bucket). A leaf's product is 1.
 CREATE FUNCTION {tuple_exp}(children int[], cedges int[], kids bigint[]) RETURNS int
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
@@ -128,13 +128,14 @@ BEGIN
 END;
 $pgivm$;
 
--- Algorithm 7's lines 8-11: c̃nt of (node_, kid_) changed from 2^old_ct to 2^new_ct, so every
--- parent row under that key has a new product: move it to its new bucket and pass the change of
--- its own key's count upwards. Stops under a root (nothing is bucketed there), except tree 0's
--- root, whose virtual parent holds no rows. The common case, a row that stays weighted, shifts
--- its exp by new_ct - old_ct and moves in place (no product recomputed); a row that gains or loses
--- its weight (a count from or to 0) goes the long way.
-CREATE FUNCTION {propagate}(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS void
+-- Algorithm 7's lines 8-11 (Algorithm 10's with grouping): c̃nt of (node_, kid_) changed from
+-- 2^old_ct to 2^new_ct, so every parent entry under that key (a row, or a group at a grouped
+-- node) has a new weight: move it to its new bucket and pass the change of its own key's count
+-- upwards. Stops under a root (nothing is bucketed there), except tree 0's root, whose virtual
+-- parent holds no entries. The common case, an entry that stays weighted, shifts its exp by
+-- new_ct - old_ct and moves in place; one that gains or loses its weight (a count from or to 0)
+-- goes the long way. Returns the number of entries moved.
+CREATE FUNCTION {propagate}(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS bigint
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     me record;
@@ -150,20 +151,25 @@ DECLARE
     pct int;
     nct int;
     ch record;
+    moved bigint := 0;
 BEGIN
     SELECT * INTO me FROM {node} WHERE node = node_;
     IF me.parent IS NULL THEN
-        RETURN;
+        RETURN 0;
     END IF;
     SELECT * INTO p FROM {node} WHERE node = me.parent;
     IF NOT p.bucketed THEN
-        RETURN;
+        RETURN 0;
     END IF;
-    FOR r IN SELECT m.rid, x.kids FROM {member} m JOIN {rows} x ON x.rid = m.rid
-              WHERE m.edge = me.pedge AND m.atom = p.atom AND m.kid = kid_ LOOP
+    FOR r IN SELECT m.eid, coalesce(g.kids, x.kids) AS kids, coalesce(g.fct, 0) AS fct
+               FROM {member} m
+               LEFT JOIN {grp} g ON p.grouped AND g.gid = m.eid
+               LEFT JOIN {rows} x ON NOT p.grouped AND x.rid = m.eid
+              WHERE m.edge = me.pedge AND m.unit = p.unit AND m.kid = kid_ LOOP
         pkey := CASE WHEN p.pedge IS NULL THEN 0 ELSE r.kids[p.pedge + 1] END;
-        -- read now, not with the loop's rows: an earlier move may have filled a hole with this row
-        SELECT exp, pos INTO old_e, old_pos FROM {bucket} WHERE node = p.node AND rid = r.rid;
+        -- read now, not with the loop's rows: an earlier move may have filled a hole with this entry
+        SELECT exp, pos INTO old_e, old_pos FROM {bucket} WHERE node = p.node AND eid = r.eid;
+        moved := moved + 1;
         IF old_e IS NOT NULL AND old_ct IS NOT NULL AND new_ct IS NOT NULL THEN
             new_e := old_e + new_ct - old_ct;
             UPDATE {bsize} SET size = size + 1 WHERE node = p.node AND kid = pkey AND exp = new_e RETURNING size - 1 INTO new_pos;
@@ -171,7 +177,7 @@ BEGIN
                 INSERT INTO {bsize} VALUES (p.node, pkey, new_e, 1);
                 new_pos := 0;
             END IF;
-            UPDATE {bucket} SET exp = new_e, pos = new_pos WHERE node = p.node AND rid = r.rid;
+            UPDATE {bucket} SET exp = new_e, pos = new_pos WHERE node = p.node AND eid = r.eid;
             UPDATE {bsize} SET size = size - 1 WHERE node = p.node AND kid = pkey AND exp = old_e RETURNING size INTO last;
             IF last = 0 THEN
                 DELETE FROM {bsize} WHERE node = p.node AND kid = pkey AND exp = old_e;
@@ -183,96 +189,201 @@ BEGIN
             IF c > 2::numeric ^ pct OR 4 * c <= 2::numeric ^ pct THEN
                 nct := {ceil_log2}(c);
                 UPDATE {cnt} SET ct = nct WHERE node = p.node AND kid = pkey;
-                PERFORM {propagate}(p.node, pkey, pct, nct);
+                moved := moved + {propagate}(p.node, pkey, pct, nct);
             END IF;
             CONTINUE;
         END IF;
-        new_e := {tuple_exp}(p.children, p.cedges, r.kids);
+        new_e := {tuple_exp}(p.children, p.cedges, r.kids) + r.fct;
         IF new_e IS NOT DISTINCT FROM old_e THEN
+            moved := moved - 1;
             CONTINUE;
         END IF;
         IF old_e IS NOT NULL THEN
-            PERFORM {bucket_remove}(p.node, pkey, old_e, old_pos, r.rid);
+            PERFORM {bucket_remove}(p.node, pkey, old_e, old_pos);
         END IF;
         IF new_e IS NOT NULL THEN
-            PERFORM {bucket_add}(p.node, pkey, new_e, r.rid);
+            PERFORM {bucket_add}(p.node, pkey, new_e, r.eid);
         END IF;
         SELECT * INTO ch FROM {cnt_add}(p.node, pkey,
             coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
         IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(p.node, pkey, ch.old_ct, ch.new_ct);
+            moved := moved + {propagate}(p.node, pkey, ch.old_ct, ch.new_ct);
         END IF;
     END LOOP;
+    RETURN moved;
 END;
 $pgivm$;
 
--- A row joins its atom: its keys, and the lists R_e ⋉ kid it is in.
-CREATE FUNCTION {row_add}(atom_ int, rid_ bigint, kids bigint[]) RETURNS void
+-- A unit row joins its unit (the index is told by index_insert).
+CREATE FUNCTION {row_add}(unit_ int, rid_ bigint, kids bigint[], parts bigint[]) RETURNS void
 LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $pgivm$
-    INSERT INTO {rows} VALUES (rid_, atom_, kids);
-    INSERT INTO {member} SELECT i - 1, atom_, kids[i], rid_ FROM generate_subscripts(kids, 1) AS i WHERE kids[i] IS NOT NULL;
+    INSERT INTO {rows} VALUES (rid_, unit_, kids, parts);
 $pgivm$;
 
--- IndexUpdate(T, e, t, 0) for every rooted tree T (Algorithm 7) when row rid_ joins its atom.
-CREATE FUNCTION {index_insert}(atom_ int, rid_ bigint, kids bigint[]) RETURNS void
+-- Where a unit's change of weight goes at one node: into the bucket of key_, and up from there.
+CREATE FUNCTION {entry_move}(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+DECLARE
+    w record;
+    ch record;
+BEGIN
+    IF old_e IS NOT DISTINCT FROM new_e THEN
+        RETURN 0;
+    END IF;
+    IF old_e IS NOT NULL THEN
+        SELECT pos INTO w FROM {bucket} WHERE node = node_ AND eid = eid_;
+        PERFORM {bucket_remove}(node_, key_, old_e, w.pos);
+    END IF;
+    IF new_e IS NOT NULL THEN
+        PERFORM {bucket_add}(node_, key_, new_e, eid_);
+    END IF;
+    SELECT * INTO ch FROM {cnt_add}(node_, key_, coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
+    IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
+        RETURN {propagate}(node_, key_, ch.old_ct, ch.new_ct);
+    END IF;
+    RETURN 0;
+END;
+$pgivm$;
+
+-- IndexUpdate(T, e, t, 0) for every rooted tree T (Algorithm 7) when row rid_ joins its unit. In a
+-- grouped unit the row joins the group of its keys (Algorithm 10): the group's weight changes only
+-- when f̃eq does, but the row is always added to the group's members (the notes' erratum), so that
+-- Retrieve finds it. Returns the number of entries moved above.
+CREATE FUNCTION {index_insert}(unit_ int, rid_ bigint, kids_ bigint[]) RETURNS bigint
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
+    g record;
+    gid_ bigint;
+    old_fct int;
+    new_fct int;
     key_ bigint;
     e int;
-    ch record;
+    old_e int;
+    moved bigint := 0;
 BEGIN
-    FOR nd IN SELECT * FROM {node} WHERE atom = atom_ AND bucketed LOOP
-        key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE kids[nd.pedge + 1] END;
-        e := {tuple_exp}(nd.children, nd.cedges, kids);
-        CONTINUE WHEN e IS NULL;
-        PERFORM {bucket_add}(nd.node, key_, e, rid_);
-        SELECT * INTO ch FROM {cnt_add}(nd.node, key_, 2::numeric ^ e);
-        IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(nd.node, key_, ch.old_ct, ch.new_ct);
+    IF EXISTS (SELECT FROM {node} WHERE unit = unit_ AND grouped) THEN
+        SELECT * INTO g FROM {grp} WHERE unit = unit_ AND kids = kids_;
+        IF NOT FOUND THEN
+            gid_ := nextval({rid_seq_text});
+            new_fct := 0;
+            INSERT INTO {grp} VALUES (gid_, unit_, kids_, 1, 0);
+            INSERT INTO {gmem} VALUES (gid_, 0, rid_);
+            INSERT INTO {member} SELECT i - 1, unit_, kids_[i], gid_ FROM generate_subscripts(kids_, 1) AS i WHERE kids_[i] IS NOT NULL;
+        ELSE
+            gid_ := g.gid;
+            old_fct := g.fct;
+            new_fct := g.fct;
+            IF g.feq + 1 > 2::numeric ^ g.fct THEN
+                new_fct := {ceil_log2}(g.feq + 1);
+            END IF;
+            INSERT INTO {gmem} VALUES (gid_, g.feq, rid_);
+            UPDATE {grp} SET feq = feq + 1, fct = new_fct WHERE gid = gid_;
+        END IF;
+    ELSE
+        INSERT INTO {member} SELECT i - 1, unit_, kids_[i], rid_ FROM generate_subscripts(kids_, 1) AS i WHERE kids_[i] IS NOT NULL;
+    END IF;
+    FOR nd IN SELECT * FROM {node} WHERE unit = unit_ AND bucketed LOOP
+        key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE kids_[nd.pedge + 1] END;
+        IF nd.grouped THEN
+            CONTINUE WHEN old_fct IS NOT DISTINCT FROM new_fct;  -- f̃eq, hence the group's weight, unchanged
+            old_e := NULL;
+            IF old_fct IS NOT NULL THEN
+                SELECT exp INTO old_e FROM {bucket} WHERE node = nd.node AND eid = gid_;
+                CONTINUE WHEN NOT FOUND;  -- a child has no match: the group weighs 0 either way
+                e := old_e + new_fct - old_fct;
+            ELSE
+                e := {tuple_exp}(nd.children, nd.cedges, kids_) + new_fct;
+            END IF;
+            moved := moved + {entry_move}(nd.node, key_, gid_, old_e, e);
+        ELSE
+            e := {tuple_exp}(nd.children, nd.cedges, kids_);
+            CONTINUE WHEN e IS NULL;
+            moved := moved + {entry_move}(nd.node, key_, rid_, NULL, e);
         END IF;
     END LOOP;
+    RETURN moved;
 END;
 $pgivm$;
 
--- The reverse of index_insert: the row leaves every tree's buckets and counts.
-CREATE FUNCTION {index_delete}(rid_ bigint) RETURNS void
+-- The reverse of index_insert: the row leaves its group (swap with the group's last member; f̃eq
+-- shrinks only when feq falls to a quarter of it), every tree's buckets and counts, and its unit.
+CREATE FUNCTION {index_delete}(rid_ bigint) RETURNS bigint
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     me record;
     nd record;
-    w record;
+    g record;
+    gm record;
+    old_fct int;
+    new_fct int;
     key_ bigint;
-    ch record;
+    old_e int;
+    e int;
+    moved bigint := 0;
 BEGIN
     SELECT * INTO me FROM {rows} WHERE rid = rid_;
-    FOR nd IN SELECT * FROM {node} WHERE atom = me.atom AND bucketed LOOP
-        SELECT exp, pos INTO w FROM {bucket} WHERE node = nd.node AND rid = rid_;
-        CONTINUE WHEN NOT FOUND;
+    IF EXISTS (SELECT FROM {node} WHERE unit = me.unit AND grouped) THEN
+        SELECT * INTO gm FROM {gmem} WHERE rid = rid_;
+        SELECT * INTO g FROM {grp} WHERE gid = gm.gid;
+        DELETE FROM {gmem} WHERE gid = g.gid AND pos = gm.pos;
+        IF gm.pos <> g.feq - 1 THEN
+            UPDATE {gmem} SET pos = gm.pos WHERE gid = g.gid AND pos = g.feq - 1;
+        END IF;
+        old_fct := g.fct;
+        IF g.feq = 1 THEN
+            new_fct := NULL;
+            DELETE FROM {grp} WHERE gid = g.gid;
+            DELETE FROM {member} m USING generate_subscripts(g.kids, 1) AS i
+             WHERE m.edge = i - 1 AND m.unit = g.unit AND m.kid = g.kids[i] AND m.eid = g.gid;
+        ELSE
+            new_fct := g.fct;
+            IF 4 * (g.feq - 1) <= 2::numeric ^ g.fct THEN
+                new_fct := {ceil_log2}(g.feq - 1);
+            END IF;
+            UPDATE {grp} SET feq = feq - 1, fct = new_fct WHERE gid = g.gid;
+        END IF;
+    ELSE
+        DELETE FROM {member} m USING generate_subscripts(me.kids, 1) AS i
+         WHERE m.edge = i - 1 AND m.unit = me.unit AND m.kid = me.kids[i] AND m.eid = rid_;
+    END IF;
+    FOR nd IN SELECT * FROM {node} WHERE unit = me.unit AND bucketed LOOP
         key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE me.kids[nd.pedge + 1] END;
-        PERFORM {bucket_remove}(nd.node, key_, w.exp, w.pos, rid_);
-        SELECT * INTO ch FROM {cnt_add}(nd.node, key_, -(2::numeric ^ w.exp));
-        IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            PERFORM {propagate}(nd.node, key_, ch.old_ct, ch.new_ct);
+        IF nd.grouped THEN
+            CONTINUE WHEN old_fct IS NOT DISTINCT FROM new_fct;
+            SELECT exp INTO old_e FROM {bucket} WHERE node = nd.node AND eid = g.gid;
+            CONTINUE WHEN NOT FOUND;
+            moved := moved + {entry_move}(nd.node, key_, g.gid, old_e, old_e + new_fct - old_fct);
+        ELSE
+            SELECT exp INTO old_e FROM {bucket} WHERE node = nd.node AND eid = rid_;
+            CONTINUE WHEN NOT FOUND;
+            moved := moved + {entry_move}(nd.node, key_, rid_, old_e, NULL);
         END IF;
     END LOOP;
-    DELETE FROM {member} m USING generate_subscripts(me.kids, 1) AS i
-     WHERE m.edge = i - 1 AND m.atom = me.atom AND m.kid = me.kids[i] AND m.rid = rid_;
+    DELETE FROM {part} WHERE rid = rid_;
     DELETE FROM {rows} WHERE rid = rid_;
+    RETURN moved;
 END;
 $pgivm$;
 
--- Algorithm 9, a key: position z of the batch of key kid_ at node_ (its rows in bucket order,
--- each 2^exp positions, then c̃nt - cnt dummies). A result is its atoms' rids; NULL is a dummy.
+-- Algorithm 9 (11 at a grouped node), a key: position z of the batch of key kid_ at node_ (its
+-- entries in bucket order, each 2^exp positions, then c̃nt - cnt dummies). In a group's 2^exp
+-- positions, block m of 2^h (h: its children's exponents) is the group's m-th row, and blocks
+-- past feq are the group's padding. A result is its atoms' rids; NULL is a dummy.
 CREATE FUNCTION {retrieve_key}(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
+    nd record;
     c numeric;
     acc numeric := 0;
     span numeric;
     b record;
     j numeric;
+    l numeric;
     r bigint;
+    g record;
+    h numeric;
+    m numeric;
 BEGIN
     SELECT cnt INTO c FROM {cnt} WHERE node = node_ AND kid = kid_;
     IF NOT FOUND OR z >= c THEN
@@ -282,8 +393,20 @@ BEGIN
         span := b.size * 2::numeric ^ b.exp;
         IF z < acc + span THEN
             j := floor((z - acc) / 2::numeric ^ b.exp);
-            SELECT rid INTO r FROM {bucket} WHERE node = node_ AND kid = kid_ AND exp = b.exp AND pos = j;
-            RETURN {retrieve_tuple}(node_, r, z - acc - j * 2::numeric ^ b.exp);
+            l := z - acc - j * 2::numeric ^ b.exp;
+            SELECT eid INTO r FROM {bucket} WHERE node = node_ AND kid = kid_ AND exp = b.exp AND pos = j;
+            SELECT * INTO nd FROM {node} WHERE node = node_;
+            IF nd.grouped THEN
+                SELECT kids, feq INTO g FROM {grp} WHERE gid = r;
+                h := 2::numeric ^ {tuple_exp}(nd.children, nd.cedges, g.kids);
+                m := floor(l / h);
+                IF m >= g.feq THEN
+                    RETURN NULL;
+                END IF;
+                SELECT rid INTO r FROM {gmem} WHERE gid = r AND pos = m;
+                l := l - m * h;
+            END IF;
+            RETURN {retrieve_tuple}(node_, r, l);
         END IF;
         acc := acc + span;
     END LOOP;
@@ -292,13 +415,13 @@ END;
 $pgivm$;
 
 -- Algorithm 9, a row: position z of {{t}} × B_1 × ... × B_m (row-major: z in mixed radix over the
--- children's c̃nt, the last child fastest).
+-- children's c̃nt, the last child fastest). A unit row brings the rows of all its atoms.
 CREATE FUNCTION {retrieve_tuple}(node_ int, rid_ bigint, z numeric) RETURNS bigint[]
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
     kids bigint[];
-    result bigint[] := array_fill(NULL::bigint, ARRAY[{atoms}]);
+    result bigint[];
     part bigint[];
     radix numeric;
     i int;
@@ -306,8 +429,7 @@ DECLARE
     e int;
 BEGIN
     SELECT * INTO nd FROM {node} WHERE node = node_;
-    SELECT x.kids INTO kids FROM {rows} x WHERE x.rid = rid_;
-    result[nd.atom + 1] := rid_;
+    SELECT x.kids, x.parts INTO kids, result FROM {rows} x WHERE x.rid = rid_;
     FOR i IN REVERSE cardinality(nd.children)..1 LOOP
         SELECT ct INTO e FROM {cnt} WHERE node = nd.children[i] AND kid = kids[nd.cedges[i] + 1];
         IF NOT FOUND THEN

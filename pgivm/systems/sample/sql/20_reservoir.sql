@@ -15,10 +15,10 @@ $pgivm$;
 -- the view that span tables hold (§3: the predicate reservoir takes any θ).
 -- {pred} is generated per view (80_view.sql).
 
--- BatchUpdate (Algorithm 5) over the batch a new row rid_ of atom atom_ creates: {{t}} × the
--- batches of its children in the tree rooted at its atom, of size ∏ c̃nt (never materialized:
+-- BatchUpdate (Algorithm 5) over the batch a new row rid_ of unit unit_ creates: {{t}} × the
+-- batches of its children in the tree rooted at its unit, of size ∏ c̃nt (never materialized:
 -- only the positions the skips land on are retrieved).
-CREATE FUNCTION {reservoir_batch}(atom_ int, rid_ bigint, kids bigint[]) RETURNS void
+CREATE FUNCTION {reservoir_batch}(unit_ int, rid_ bigint, kids bigint[]) RETURNS void
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
 #variable_conflict use_variable
 DECLARE
@@ -35,7 +35,7 @@ DECLARE
     replaced bigint := 0;
     looked bigint := 0;
 BEGIN
-    SELECT * INTO root FROM {node} WHERE node = atom_ * {atoms} + atom_;
+    SELECT * INTO root FROM {node} WHERE node = unit_ * {units} + unit_;
     e := {tuple_exp}(root.children, root.cedges, kids);
     IF e IS NULL THEN
         UPDATE {state} SET batches = batches + 1 WHERE singleton;
