@@ -506,8 +506,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "--load-graph-edges (needs Spark and Java; minutes at the default 10^6 edges); "
                         "fivm: F-IVM against first-order, recompute and no view on Housing and TPC-H (batches of "
                         "1,000, the cofactor ring, single-row scaling, the factorized listing); "
-                        "sample: reservoir sampling over joins (line-3, line-4, star-4 over ego-Facebook or --edges) "
-                        "against an enumerating reservoir, recompute and no view; "
+                        "sample: reservoir sampling over joins (line-3, line-4, star-4 over ego-Facebook or --edges; "
+                        "QX, QY, QZ over TPC-DS with foreign-key merging and grouping on and off) against an "
+                        "enumerating reservoir, recompute and no view; "
                         "all: updates, scaling and bulk in order (not load, not fivm, not sample)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
@@ -559,12 +560,17 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--listing-scales", default="1,2,4,8", help="Housing scales of the listing workload (default 1,2,4,8)")
     g.add_argument("--parts", default="batches,cofactor,single,listing",
                    help="which fivm workloads to run, comma-separated (default all four)")
-    g = p.add_argument_group("sample (graph queries over one edge table, pgivm.bench.sampling)")
-    g.add_argument("--sample-queries", default="line-3,line-4,star-4", help="queries, comma-separated (default all three)")
+    g = p.add_argument_group("sample (graph queries over one edge table and TPC-DS queries, pgivm.bench.sampling)")
+    g.add_argument("--sample-queries", default="line-3,line-4,star-4,QX,QY,QZ",
+                   help="queries, comma-separated (default all six: line-3, line-4, star-4, QX, QY, QZ)")
     g.add_argument("--sample-prefix", type=int, default=20_000, help="edges streamed per query and system (default 20000)")
     g.add_argument("--sample-k", type=int, default=10_000, help="sample size K (default 10000)")
     g.add_argument("--sample-budget", type=float, default=300.0,
-                   help="seconds after which the enumerating baseline stops (default 300)")
+                   help="seconds after which the enumerating baseline stops; on TPC-DS, every run (default 300)")
+    g.add_argument("--tpcds-scale", type=float, default=0.1, help="TPC-DS scale factor for QX, QY, QZ (default 0.1)")
+    g.add_argument("--tpcds-facts", type=int, default=20_000,
+                   help="store_sales rows streamed per TPC-DS query (default 20000)")
+    g.add_argument("--tpcds-k", type=int, default=100_000, help="sample size K on TPC-DS (default 100000)")
     g.add_argument("--recompute-budget", type=float, default=60.0,
                    help="statement timeout of one ORDER BY random() LIMIT K recompute (default 60)")
     p.set_defaults(func=_cmd_bench)

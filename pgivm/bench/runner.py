@@ -143,15 +143,22 @@ def run(args: argparse.Namespace) -> int:
         if "sample" in chosen:
             from pgivm.bench import sampling
 
-            edges, source = _sample_graph(args)
             queries = tuple(q.strip() for q in args.sample_queries.split(",") if q.strip())
-            unknown = set(queries) - set(sampling.QUERIES)
+            unknown = set(queries) - set(sampling.QUERIES) - set(sampling.TPCDS_QUERIES)
             if unknown:
                 raise PgivmError(f"--sample-queries: unknown {', '.join(sorted(unknown))}",
-                                 f"choose from {', '.join(sampling.QUERIES)}")
-            sampling.main(conn, sampling.Config(
-                edges=edges, source=source, queries=queries, prefix=args.sample_prefix, k=args.sample_k,
-                budget=args.sample_budget, recompute_budget=args.recompute_budget, seed=args.seed, out=out))
+                                 f"choose from {', '.join([*sampling.QUERIES, *sampling.TPCDS_QUERIES])}")
+            graph = tuple(q for q in queries if q in sampling.QUERIES)
+            relational = tuple(q for q in queries if q in sampling.TPCDS_QUERIES)
+            if graph:
+                edges, source = _sample_graph(args)
+                sampling.main(conn, sampling.Config(
+                    edges=edges, source=source, queries=graph, prefix=args.sample_prefix, k=args.sample_k,
+                    budget=args.sample_budget, recompute_budget=args.recompute_budget, seed=args.seed, out=out))
+            if relational:
+                sampling.tpcds_main(conn, sampling.TpcdsConfig(
+                    queries=relational, scale=args.tpcds_scale, facts=args.tpcds_facts, k=args.tpcds_k,
+                    budget=args.sample_budget, recompute_budget=args.recompute_budget, seed=args.seed))
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []

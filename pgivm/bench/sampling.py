@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import psycopg
+from psycopg import sql
 
 from pgivm import command
 from pgivm.bench.scaling import fit_loglog
@@ -259,3 +260,215 @@ def main(conn: psycopg.Connection, config: Config) -> None:
         graph_query(conn, config, query)
     print("\ntargets (issue 12):")
     print_table(["target", "measured"], config.targets)
+
+
+# --- TPC-DS: the paper's QX, QY, QZ (Zhao et al. 2020), foreign-key merging and grouping on and off ---
+
+# name -> (atoms as (alias, table), join conditions, select list, tables preloaded before the view)
+TPCDS_QUERIES: dict[str, tuple[tuple[tuple[str, str], ...], str, str, tuple[str, ...]]] = {
+    "QX": ((("ss", "store_sales"), ("sr", "store_returns"), ("cs", "catalog_sales"), ("d1", "date_dim"),
+            ("d2", "date_dim")),
+           "ss.ss_item_sk = sr.sr_item_sk AND ss.ss_ticket_number = sr.sr_ticket_number "
+           "AND sr.sr_customer_sk = cs.cs_bill_customer_sk AND d1.d_date_sk = ss.ss_sold_date_sk "
+           "AND d2.d_date_sk = cs.cs_sold_date_sk",
+           "ss.ss_item_sk, ss.ss_ticket_number, cs.cs_order_number, cs.cs_item_sk, d1.d_year AS sold, d2.d_year AS bought",
+           ("date_dim",)),
+    "QY": ((("ss", "store_sales"), ("c1", "customer"), ("d1", "household_demographics"), ("c2", "customer"),
+            ("d2", "household_demographics")),
+           "ss.ss_customer_sk = c1.c_customer_sk AND c1.c_current_hdemo_sk = d1.hd_demo_sk "
+           "AND d1.hd_income_band_sk = d2.hd_income_band_sk AND d2.hd_demo_sk = c2.c_current_hdemo_sk",
+           "ss.ss_item_sk, ss.ss_ticket_number, c1.c_customer_sk AS buyer, c2.c_customer_sk AS peer",
+           ("household_demographics",)),
+    "QZ": ((("ss", "store_sales"), ("c1", "customer"), ("d1", "household_demographics"), ("c2", "customer"),
+            ("d2", "household_demographics"), ("i1", "item"), ("i2", "item")),
+           "ss.ss_customer_sk = c1.c_customer_sk AND c1.c_current_hdemo_sk = d1.hd_demo_sk "
+           "AND d1.hd_income_band_sk = d2.hd_income_band_sk AND d2.hd_demo_sk = c2.c_current_hdemo_sk "
+           "AND ss.ss_item_sk = i1.i_item_sk AND i1.i_category_id = i2.i_category_id",
+           "ss.ss_item_sk, ss.ss_ticket_number, c1.c_customer_sk AS buyer, c2.c_customer_sk AS peer, "
+           "i2.i_item_sk AS similar",
+           ("household_demographics",)),
+}
+# What each setting turns on: (create's merge, grouping); the paper's Figure 9 rows.
+SETTINGS = (("plain index", "none", "off"), ("foreign keys", "auto", "off"), ("foreign keys + grouping", "auto", "on"))
+
+
+@dataclass
+class TpcdsConfig:
+    queries: tuple[str, ...] = ("QX", "QY", "QZ")
+    scale: float = 0.1
+    facts: int = 20_000  # store_sales rows streamed (QX: their returns, and half as many catalog_sales)
+    k: int = 100_000
+    budget: float = 300.0  # seconds per setting and baseline
+    recompute_budget: float = 60.0
+    seed: int = 1
+
+
+def tpcds_sql(name: str) -> str:
+    atoms, conditions, select, _ = TPCDS_QUERIES[name]
+    return f"SELECT {select} FROM {', '.join(f'{t} {a}' for a, t in atoms)} WHERE {conditions}"
+
+
+def _tpcds_stream(data: Any, name: str, config: TpcdsConfig) -> list[tuple[str, tuple[Any, ...]]]:
+    """The streamed rows of a query, interleaved in one seeded order: fact rows may come before
+    the dimension rows they reference (the asymmetric case of the foreign-key merge)."""
+    atoms, _, _, preload = TPCDS_QUERIES[name]
+    tables = sorted({t for _, t in atoms} - set(preload))
+    sales = data.rows["store_sales"][: config.facts]
+    chosen: dict[str, list[tuple[Any, ...]]] = {"store_sales": sales}
+    tickets = {(r[0], r[1]) for r in sales}
+    chosen["store_returns"] = [r for r in data.rows["store_returns"] if (r[0], r[1]) in tickets]
+    chosen["catalog_sales"] = data.rows["catalog_sales"][: config.facts // 2]
+    stream = [(t, row) for t in tables for row in (chosen.get(t) or data.rows[t])]
+    random.Random(config.seed).shuffle(stream)
+    return stream
+
+
+def _preloaded(data: Any, table: str, config: TpcdsConfig) -> list[tuple[Any, ...]]:
+    """A preloaded dimension: date_dim restricted to the dates the streamed facts reference (all
+    73,049 days would only time the build of the plain index), household_demographics whole."""
+    if table != "date_dim":
+        return data.rows[table]
+    sales = data.rows["store_sales"][: config.facts]
+    dates = {r[3] for r in sales} | {r[3] for r in data.rows["catalog_sales"][: config.facts // 2]}
+    return [r for r in data.rows["date_dim"] if r[0] in dates]
+
+
+def _tpcds_reset(conn: psycopg.Connection, name: str, data: Any, config: TpcdsConfig) -> None:
+    from pgivm.data import tpcds
+
+    for view in command.list_views(target=conn):
+        command.drop(view.name, target=conn)
+    conn.execute("DROP TABLE IF EXISTS enum_state, enum_sample CASCADE")
+    atoms, _, _, preload = TPCDS_QUERIES[name]
+    tables = sorted({t for _, t in atoms})
+    for t in tables:
+        conn.execute(f"DROP FUNCTION IF EXISTS enum_{t}() CASCADE")
+    tpcds.create_tables(conn, tables)
+    for t in preload:
+        tpcds.load(conn, t, _preloaded(data, t, config))
+    conn.execute(f"ANALYZE {', '.join(tables)}")
+
+
+def _tpcds_enumerating_triggers(conn: psycopg.Connection, name: str, k: int) -> None:
+    """Algorithm R over every new result, by hand: for each table a row trigger that runs one
+    delta query per atom of that table (earlier atoms of the same table see the new row, later
+    ones do not: each result once)."""
+    atoms, conditions, _, _ = TPCDS_QUERIES[name]
+    conn.execute("CREATE TABLE enum_state (seen bigint NOT NULL); INSERT INTO enum_state VALUES (0); "
+                 "CREATE TABLE enum_sample (slot bigint PRIMARY KEY, ids bigint[] NOT NULL)")
+    ids = ", ".join(f"{a}.id" for a, _ in atoms)
+    tables = ", ".join(f"{t} {a}" for a, t in atoms)
+    for table in sorted({t for _, t in atoms}):
+        mine = [a for a, t in atoms if t == table]
+        loops = []
+        for i, alias in enumerate(mine):
+            later = "".join(f" AND {b}.id <> NEW.id" for b in mine[i + 1:])
+            loops.append(f"""
+    FOR r IN SELECT ARRAY[{ids}] AS ids FROM {tables} WHERE {conditions} AND {alias}.id = NEW.id{later} LOOP
+        n := n + 1;
+        IF n <= {k} THEN
+            INSERT INTO enum_sample VALUES (n - 1, r.ids);
+        ELSE
+            j := floor(random() * n);
+            IF j < {k} THEN
+                UPDATE enum_sample SET ids = r.ids WHERE slot = j;
+            END IF;
+        END IF;
+    END LOOP;""")
+        conn.execute(f"""
+        CREATE FUNCTION enum_{table}() RETURNS trigger LANGUAGE plpgsql AS $$
+        DECLARE r record; n bigint; j bigint;
+        BEGIN
+            SELECT seen INTO n FROM enum_state FOR UPDATE;{''.join(loops)}
+            UPDATE enum_state SET seen = n;
+            RETURN NULL;
+        END $$;
+        CREATE TRIGGER enum_{table} AFTER INSERT ON {table} FOR EACH ROW EXECUTE FUNCTION enum_{table}();""")
+
+
+def _tpcds_run(conn: psycopg.Connection, stream: list[tuple[str, tuple[Any, ...]]], budget: float) -> tuple[int, float]:
+    """Single-row INSERTs, each committed, until the stream ends or ``budget`` seconds pass."""
+    from pgivm.data.tpcds import TABLES
+
+    statements = {t: sql.SQL("INSERT INTO {} ({}) VALUES ({})").format(
+        sql.Identifier(t), sql.SQL(", ").join(map(sql.Identifier, TABLES[t][0])),
+        sql.SQL(", ").join(sql.Placeholder() * len(TABLES[t][0]))) for t in TABLES}
+    elapsed = 0.0
+    for done, (table, row) in enumerate(stream):
+        started = time.perf_counter()
+        conn.execute(statements[table], row)
+        elapsed += time.perf_counter() - started
+        if elapsed > budget:
+            return done + 1, elapsed
+    return len(stream), elapsed
+
+
+def tpcds_query(conn: psycopg.Connection, config: TpcdsConfig, name: str, data: Any, targets: list[list[Any]]) -> None:
+    stream = _tpcds_stream(data, name, config)
+    query = tpcds_sql(name)
+    rows = []
+    completed: dict[str, tuple[int, float]] = {}
+    join_size = None
+    for label, merge, grouping in SETTINGS:
+        _tpcds_reset(conn, name, data, config)
+        started = time.perf_counter()
+        command.create("q", query, system="sample", size=config.k, seed=config.seed, merge=merge, grouping=grouping,
+                       target=conn)
+        build = time.perf_counter() - started
+        done, elapsed = _tpcds_run(conn, stream, config.budget)
+        completed[label] = (done, elapsed)
+        figures = command.status("q", target=conn).figures
+        verified = ""
+        if done == len(stream):
+            join_size = figures["join_size"]
+            if join_size <= 20_000_000:  # verify recounts the join
+                verified = "ok" if command.verify("q", target=conn).ok else "FAILED"
+        rows.append([label, figures["merged"], figures["grouped_nodes"], f"{build:.1f}", f"{done:,}", f"{elapsed:.1f}",
+                     f"{done / elapsed:,.0f}", f"{figures['moves']:,}", f"{figures['positions_retrieved']:,}",
+                     f"{figures['join_size']:,}", verified])
+    _tpcds_reset(conn, name, data, config)
+    _tpcds_enumerating_triggers(conn, name, config.k)
+    done, elapsed = _tpcds_run(conn, stream, config.budget)
+    seen = int(conn.execute("SELECT seen FROM enum_state").fetchone()[0])  # type: ignore[index]
+    completed["enumerate"] = (done, elapsed)
+    agrees = "" if done < len(stream) or join_size is None else "agrees" if seen == join_size else "DISAGREES"
+    rows.append(["enumerate (row trigger, Algorithm R)", "", "", "", f"{done:,}", f"{elapsed:.1f}", f"{done / elapsed:,.0f}",
+                 "", f"{seen:,} (every result)", f"{seen:,}", agrees])
+    conn.execute("SET statement_timeout = %s" % int(config.recompute_budget * 1000))
+    try:
+        started = time.perf_counter()
+        conn.execute(f"SELECT count(*) FROM ({query} ORDER BY random() LIMIT {config.k}) q")
+        recompute = f"{time.perf_counter() - started:.1f} s"
+    except psycopg.errors.QueryCanceled:
+        recompute = f"> {config.recompute_budget:.0f} s"
+    finally:
+        conn.execute("SET statement_timeout = 0")
+    _tpcds_reset(conn, name, data, config)
+    done, elapsed = _tpcds_run(conn, stream, config.budget)
+    completed["no view"] = (done, elapsed)
+    rows.append(["no view", "", "", "", f"{done:,}", f"{elapsed:.1f}", f"{done / elapsed:,.0f}", "", "", "", ""])
+    print(f"\n== {name} over TPC-DS SF {config.scale}: {len(stream):,} rows streamed (one INSERT each), "
+          f"{', '.join(TPCDS_QUERIES[name][3])} preloaded, k = {config.k:,}, {config.budget:.0f} s per run ==")
+    print_table(["setting", "merged", "grouped nodes", "build s", "rows done", "seconds", "rows/s",
+                 "index moves", "positions retrieved", "|Q| when stopped", "verify / |Q|"], rows)
+    print(f"recompute ORDER BY random() LIMIT {config.k:,} once over the whole stream: {recompute}"
+          + (f"; |Q| = {join_size:,}" if join_size is not None else ""))
+    rate = {label: done / elapsed for label, (done, elapsed) in completed.items()}
+    targets.append([f"{name}: rows/s, foreign keys + grouping against the plain index",
+                    f"{rate['foreign keys + grouping'] / rate['plain index']:.1f}× (foreign keys alone "
+                    f"{rate['foreign keys'] / rate['plain index']:.1f}×; enumerating {rate['enumerate'] / rate['foreign keys + grouping']:.2f}× "
+                    f"and no view {rate['no view'] / rate['foreign keys + grouping']:.1f}× the sample's rate)"])
+
+
+def tpcds_main(conn: psycopg.Connection, config: TpcdsConfig) -> None:
+    from pgivm.data import tpcds
+
+    started = time.perf_counter()
+    data = tpcds.generate(config.scale)
+    print(f"pgivm bench sample (TPC-DS): generated SF {config.scale} with DuckDB's dsdgen in "
+          f"{time.perf_counter() - started:.1f} s; {config.facts:,} store_sales rows streamed per query")
+    targets: list[list[Any]] = []
+    for name in config.queries:
+        tpcds_query(conn, config, name, data, targets)
+    print("\ntargets (issue 12, TPC-DS):")
+    print_table(["target", "measured"], targets)
