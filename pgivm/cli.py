@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from pgivm import __version__, command
+from pgivm import __version__, command, deferred
 from pgivm.connection import connect, resolve_dsn
 from pgivm.systems import registry
 from pgivm.systems.base import Option
@@ -73,7 +73,7 @@ def _cmd_create(args: argparse.Namespace) -> int:
     except UnsupportedQuery as err:
         if "needs the tables' columns" not in err.message:  # SELECT *: create reads them from the database
             raise
-    options = {option.name: getattr(args, option.name) for option in _system_options()}
+    options = {option.name: getattr(args, option.name) for option in [*_system_options(), *deferred.OPTIONS]}
     chosen = {k: v for k, v in options.items() if v is not None}
     detail = ", ".join([*([args.system] if args.system else []), *(f"{k}={v}" for k, v in chosen.items())])
     with connect(args.dsn, autocommit=True) as conn:  # as command.create would connect itself
@@ -102,6 +102,12 @@ def _note_if_slow(message: str) -> Iterator[None]:
     finally:
         timer.cancel()
         timer.join()  # a note being printed is complete before anything else is
+
+
+def _cmd_refresh(args: argparse.Namespace) -> int:
+    result = command.refresh(args.name, target=args.dsn)
+    print(f"refreshed {result.name}: {result.applied:,} pending changes applied in {result.seconds:.2f} s")
+    return 0
 
 
 def _cmd_load(args: argparse.Namespace) -> int:
@@ -409,7 +415,15 @@ def build_parser() -> argparse.ArgumentParser:
     group = p.add_argument_group("options of the maintenance systems (each applies to the systems named)")
     for option, owners in _system_options().items():
         _add_option(group, option, f" (systems: {', '.join(owners)}; default {option.default})")
+    group = p.add_argument_group("refresh (every system that can defer: "
+                                 + ", ".join(s.name for s in systems.values() if s.deferred_atoms) + ")")
+    for option in deferred.OPTIONS:
+        _add_option(group, option, f" (default {option.default})")
     p.set_defaults(func=_cmd_create)
+
+    p = _add_command(sub, "refresh", help="apply every pending change of a deferred view (as a read of it does first)")
+    p.add_argument("name", help="name of the deferred view")
+    p.set_defaults(func=_cmd_refresh)
 
     p = _add_command(sub, "load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
                      description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "

@@ -23,7 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import capture
+from pgivm import capture, deferred
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.errors import PgivmError, UnsupportedQuery
@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "action", "create", "drop", "explain", "init", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "RefreshResult", "action", "create", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -203,6 +203,7 @@ def create(
     at a time, so a writer never waits long on us), after which create gives up with one line.
     """
     _check_name(name)
+    refresh_mode = _refresh_options(options)
     if schema is not None and _RESERVED_SCHEMA.match(schema):
         raise PgivmError(f"schema {schema} is reserved for pgivm or PostgreSQL", "choose another --schema")
     text = _as_sql_text(definition)
@@ -240,6 +241,11 @@ def create(
             ).fetchone()
             if taken and taken[0]:
                 raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
+            stale = deferred.stale_name(name)
+            if refresh_mode and conn.execute("SELECT to_regclass(%s) IS NOT NULL",
+                                             [sql.Identifier(view_schema, stale).as_string(conn)]).fetchone()[0]:  # type: ignore[index]
+                raise PgivmError(f"relation {view_schema}.{stale} already exists, and a deferred view needs that name "
+                                 "for its stale result", "choose another view name")
             resolved = resolve(conn, query)
             oids = sorted({base.oid for base in resolved.base.values()})
             # Writers wait from here to the commit, so no change slips between build and triggers.
@@ -248,6 +254,7 @@ def create(
             if not _uses_cofactor(query):  # cofactor() is pgivm's, not PostgreSQL's
                 _check_postgres_accepts(conn, query.sql)
             fixed_search_path(conn)
+            logged = _deferred_tables(chosen, resolved, name, params) if refresh_mode else None
             plan = chosen.plan(resolved, name, view_schema, params)
             for phase in plan.phases:
                 if phase.name == "build" and builder is not None:
@@ -255,6 +262,12 @@ def create(
                     continue
                 for statement in phase.statements:
                     conn.execute(statement)
+            if logged is not None and refresh_mode is not None:
+                names = common.Names.of(name)
+                for statement in deferred.state_plan(names, logged, refresh_mode["budget"], refresh_mode["planner"]):
+                    conn.execute(statement)
+                deferred.wrap(conn, names, logged, name, view_schema)
+                params = {**params, "refresh": "deferred"}
             _record(conn, chosen, name, view_schema, query, resolved, params)
             reported = chosen.status(conn, name)
             value = _maintained(conn, view_schema, name)
@@ -264,18 +277,48 @@ def create(
                         seconds=time.perf_counter() - started)
 
 
+def _refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
+    """Take create's refresh options out of ``options``: None for an immediate view, else the
+    deferred view's budget and planner, checked."""
+    given = {o.name: options.pop(o.name, None) for o in deferred.OPTIONS}
+    chosen = {o.name: o.validate(given[o.name]) for o in deferred.OPTIONS}
+    if chosen["refresh"] == "immediate":
+        stray = [f"--{k}" for k, v in given.items() if v is not None and k != "refresh"]
+        if stray:
+            raise PgivmError(f"{', '.join(stray)} applies to deferred views only", "add --refresh deferred")
+        return None
+    return chosen
+
+
+def _deferred_tables(system: System, resolved: ResolvedView, name: str,
+                     params: dict[str, Any]) -> list[deferred.LoggedTable]:
+    """What a deferred view logs, or a one-line refusal if its system cannot defer this query."""
+    atoms_of = getattr(system, "deferred_atoms", None)
+    if atoms_of is None:
+        deferring = ", ".join(s.name for s in registry.SYSTEMS.values() if getattr(s, "deferred_atoms", None))
+        raise PgivmError(f"system {system.name} has no deferred mode", f"use --refresh immediate, or one of: {deferring}")
+    atoms = atoms_of(resolved, name, params)
+    if isinstance(atoms, str):
+        raise PgivmError(f"cannot defer this view: {atoms}")
+    tables = deferred.logged_tables(atoms, resolved)
+    if not tables:
+        raise PgivmError("cannot defer this view: none of its tables can change", "use --refresh immediate")
+    return tables
+
+
 def _record(conn: psycopg.Connection, system: System, name: str, view_schema: str, query: Any,
             resolved: ResolvedView, params: dict[str, Any]) -> None:
     """The view in the catalog: its system, parameters, model, templates, objects, base tables."""
-    in_catalog = {o.name for o in system.options if not o.in_state}
+    in_catalog = {o.name for o in system.options if not o.in_state} | {"refresh"}
     state_schema = common.state_schema_for(name)
+    stale = [{"kind": "view", "schema": view_schema, "name": deferred.stale_name(name)}] if deferred.is_deferred(params) else []
     catalog.insert(conn, catalog.ViewRecord(
         name=name, view_schema=view_schema, state_schema=state_schema, system=system.name,
         model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
         definition=query.sql, model=catalog.model_to_json(query, resolved),
         params={k: v for k, v in params.items() if k in in_catalog},
         template_version=template_version(system),
-        objects=[{"kind": "view", "schema": view_schema, "name": name}, {"kind": "schema", "name": state_schema}],
+        objects=[{"kind": "view", "schema": view_schema, "name": name}, *stale, {"kind": "schema", "name": state_schema}],
     ))
     catalog.insert_base_tables(conn, name, resolved, {
         table: system.capture_triggers(resolved, name, table) for table in query.tables})
@@ -372,11 +415,16 @@ def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait:
             resolved = _pinned(conn, record)
             params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
             plan = system.plan(resolved, name, record.view_schema, params)
+            names = common.Names.of(name)
+            if deferred.is_deferred(record.params):
+                deferred.unwrap_views(conn, names, name, record.view_schema)
             _drop_installed(conn, record, oids, keep_state=True)
             conn.execute(common.state_logged(record.state_schema))
             for phase in ("functions", "capture", "expose"):
                 for statement in plan.phase(phase).statements:
                     conn.execute(statement)
+            if deferred.is_deferred(record.params):
+                deferred.wrap(conn, names, _deferred_tables(system, resolved, name, params), name, record.view_schema)
             catalog.insert_base_tables(conn, name, resolved, {
                 table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
             catalog.set_template_version(conn, name, version)
@@ -439,12 +487,17 @@ def status(name: str, *, target: Target = None) -> StatusReport:
         _check_not_dropping(conn, record.view_schema, name)
         system = registry.get(record.system)
         reported = system.status(conn, name)
+        figures, sections = dict(reported.figures), list(reported.sections)
+        if deferred.is_deferred(record.params):
+            more, logs = deferred.figures(conn, name)
+            figures.update(more)
+            sections += logs
         return StatusReport(
             name=name, view=f"{record.view_schema}.{name}", system=record.system, definition=record.definition,
             count=common.read_state(conn, name)["count"],
             params={**record.params, **_state_params(conn, system, name)},
-            figures=reported.figures, labels={k: reported.label(k) for k in reported.figures},
-            sections=reported.sections, tables=common.table_sizes(conn, name),
+            figures=figures, labels={k: reported.label(k) for k in figures},
+            sections=sections, tables=common.table_sizes(conn, name),
             problems=catalog.base_table_problems(conn, name))
 
 
@@ -514,8 +567,12 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
     or a rebalancing (IVMε: the strict partition, heavy iff degree >= N^ε).
     """
     started = time.perf_counter()
-    with session(target) as conn, snapshot(conn):
+    with session(target) as conn:
+        deferring = _is_deferred(conn, name)
+    with session(target) as conn, snapshot(conn, read_only=not deferring):
         record = catalog.get(conn, name)
+        if deferring:  # what is pending first, in this snapshot: the state then reflects the base tables
+            deferred.refresh(conn, name)
         problems = catalog.base_table_problems(conn, name)
         failures = [common.CheckFailure("base_tables", [(p,) for p in problems])] if problems else []
         maintained = _maintained(conn, record.view_schema, name)
@@ -535,8 +592,41 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
                 failures.append(common.CheckFailure("result_equals_plain_sql", differences))
         else:
             recount = _recount(conn, record, resolved)
-        failures += registry.get(record.system).verify(conn, resolved, name, strict)
+        system = registry.get(record.system)
+        failures += system.verify(conn, resolved, name, strict)
+        if deferring:
+            params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
+            failures += common.run_checks(conn, deferred.checks(  # type: ignore[arg-type]
+                common.Names.of(name), _deferred_tables(system, resolved, name, params)))
     return VerifyReport(name, maintained, recount, failures, time.perf_counter() - started)
+
+
+def _is_deferred(conn: psycopg.Connection, name: str) -> bool:
+    migrate.upgrade(conn)
+    row = conn.execute("SELECT params->>'refresh' FROM pgivm.views WHERE name = %s", [name]).fetchone()
+    return bool(row) and row[0] == "deferred"  # type: ignore[index]
+
+
+@dataclass
+class RefreshResult:
+    name: str
+    applied: int  # log rows applied
+    seconds: float
+
+
+def refresh(name: str, *, target: Target = None) -> RefreshResult:
+    """Apply every pending change of a deferred view (what a read of it does first)."""
+    started = time.perf_counter()
+    with session(target) as conn:
+        migrate.upgrade(conn)
+        with transaction(conn):
+            record = catalog.get(conn, name)
+            if not deferred.is_deferred(record.params):
+                raise PgivmError(f"view {name} is immediate: every write maintains it, there is nothing to refresh",
+                                 "only a view created with --refresh deferred has pending changes")
+            fixed_search_path(conn)
+            applied = deferred.refresh(conn, name)
+    return RefreshResult(name, applied, time.perf_counter() - started)
 
 
 def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:

@@ -122,16 +122,17 @@ def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budge
 
 
 @contextmanager
-def snapshot(conn: psycopg.Connection) -> Iterator[None]:
+def snapshot(conn: psycopg.Connection, read_only: bool = True) -> Iterator[None]:
     """A read-only REPEATABLE READ transaction (when the connection is idle; inside a caller's
     transaction, that transaction), with pgivm's fixed search_path. Maintenance happens in the
     writing transactions, so one snapshot sees the base tables and the state consistently: no
-    table lock is needed, and no writer waits for us."""
+    table lock is needed, and no writer waits for us. (``read_only=False``: a deferred view's
+    reader may first apply what is pending, in the same snapshot.)"""
     migrate.upgrade(conn)
     own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     saved = (conn.isolation_level, conn.read_only)
     if own:
-        conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, True
+        conn.isolation_level, conn.read_only = psycopg.IsolationLevel.REPEATABLE_READ, read_only
     try:
         with transaction(conn):
             fixed_search_path(conn)

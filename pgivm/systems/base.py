@@ -18,7 +18,7 @@ from typing import Any, Protocol
 import psycopg
 from psycopg import sql
 
-from pgivm.capture import CaptureTrigger
+from pgivm.capture import CaptureAtom, CaptureTrigger
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef, TriangleCount
 from pgivm.query.resolve import ResolvedView
@@ -139,6 +139,8 @@ class System(Protocol):
     options: tuple[Option, ...]
     actions: tuple[Action, ...]
     builders: dict[str, BuildProvider]  # extra ways to run the build phase, e.g. {"spark": ...}
+    # the atoms per base table that deferred mode logs, or why it cannot (see FunctionSystem)
+    deferred_atoms: Callable[[ResolvedView, str, dict[str, Any]], dict[TableRef, list[CaptureAtom]] | str] | None
 
     def accepts(self, query: ConjunctiveQuery) -> str | None:
         """None if the system can maintain the query, else a few words saying why not."""
@@ -180,3 +182,7 @@ class FunctionSystem:
     # plain SQL when they are not the query's whole result (sample: a subset of min(k, |Q|) rows).
     # None: the rows must equal the query's result as a bag.
     compare_result: Callable[[psycopg.Connection, ResolvedView, str], tuple[int, list[tuple[Any, ...]]]] | None = None
+    # (view, name, params) -> the atoms the capture layer hands each base table's changes to, in its
+    # order, or why the system cannot defer them: what deferred mode (pgivm.deferred) logs and
+    # replays through apply_batch_K. None: the system has no deferred mode.
+    deferred_atoms: Callable[[ResolvedView, str, dict[str, Any]], dict[TableRef, list[CaptureAtom]] | str] | None = None

@@ -141,6 +141,11 @@ def capture_triggers_all(view: ResolvedView, name: str, triggers_of: Any) -> lis
     return plan
 
 
+def triangle_capture_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[TableRef, list[capture.CaptureAtom]]:
+    """The relations R, S, T each base table feeds, as the capture layer hands them over."""
+    return {table: [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)] for table in view.query.tables}
+
+
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
     return capture.view_triggers(name, state_schema_for(name), capture.letters_of(view, table))
 

@@ -25,6 +25,7 @@ from pgivm.systems.common import (
     Names,
     analyze_plan,
     capture_functions_all,
+    triangle_capture_atoms,
     capture_triggers,
     capture_triggers_all,
     checks,
@@ -134,6 +135,14 @@ def _capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[An
         cq.capture_triggers(view, name, table)
 
 
+def _deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> Any:
+    if isinstance(view.query, TriangleCount):
+        return triangle_capture_atoms(view, name, params)
+    # its delta query reads the live base tables, which run ahead of the view by what is pending
+    return ("first-order joins each change with the base tables as they are now, not as the view last saw "
+            "them; defer this query with --system fivm")
+
+
 def _verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     # a conjunctive query keeps only its result, which verify compares with plain SQL
     return verify(conn, view, name, strict) if isinstance(view.query, TriangleCount) else []
@@ -146,4 +155,5 @@ SYSTEM = FunctionSystem(
     accepts=_accepts, model=_model, plan=_plan, capture_triggers=_capture_triggers,
     status=status, verify=_verify,
     options=(ivme.BATCH,),
+    deferred_atoms=_deferred_atoms,
 )

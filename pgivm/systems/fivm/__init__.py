@@ -168,6 +168,14 @@ def _count_expression(ctx: maintain.Context, output_types: dict[str, str]) -> sq
     return sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(maintain.result_query(ctx, output_types))
 
 
+def deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[TableRef, list[capture.CaptureAtom]]:
+    """The atoms of every table that is not static, as the capture functions hand them over."""
+    ctx = context(view, name, params)
+    static = _static_tables(ctx)
+    return {table: [ctx.capture_atom(a.alias) for a in ctx.cq.atoms_of(table)] for table in ctx.cq.tables
+            if table not in static}
+
+
 def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     state = read_state(conn, name)
     return SystemStatus({"updates_applied": state["updates_applied"], "rows": state["count"]},
@@ -260,4 +268,5 @@ SYSTEM = FunctionSystem(
     summary="F-IVM: factorized IVM of acyclic join-aggregates (count, sum, avg, cofactor, listing) over a view tree",
     accepts=accepts, model=lambda cq: cq, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify, options=(ORDER, STATIC), explain=explain_lines,
+    deferred_atoms=deferred_atoms,
 )

@@ -28,6 +28,7 @@ from pgivm.systems.common import (
     Names,
     analyze_plan,
     capture_functions_all,
+    triangle_capture_atoms,
     capture_triggers,
     capture_triggers_all,
     checks,
@@ -282,4 +283,5 @@ SYSTEM = FunctionSystem(
                (Option("epsilon", float, None, "new epsilon in [0, 1]", _epsilon_in_range),), _rebalance),
     ),
     builders={"spark": SparkBuild()},
+    deferred_atoms=triangle_capture_atoms,
 )

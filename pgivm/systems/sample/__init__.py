@@ -175,6 +175,12 @@ def _letters(view: ResolvedView, table: TableRef) -> str:
     return "".join(_atom_name(aliases.index(a.alias)) for a in view.query.atoms_of(table))
 
 
+def deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[TableRef, list[capture.CaptureAtom]]:
+    aliases = [a.alias for a in view.query.atoms]
+    return {table: [capture_atom(view, aliases.index(a.alias)) for a in view.query.atoms_of(table)]
+            for table in view.query.tables}
+
+
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
     return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
 
@@ -703,5 +709,5 @@ SYSTEM = FunctionSystem(
     summary="reservoir sampling over joins: a uniform sample of K results of an acyclic join, kept current",
     accepts=accepts, model=lambda cq: cq, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify, options=(SIZE, SEED, MERGE, GROUPING), actions=(SAMPLE,), explain=explain_lines,
-    compare_result=compare_result,
+    compare_result=compare_result, deferred_atoms=deferred_atoms,
 )

@@ -1,0 +1,300 @@
+"""Deferred views: writers append to delta logs, a cost budget decides when which logs are applied.
+
+He, Xie, Yang and Yu, "Asymmetric Batch Incremental View Maintenance" (ICDE 2005; notes in
+``shared/notes/asymmetric-batch-ivm.md``). A view created with ``refresh="deferred"`` keeps the
+system's state (IVMε's partitions, F-IVM's view tree, the sample's index, ...) as of its last
+processing, and every writing statement only appends its net change of each atom to that atom's
+log ``K_log``. The predicted cost of applying everything pending, f(s) = Σ_i f_i(s[i]) over the base
+tables i, is kept at most the budget C: when an append passes it, an action (``sql/10_planner.sql``:
+NAIVE or ONLINE) empties the logs of some tables through the system's own set-at-a-time path.
+
+This layer knows no system by name. It wraps what every system's capture layer calls, per atom K:
+``apply_batch_K()`` (and ``apply_K(...)``, the tuple-at-a-time path) append to ``K_log`` instead of
+maintaining, ``clear_K()`` (TRUNCATE) drops the log with the state. The system's originals stay as
+``maintain_batch_K``, ``maintain_K`` and ``maintain_clear_K``, which processing calls. Since every
+system joins a delta with its *own* state of the other atoms (never the live base tables), applying
+ΔR_i while ΔR_j waits joins with exactly the state the view reflects: no state bug (§6.1.3).
+
+The view ``NAME`` applies what is pending, then answers (exact); ``NAME_stale`` answers from the
+last processed state with the number of pending changes and how many seconds they lag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm import capture
+from pgivm.errors import PgivmError
+from pgivm.query.model import TableRef
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import Option, Section
+from pgivm.systems.common import Names, render
+
+MODES = ("immediate", "deferred")
+PLANNERS = ("online", "naive")
+# f_i(k) = a·k + b (milliseconds) until `pgivm calibrate` measures the view's own: about what a small
+# set-at-a-time batch of IVMε or F-IVM costs on the machines pgivm is benchmarked on.
+DEFAULT_A_MS = 0.05
+DEFAULT_B_MS = 2.0
+RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 1000 to 2000 appends
+
+
+def _mode(value: str) -> str | None:
+    return None if value in MODES else f"choose {' or '.join(MODES)}, got {value!r}"
+
+
+def _budget(value: float) -> str | None:
+    return None if value >= 0 and value == value and value != float("inf") else f"must be a number of milliseconds >= 0, got {value}"
+
+
+def _planner(value: str) -> str | None:
+    return None if value in PLANNERS else f"choose {' or '.join(PLANNERS)}, got {value!r}"
+
+
+REFRESH = Option("refresh", str, "immediate",
+                 "immediate: every writing statement maintains the view; deferred: writers only append to delta "
+                 "logs, applied when a read needs them or their predicted cost would pass --budget", _mode)
+BUDGET = Option("budget", float, 50.0,
+                "deferred: the most a read may have to apply, in predicted milliseconds (the paper's C)", _budget)
+PLANNER = Option("planner", str, "online",
+                 "deferred: which logs an action empties when the budget would be passed: online (the paper's "
+                 "heuristic: least amortized cost) or naive (all of them)", _planner)
+OPTIONS = (REFRESH, BUDGET, PLANNER)
+
+
+@dataclass(frozen=True)
+class LoggedTable:
+    """A base table of a deferred view: its place i in the plan vectors and the atoms it feeds."""
+
+    number: int
+    label: str
+    atoms: tuple[capture.CaptureAtom, ...]
+
+
+def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView) -> list[LoggedTable]:
+    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found))
+            for i, (table, found) in enumerate((t, a) for t, a in atoms.items() if a)]
+
+
+def _q(name: str) -> sql.Identifier:
+    return sql.Identifier(name)
+
+
+def _columns(atom: capture.CaptureAtom) -> list[sql.Composable]:
+    return [_q(c.name) for c in atom.columns]
+
+
+def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composable]:
+    return {
+        "state": names("state"), "deferred": names("deferred"), "deferred_table": names("deferred_table"),
+        "predicted": names("deferred_predicted"), "time_to_full": names("deferred_time_to_full"),
+        "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
+        "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
+        "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
+        "view": sql.Identifier(view_schema, name), "stale": sql.Identifier(view_schema, stale_name(name)),
+        "view_literal": sql.Literal(sql.Identifier(view_schema, name).as_string(None)),
+        "stale_literal": sql.Literal(sql.Identifier(view_schema, stale_name(name)).as_string(None)),
+    }
+
+
+def stale_name(name: str) -> str:
+    return f"{name}_stale"
+
+
+# --- install ----------------------------------------------------------------------------------------
+
+
+def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planner: str) -> list[sql.Composable]:
+    """The tables of the deferred layer (created once, kept by ``upgrade``): the budget and
+    counters, one row per base table, one log per atom."""
+    values = {
+        "deferred": names("deferred"), "deferred_table": names("deferred_table"),
+        "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
+        "deferred_comment": sql.Literal("pgivm deferred view: the budget C, the planner, and counters since the last refresh"),
+        "deferred_table_comment": sql.Literal("pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i"),
+    }
+    plan: list[sql.Composable] = [render(__name__, "00_state.sql", values)]
+    for table in tables:
+        plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {})").format(
+            names("deferred_table"), sql.Literal(table.number), sql.Literal(table.label),
+            sql.Literal([a.name for a in table.atoms]), sql.Literal(DEFAULT_A_MS), sql.Literal(DEFAULT_B_MS)))
+        for atom in table.atoms:
+            plan.append(capture.log_tables(atom, names))
+    return plan
+
+
+def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable:
+    """Empty one table's logs into its atoms' _delta tables (each log summed to its net change),
+    then run the system's maintenance of each atom in the capture layer's order."""
+    blocks = []
+    for table in tables:
+        steps: list[sql.Composable] = []
+        for atom in table.atoms:
+            cols = _columns(atom)
+            group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(cols)) if cols else sql.SQL("")
+            steps.append(sql.SQL(
+                "        INSERT INTO {delta} ({cols}mult) SELECT {cols}sum(mult)::bigint FROM {log}{group} HAVING sum(mult) <> 0;\n"
+                "        DELETE FROM {log};\n"
+                "        GET DIAGNOSTICS n = ROW_COUNT;\n"
+                "        done := done + n;").format(
+                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group,
+                cols=sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)))
+        for atom in table.atoms:
+            steps.append(sql.SQL("        PERFORM {}();").format(names(f"maintain_batch_{atom.name}")))
+        blocks.append(sql.SQL("    IF table_number = {number} THEN  -- {label}\n{steps}\n    END IF;").format(
+            number=sql.Literal(table.number), label=sql.SQL(table.label.replace("\n", " ")),  # type: ignore[arg-type]  # a comment
+            steps=sql.SQL("\n").join(steps)))
+    return sql.SQL(
+        "CREATE FUNCTION {process}(table_number integer) RETURNS bigint LANGUAGE plpgsql\n"
+        "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nDECLARE\n    n bigint;\n    done bigint := 0;\nBEGIN\n"
+        "{blocks}\n"
+        "    UPDATE {deferred_table} SET pending = 0, oldest = NULL, actions = actions + 1, processed = processed + done\n"
+        "     WHERE number = table_number;\n    RETURN done;\nEND;\n$pgivm$;\n"
+        "COMMENT ON FUNCTION {process}(integer) IS {comment}").format(
+        process=names("deferred_process"), blocks=sql.SQL("\n").join(blocks), deferred_table=names("deferred_table"),
+        comment=sql.Literal("pgivm deferred view: apply one base table's delta logs through the system's batch path"))
+
+
+def _functions_of(conn: psycopg.Connection, schema: str, function: str) -> list[tuple[int, str]]:
+    """(oid, argument list) of the functions of that name in the state schema."""
+    return [(int(oid), str(args)) for oid, args in conn.execute(
+        "SELECT p.oid, pg_catalog.pg_get_function_arguments(p.oid) FROM pg_catalog.pg_proc p "
+        "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = %s AND p.proname = %s",
+        [schema, function]).fetchall()]
+
+
+def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable) -> list[sql.Composable]:
+    """Rename each atom's maintenance entry points and put log appends in their place."""
+    out: list[sql.Composable] = []
+    for position, atom in enumerate(table.atoms):
+        k = atom.name
+        last = sql.Literal(position == len(table.atoms) - 1)
+        cols = _columns(atom)
+        listed = sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)
+        if not _functions_of(conn, names.schema, f"apply_batch_{k}"):
+            raise PgivmError(f"internal: no apply_batch_{k} in {names.schema}", "deferred mode needs the system's batch path")
+        out.append(sql.SQL("ALTER FUNCTION {f}() RENAME TO {to}").format(f=names(f"apply_batch_{k}"), to=_q(f"maintain_batch_{k}")))
+        out.append(sql.SQL(
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+            "DECLARE\n    n bigint;\nBEGIN\n"
+            "    INSERT INTO {log} ({cols}mult) SELECT {cols}mult FROM {delta};\n"
+            "    GET DIAGNOSTICS n = ROW_COUNT;\n    DELETE FROM {delta};\n"
+            "    PERFORM {appended}({number}, n, {last});\nEND;\n$pgivm$; COMMENT ON FUNCTION {f}() IS {comment}").format(
+            f=names(f"apply_batch_{k}"), log=names(f"{k}_log"), cols=listed, delta=names(f"{k}_delta"),
+            appended=names("deferred_appended"), number=sql.Literal(table.number), last=last,
+            comment=sql.Literal(f"pgivm deferred view: append the statement's net change of {k.upper()} to its log")))
+        for _, arguments in _functions_of(conn, names.schema, f"apply_{k}"):
+            count = len(cols) + 1
+            if arguments.count(",") + 1 != count:
+                raise PgivmError(f"internal: apply_{k}({arguments}) does not take the {count} columns of {k}_delta")
+            out.append(sql.SQL("ALTER FUNCTION {f}({args}) RENAME TO {to}").format(
+                f=names(f"apply_{k}"), args=sql.SQL(arguments), to=_q(f"maintain_{k}")))  # type: ignore[arg-type]  # from pg_catalog
+            out.append(sql.SQL(
+                "CREATE FUNCTION {f}({args}) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+                "BEGIN\n    INSERT INTO {log} ({cols}mult) VALUES ({values});\n"
+                "    PERFORM {appended}({number}, 1, {last});\nEND;\n$pgivm$").format(
+                f=names(f"apply_{k}"), args=sql.SQL(arguments), log=names(f"{k}_log"), cols=listed,  # type: ignore[arg-type]
+                values=sql.SQL(", ").join(sql.SQL(f"${i + 1}") for i in range(count)),  # type: ignore[arg-type]
+                appended=names("deferred_appended"), number=sql.Literal(table.number), last=last))
+        if _functions_of(conn, names.schema, f"clear_{k}"):
+            out.append(sql.SQL("ALTER FUNCTION {f}() RENAME TO {to}").format(f=names(f"clear_{k}"), to=_q(f"maintain_clear_{k}")))
+            out.append(sql.SQL(
+                "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+                "BEGIN\n    -- TRUNCATE: the table is empty, so is what its state must become; nothing stays pending\n"
+                "    DELETE FROM {log};\n"
+                "    UPDATE {deferred_table} SET pending = 0, oldest = NULL WHERE number = {number};\n"
+                "    PERFORM {maintain}();\nEND;\n$pgivm$").format(
+                f=names(f"clear_{k}"), log=names(f"{k}_log"), deferred_table=names("deferred_table"),
+                number=sql.Literal(table.number), maintain=names(f"maintain_clear_{k}")))
+    return out
+
+
+def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name: str, view_schema: str) -> None:
+    """Turn the freshly installed functions and view of an immediate view into a deferred one
+    (create and upgrade run this after the system's phases)."""
+    params = _params(names, name, view_schema)
+    params.update({
+        "refresh_comment": sql.Literal(f"pgivm view {name}: apply every pending change"),
+        "lag_comment": sql.Literal(f"pgivm view {name}: changes pending and seconds since the oldest"),
+        "read_comment": sql.Literal(f"pgivm view {name}: apply what is pending, then the result"),
+        "view_comment": sql.Literal(f"pgivm: deferred view, exact: a read first applies what is pending "
+                                    f"(at most the budget); {stale_name(name)} answers at once"),
+        "stale_comment": sql.Literal(f"pgivm: the result of {name} as last refreshed, with the changes pending "
+                                     f"and how many seconds they lag"),
+    })
+    for table in tables:
+        for statement in _wrappers(conn, names, table):
+            conn.execute(statement)
+    conn.execute(_process_function(names, tables))
+    conn.execute(render(__name__, "10_planner.sql", params))
+    # The system's view of its state becomes the state schema's "refreshed"; the user's name now
+    # reads through read().
+    parked = f"pgivm_refreshed_{name}"
+    conn.execute(sql.SQL("ALTER VIEW {} RENAME TO {}").format(sql.Identifier(view_schema, name), _q(parked)))
+    conn.execute(sql.SQL("ALTER VIEW {} SET SCHEMA {}").format(sql.Identifier(view_schema, parked), names.schema_id))
+    conn.execute(sql.SQL("ALTER VIEW {} RENAME TO {}").format(names(parked), _q("refreshed")))
+    conn.execute(render(__name__, "20_read.sql", params))
+    conn.execute(sql.SQL(
+        "REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA {s} FROM PUBLIC; "
+        "GRANT USAGE ON SCHEMA {s} TO PUBLIC; "
+        "GRANT EXECUTE ON FUNCTION {read}(), {lag}(), {refresh}() TO PUBLIC").format(
+        s=names.schema_id, read=names("read"), lag=names("lag"), refresh=names("refresh")))
+
+
+def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema: str) -> None:
+    """Before ``upgrade`` reinstalls the functions: the views that read through them go (the
+    system's phases, then ``wrap``, put them back)."""
+    conn.execute(sql.SQL("DROP VIEW IF EXISTS {}, {}; DROP FUNCTION IF EXISTS {}(); DROP VIEW IF EXISTS {}").format(
+        sql.Identifier(view_schema, name), sql.Identifier(view_schema, stale_name(name)), names("read"),
+        names("refreshed")))
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def is_deferred(params: dict[str, Any]) -> bool:
+    return params.get("refresh") == "deferred"
+
+
+def refresh(conn: psycopg.Connection, name: str) -> int:
+    """Apply everything pending (in the caller's transaction); the number of log rows applied."""
+    row = conn.execute(sql.SQL("SELECT {}()").format(Names.of(name)("refresh"))).fetchone()
+    return int(row[0]) if row else 0
+
+
+def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[Section]]:
+    names = Names.of(name)
+    d = conn.execute(sql.SQL("SELECT budget_ms, planner, steps, spent_ms, actions, in_writer, refreshes, "
+                             "refreshed_at FROM {} WHERE singleton").format(names("deferred"))).fetchone()
+    assert d is not None
+    lag = conn.execute(sql.SQL("SELECT pending, lag_seconds FROM {}()").format(names("lag"))).fetchone()
+    predicted = conn.execute(sql.SQL("SELECT {}()").format(names("deferred_predicted"))).fetchone()
+    assert lag is not None and predicted is not None
+    out = {
+        "refresh": "deferred", "budget_ms": d[0], "planner": d[1], "pending_changes": lag[0],
+        "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
+        "actions": d[4], "refreshes": d[6], "actions_run_in": "the writing transaction (no worker)",
+    }
+    rows = conn.execute(sql.SQL(
+        "SELECT number, label, array_to_string(atoms, ', '), pending, round(a_ms::numeric, 4), round(b_ms::numeric, 3), "
+        "CASE WHEN calibrated IS NULL THEN 'default' ELSE 'measured' END, actions, processed "
+        "FROM {} ORDER BY number").format(names("deferred_table"))).fetchall()
+    section = Section("delta logs (f_i(k) = a·k + b ms)",
+                      ["i", "table", "atoms", "pending", "a ms", "b ms", "cost", "actions", "rows processed"],
+                      [list(r) for r in rows])
+    return out, [section]
+
+
+def checks(names: Names, tables: list[LoggedTable]) -> list[tuple[str, sql.Composable]]:
+    """Named invariants of the deferred layer: each table's pending count is the rows of its logs."""
+    out = []
+    for table in tables:
+        total = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(names(f"{a.name}_log")) for a in table.atoms)
+        out.append((f"deferred pending = log rows ({table.label})", sql.SQL(
+            "SELECT pending, {total} FROM {t} WHERE number = {n} AND pending <> {total}").format(
+            total=total, t=names("deferred_table"), n=sql.Literal(table.number))))
+    return out

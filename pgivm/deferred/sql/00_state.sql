@@ -1,0 +1,40 @@
+-- Deferred maintenance of one view (He, Xie, Yang, Yu, "Asymmetric Batch Incremental View
+-- Maintenance", ICDE 2005). Writers only append each statement's net change of every atom to
+-- the atom's delta log (K_log); the view's state reflects the base tables minus what is pending.
+-- For every atom K at every moment:  state(K) + K_log = base(K)  (the invariant verify checks).
+--
+-- The plan vectors of the paper are indexed by base table (a self-join's atoms of one table go
+-- together, as one statement changes them together): s[i] = deferred_table.pending, the
+-- predicted refresh cost f(s) = Σ_i f_i(s[i]) with f_i(k) = a_i·k + b_i for k > 0, f_i(0) = 0
+-- (linear with a setup cost, §3.3; `pgivm calibrate` measures a_i and b_i), and the budget C
+-- (budget_ms). Whenever an append makes f(s) > C, an action empties some logs (§4.3).
+
+CREATE TABLE {deferred} (
+    singleton    boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    budget_ms    float8 NOT NULL CHECK (budget_ms >= 0),      -- C
+    planner      text NOT NULL CHECK (planner IN ('naive', 'online')),
+    steps        bigint NOT NULL DEFAULT 0,   -- appends since the last refresh: the paper's t
+    spent_ms     float8 NOT NULL DEFAULT 0,   -- predicted cost of the actions since then: F_t
+    window_steps bigint NOT NULL DEFAULT 0,   -- appends in the arrival-rate window
+    actions      bigint NOT NULL DEFAULT 0,   -- actions taken because f(s) passed C
+    in_writer    bigint NOT NULL DEFAULT 0,   -- of which in a writing transaction
+    refreshes    bigint NOT NULL DEFAULT 0,   -- full refreshes (reads, pgivm refresh)
+    refreshed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+);
+COMMENT ON TABLE {deferred} IS {deferred_comment};
+INSERT INTO {deferred} (budget_ms, planner) VALUES ({budget_ms}, {planner});
+
+CREATE TABLE {deferred_table} (
+    number     integer PRIMARY KEY,           -- i, the table's place in the plan vectors
+    label      text NOT NULL,                 -- the base table as the view names it
+    atoms      text[] NOT NULL,               -- the relations it feeds (their logs)
+    pending    bigint NOT NULL DEFAULT 0 CHECK (pending >= 0),   -- s[i]: log rows not yet processed
+    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended in the rate window: v[i] = arrived / window_steps
+    oldest     timestamptz,                   -- when the oldest pending row arrived
+    a_ms       float8 NOT NULL CHECK (a_ms >= 0),   -- f_i(k) = a_ms·k + b_ms for k > 0
+    b_ms       float8 NOT NULL CHECK (b_ms >= 0),
+    calibrated timestamptz,                   -- when `pgivm calibrate` measured a and b (NULL: the defaults)
+    actions    bigint NOT NULL DEFAULT 0,     -- times its logs were emptied
+    processed  bigint NOT NULL DEFAULT 0      -- log rows processed
+);
+COMMENT ON TABLE {deferred_table} IS {deferred_table_comment};

@@ -1,0 +1,174 @@
+-- The predicted refresh cost f(s) = Σ_i f_i(s[i]) of what is pending (§2, the constraint f(s) ≤ C).
+CREATE FUNCTION {predicted}()
+RETURNS float8 LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+    SELECT coalesce(sum(CASE WHEN pending > 0 THEN a_ms * pending + b_ms ELSE 0 END), 0)::float8 FROM {deferred_table}
+$pgivm$;
+
+-- TIMETOFULL(s) of ONLINE (§4.3): the steps until arrivals at rates v make f(s + k·v) > C again,
+-- counts interpolated (the notes' suggestion); a search by doubling, then bisection, capped.
+CREATE FUNCTION {time_to_full}(s float8[], a float8[], b float8[], v float8[], budget float8)
+RETURNS float8 LANGUAGE plpgsql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    lo float8 := 0;
+    hi float8 := 1;
+    mid float8;
+    cap constant float8 := 1e9;
+    cost_k float8;
+BEGIN
+    LOOP
+        SELECT coalesce(sum(CASE WHEN s[i] + hi * v[i] > 0 THEN a[i] * (s[i] + hi * v[i]) + b[i] ELSE 0 END), 0)
+          INTO cost_k FROM generate_subscripts(s, 1) AS i;
+        EXIT WHEN cost_k > budget;
+        IF hi >= cap THEN
+            RETURN cap;
+        END IF;
+        lo := hi;
+        hi := hi * 2;
+    END LOOP;
+    WHILE hi - lo > 1 LOOP
+        mid := floor((lo + hi) / 2);
+        SELECT coalesce(sum(CASE WHEN s[i] + mid * v[i] > 0 THEN a[i] * (s[i] + mid * v[i]) + b[i] ELSE 0 END), 0)
+          INTO cost_k FROM generate_subscripts(s, 1) AS i;
+        IF cost_k > budget THEN
+            hi := mid;
+        ELSE
+            lo := mid;
+        END IF;
+    END LOOP;
+    RETURN hi;
+END;
+$pgivm$;
+
+-- The action taken when f(s) > C: which tables to empty.
+--   naive:  all of them (symmetric batch maintenance, the paper's NAIVE);
+--   online: among the greedy (each table emptied or left), minimal (putting any emptied table
+--           back would pass C) and valid (what stays costs ≤ C) actions q, the one minimizing the
+--           amortized cost H(q) = (F_t + f(q)) / (t + TIMETOFULL(s − q)) (§4.3); ties: the lower
+--           f(q), then the lower table numbers. n is the number of base tables: 2^n − 1 subsets.
+-- The same rule as pgivm.deferred.planners.Online, which the offline tests hold to the paper.
+CREATE FUNCTION {choose}()
+RETURNS integer[] LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    d record;
+    s float8[]; a float8[]; b float8[]; v float8[]; nums integer[];
+    n integer;
+    mask integer;
+    i integer;
+    f float8[];
+    rest float8; fq float8; h float8; ttf float8;
+    valid boolean;
+    after float8[];
+    best integer := 0; best_h float8; best_f float8;
+    chosen integer[] := '{{}}';
+BEGIN
+    SELECT * INTO d FROM {deferred} WHERE singleton;
+    SELECT array_agg(pending::float8 ORDER BY number), array_agg(a_ms ORDER BY number), array_agg(b_ms ORDER BY number),
+           array_agg(arrived::float8 / greatest(d.window_steps, 1) ORDER BY number), array_agg(number ORDER BY number)
+      INTO s, a, b, v, nums FROM {deferred_table};
+    n := coalesce(array_length(nums, 1), 0);
+    f := array_fill(0::float8, ARRAY[n]);
+    FOR i IN 1 .. n LOOP
+        IF s[i] > 0 THEN
+            f[i] := a[i] * s[i] + b[i];
+        END IF;
+    END LOOP;
+    IF d.planner = 'naive' THEN
+        FOR i IN 1 .. n LOOP
+            IF s[i] > 0 THEN
+                chosen := chosen || nums[i];
+            END IF;
+        END LOOP;
+        RETURN chosen;
+    END IF;
+    FOR mask IN 1 .. (1 << n) - 1 LOOP
+        rest := 0; fq := 0; valid := true;
+        after := s;
+        FOR i IN 1 .. n LOOP
+            IF mask & (1 << (i - 1)) <> 0 THEN
+                IF s[i] = 0 THEN
+                    valid := false;  -- emptying an empty log is no action: the mask without it says the same
+                END IF;
+                fq := fq + f[i];
+                after[i] := 0;
+            ELSE
+                rest := rest + f[i];
+            END IF;
+        END LOOP;
+        CONTINUE WHEN NOT valid OR rest > d.budget_ms;
+        FOR i IN 1 .. n LOOP  -- minimal: every emptied table is needed
+            IF mask & (1 << (i - 1)) <> 0 AND rest + f[i] <= d.budget_ms THEN
+                valid := false;
+            END IF;
+        END LOOP;
+        CONTINUE WHEN NOT valid;
+        ttf := {time_to_full}(after, a, b, v, d.budget_ms);
+        h := (d.spent_ms + fq) / (d.steps + ttf);
+        IF best = 0 OR h < best_h OR (h = best_h AND fq < best_f) THEN
+            best := mask; best_h := h; best_f := fq;
+        END IF;
+    END LOOP;
+    FOR i IN 1 .. n LOOP
+        IF best & (1 << (i - 1)) <> 0 THEN
+            chosen := chosen || nums[i];
+        END IF;
+    END LOOP;
+    RETURN chosen;
+END;
+$pgivm$;
+
+-- Take the action: empty the chosen logs. The caller holds the view's lock (a writer, or
+-- refresh after taking it), so no log row arrives or goes while this runs.
+CREATE FUNCTION {act}(from_writer boolean)
+RETURNS integer[] LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    chosen integer[] := {choose}();
+    cost float8;
+    table_number integer;
+BEGIN
+    SELECT coalesce(sum(a_ms * pending + b_ms), 0) INTO cost FROM {deferred_table}
+     WHERE number = ANY (chosen) AND pending > 0;
+    FOREACH table_number IN ARRAY chosen LOOP
+        PERFORM {process}(table_number);
+    END LOOP;
+    UPDATE {deferred} SET spent_ms = spent_ms + cost, actions = actions + 1,
+           in_writer = in_writer + CASE WHEN from_writer THEN 1 ELSE 0 END WHERE singleton;
+    RETURN chosen;
+END;
+$pgivm$;
+
+-- Called by the log wrappers after an append: count it, and act if f(s) now passes C.
+CREATE FUNCTION {appended}(table_number integer, rows bigint, last_atom boolean)
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    d record;
+BEGIN
+    IF rows > 0 THEN
+        UPDATE {deferred_table} SET pending = pending + rows, arrived = arrived + rows,
+               oldest = coalesce(oldest, pg_catalog.statement_timestamp())
+         WHERE number = table_number;
+    END IF;
+    -- A table's atoms are logged in order: only after its last one is the statement's change
+    -- whole (a self-join's other atoms may still hold it in their _delta tables before that).
+    IF NOT last_atom THEN
+        RETURN;
+    END IF;
+    UPDATE {deferred} SET steps = steps + 1, window_steps = window_steps + 1 WHERE singleton RETURNING * INTO d;
+    IF d.window_steps >= 2 * {rate_window} THEN  -- the arrival rates cover about the last {rate_window} .. 2·{rate_window} appends
+        UPDATE {deferred} SET window_steps = window_steps / 2 WHERE singleton;
+        UPDATE {deferred_table} SET arrived = arrived / 2;
+    END IF;
+    IF {predicted}() > d.budget_ms THEN
+        PERFORM {act}(true);
+    END IF;
+END;
+$pgivm$;

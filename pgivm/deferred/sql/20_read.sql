@@ -1,0 +1,63 @@
+-- Apply everything pending, table by table (what `pgivm refresh`, pgivm.refresh('view') and a
+-- read of the view do). First the view's lock, as writers take it: writers in flight finish
+-- first, and a REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates a write it
+-- cannot see fails here (40001) rather than refresh from a stale snapshot.
+CREATE FUNCTION {refresh}()
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    t record;
+    done bigint := 0;
+BEGIN
+    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
+    FOR t IN SELECT number, pending FROM {deferred_table} WHERE pending > 0 ORDER BY number LOOP
+        PERFORM {process}(t.number);
+        done := done + t.pending;
+    END LOOP;
+    UPDATE {deferred} SET steps = 0, spent_ms = 0, refreshes = refreshes + 1,
+           refreshed_at = pg_catalog.now() WHERE singleton;
+    RETURN done;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {refresh}() IS {refresh_comment};
+
+-- How far the last refreshed state lags: changes pending and seconds since the oldest of them.
+CREATE FUNCTION {lag}(OUT pending bigint, OUT lag_seconds float8)
+LANGUAGE sql STABLE SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+    SELECT coalesce(sum(pending), 0)::bigint,
+           coalesce(extract(epoch FROM pg_catalog.now() - min(oldest)), 0)::float8
+      FROM {deferred_table} WHERE pending > 0
+$pgivm$;
+COMMENT ON FUNCTION {lag}() IS {lag_comment};
+
+-- A read of the view: exact, so first apply what is pending (its predicted cost is at most C),
+-- then answer from the refreshed state. In a read-only transaction nothing can be applied.
+CREATE FUNCTION {read}()
+RETURNS SETOF {current} LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    IF EXISTS (SELECT FROM {deferred_table} WHERE pending > 0) THEN
+        IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
+            RAISE EXCEPTION USING
+                ERRCODE = 'read_only_sql_transaction',
+                MESSAGE = pg_catalog.format('pgivm view %s has changes to apply, which a read-only transaction cannot do', {view_literal}),
+                HINT = pg_catalog.format('Read %s for the last refreshed result (with how far it lags), or read %s in a read-write transaction.',
+                                         {stale_literal}, {view_literal});
+        END IF;
+        PERFORM {refresh}();
+    END IF;
+    RETURN QUERY SELECT * FROM {current};
+END;
+$pgivm$;
+COMMENT ON FUNCTION {read}() IS {read_comment};
+
+CREATE VIEW {view} AS SELECT * FROM {read}();
+COMMENT ON VIEW {view} IS {view_comment};
+CREATE VIEW {stale} AS
+    SELECT c.*, l.pending AS pgivm_pending_changes, l.lag_seconds AS pgivm_lag_seconds
+      FROM {current} AS c CROSS JOIN {lag}() AS l;
+COMMENT ON VIEW {stale} IS {stale_comment};

@@ -1,0 +1,310 @@
+"""Deferred views (``--refresh deferred``) of every system that can defer, against plain SQL.
+
+Random streams of single- and multi-row INSERTs with duplicates, DELETEs of present and absent
+rows, UPDATEs of join and value columns, COPY, TRUNCATE and rolled-back transactions, with reads
+of the view, refreshes and reads of ``NAME_stale`` in between, at random. After every statement the
+predicted refresh cost is at most the budget C; every read of the view equals the user's SQL run
+by PostgreSQL; ``verify`` (which refreshes, then checks every invariant of the system and that each
+table's pending count is the rows of its logs) runs along the way. The budget is small, so actions
+empty some logs while others stay pending (the asymmetric case whose state bug §6.1 warns of); each
+stream must show that it happened, that reads found changes to apply, and that the result moved.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+import psycopg
+import pytest
+
+from pgivm import command
+from pgivm.errors import PgivmError
+
+
+@dataclass(frozen=True)
+class Case:
+    system: str
+    tables: dict[str, tuple[str, ...]]  # table -> its columns (the first two are join columns)
+    query: str
+    options: dict[str, object] = field(default_factory=dict)
+    exact: bool = True  # the view's rows are the query's result (sample: a subset, checked by verify)
+
+
+TRIANGLE = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
+EDGE = "SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src"
+RST = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+PATH = {"r": ("k1", "k2", "x", "y"), "s": ("k1", "k2", "x", "y"), "t": ("k1", "k2", "x", "y")}
+PATH_SUMS = ("SELECT a0.k1, count(*) AS n, sum(a0.x * a2.y) AS sxy, count(a1.x) AS nx FROM r a0 "
+             "JOIN s a1 ON a0.k2 = a1.k1 JOIN t a2 ON a1.k2 = a2.k1 GROUP BY a0.k1")
+SELF_JOIN = ("SELECT count(*) AS n, sum(a1.y) AS sy FROM r a0 JOIN r a1 ON a0.k2 = a1.k1 "
+             "JOIN s a2 ON a1.k2 = a2.k1 WHERE a2.y < 5")
+
+CASES = {
+    "ivme-rst": Case("ivme", RST, TRIANGLE, {"epsilon": 0.5}),
+    "ivme-edge": Case("ivme", {"e": ("src", "dst")}, EDGE, {"epsilon": 0.25}),
+    "ivme-rst-batch": Case("ivme", RST, TRIANGLE, {"epsilon": 0.5, "batch_threshold": 0}),
+    "first-order-rst": Case("first-order", RST, TRIANGLE),
+    "fivm-path": Case("fivm", PATH, PATH_SUMS),
+    "fivm-self-join": Case("fivm", {"r": PATH["r"], "s": PATH["s"]}, SELF_JOIN),
+    "sample-path": Case("sample", PATH, "SELECT a0.k1, a1.k2, a2.y FROM r a0 JOIN s a1 ON a0.k2 = a1.k1 "
+                                        "JOIN t a2 ON a1.k2 = a2.k1", {"size": 6}, exact=False),
+}
+
+
+def _value(rng: random.Random) -> int:
+    return rng.randint(0, 4) if rng.random() < 0.6 else rng.randint(0, 9)
+
+
+def _row(rng: random.Random, columns: tuple[str, ...]) -> tuple[object, ...]:
+    return tuple(_value(rng) if i < 2 else rng.choice([None, 0, 1, 2, 5]) for i in range(len(columns)))
+
+
+def _statement(rng: random.Random, case: Case) -> tuple[str, str, str, list[object] | None]:
+    """(kind, table, SQL, parameters) of one random statement."""
+    table = rng.choice(list(case.tables))
+    cols = case.tables[table]
+    first, second = cols[0], cols[1]
+    listed = ", ".join(cols)
+    marks = "(" + ", ".join(["%s"] * len(cols)) + ")"
+    kind = rng.choice(["insert", "insert", "insert-many", "insert-many", "delete", "delete-absent", "update-key",
+                       "update-value", "copy", "rollback"] if rng.random() < 0.96 else ["truncate"])
+    if kind == "insert":
+        return kind, table, f"INSERT INTO {table} ({listed}) VALUES {marks}", list(_row(rng, cols))
+    if kind == "insert-many":
+        row = _row(rng, cols)
+        rows = [row] * rng.randint(2, 3) + [_row(rng, cols) for _ in range(rng.randint(1, 8))]
+        return kind, table, f"INSERT INTO {table} ({listed}) VALUES " + ", ".join([marks] * len(rows)), [v for r in rows for v in r]
+    if kind == "delete":
+        return kind, table, f"DELETE FROM {table} WHERE {first} = %s AND {second} <> %s", [_value(rng), _value(rng)]
+    if kind == "delete-absent":
+        return kind, table, f"DELETE FROM {table} WHERE {first} = 99", None
+    if kind == "update-key":
+        return kind, table, f"UPDATE {table} SET {second} = ({second} + 1) %% 5 WHERE {first} = %s", [_value(rng)]
+    if kind == "update-value":
+        target = cols[3] if len(cols) > 3 else second
+        return kind, table, f"UPDATE {table} SET {target} = {target} + 1 WHERE {first} = %s", [_value(rng)]
+    return kind, table, "", None
+
+
+def _differences(conn: psycopg.Connection, name: str, query: str) -> list[tuple[object, ...]]:
+    return conn.execute(f"(SELECT * FROM {name} EXCEPT ALL ({query})) UNION ALL "
+                        f"(({query}) EXCEPT ALL SELECT * FROM {name})").fetchall()
+
+
+def _deferred(conn: psycopg.Connection) -> tuple[int, float, float, list[int]]:
+    """(actions, predicted cost, budget, pending per table) of view v."""
+    actions, budget = conn.execute("SELECT actions, budget_ms FROM pgivm_v.deferred").fetchone()  # type: ignore[misc]
+    predicted = conn.execute("SELECT pgivm_v.deferred_predicted()").fetchone()[0]  # type: ignore[index]
+    pending = [p for (p,) in conn.execute("SELECT pending FROM pgivm_v.deferred_table ORDER BY number")]
+    return actions, predicted, budget, pending
+
+
+@pytest.mark.parametrize(("case_name", "planner", "seed"), [
+    ("ivme-rst", "online", 1), ("ivme-rst", "naive", 2), ("ivme-edge", "online", 3), ("ivme-rst-batch", "online", 4),
+    ("first-order-rst", "online", 5), ("fivm-path", "online", 6), ("fivm-path", "naive", 7),
+    ("fivm-self-join", "online", 8), ("sample-path", "online", 9),
+])
+def test_deferred_stream_matches_postgres(conn: psycopg.Connection, dsn: str, case_name: str, planner: str, seed: int) -> None:
+    case = CASES[case_name]
+    rng = random.Random(f"{case_name}:{planner}:{seed}")
+    for table, cols in case.tables.items():
+        conn.execute(f"CREATE TABLE {table} ({', '.join(f'{c} int' for c in cols)})")
+        for _ in range(20):
+            conn.execute(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(cols))})", list(_row(rng, cols)))
+    budget = 4.0  # ms: with the default f_i(k) = 0.05 k + 2, two tables pending pass it
+    command.create("v", case.query, system=case.system, refresh="deferred", budget=budget, planner=planner,
+                   target=dsn, **case.options)
+    start = Counter(conn.execute("SELECT * FROM v").fetchall())
+    seen: Counter[str] = Counter()
+    for step in range(140):
+        kind, table, statement, params = _statement(rng, case)
+        before = _deferred(conn)[0]
+        if kind == "truncate":
+            conn.execute(f"TRUNCATE {table}")
+        elif kind == "copy":
+            with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+                for _ in range(rng.randint(1, 6)):
+                    copy.write_row(_row(rng, case.tables[table]))
+        elif kind == "rollback":
+            with conn.transaction(force_rollback=True):
+                cols = case.tables[table]
+                conn.execute(f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({', '.join(['1'] * len(cols))})")
+                conn.execute(f"DELETE FROM {table} WHERE {cols[0]} = 0")
+                if rng.random() < 0.5:  # a read inside applies what is pending, and is rolled back with it
+                    conn.execute("SELECT * FROM v").fetchall()
+        else:
+            conn.execute(statement, params)
+        seen[kind] += 1
+        actions, predicted, budget_now, pending = _deferred(conn)
+        where = f"{case_name} step {step} after {kind} {statement} {params}"
+        assert predicted <= budget_now + 1e-9, f"{where}: predicted refresh {predicted} ms > budget {budget_now}"
+        if actions > before and any(pending) and len(pending) > 1:
+            seen["asymmetric action"] += 1  # logs emptied while another table's stay pending
+        draw = rng.random()
+        if draw < 0.35:
+            if any(pending):
+                seen["read with pending"] += 1
+            if case.exact:
+                assert _differences(conn, "v", case.query) == [], where
+            else:
+                conn.execute("SELECT * FROM v").fetchall()
+            assert not any(_deferred(conn)[3]), f"{where}: a read left changes pending"
+        elif draw < 0.40:
+            conn.execute("SELECT pgivm.refresh('v')")
+            seen["refresh"] += 1
+        elif draw < 0.45:
+            shown = conn.execute("SELECT DISTINCT pgivm_pending_changes FROM v_stale").fetchall()
+            assert shown in ([], [(sum(pending),)]), where
+            seen["stale read"] += 1
+        if step % 35 == 34:
+            report = command.verify("v", target=dsn)
+            assert report.ok, (where, report.maintained, report.recount, [str(f) for f in report.failures])
+    report = command.verify("v", target=dsn)
+    assert report.ok, [str(f) for f in report.failures]
+    if case.exact:
+        assert _differences(conn, "v", case.query) == []
+        assert Counter(conn.execute("SELECT * FROM v").fetchall()) != start, "the stream never changed the result"
+    for kind in ("insert", "insert-many", "delete", "delete-absent", "update-key", "copy", "rollback", "truncate",
+                 "read with pending", "refresh", "stale read"):
+        assert seen[kind] > 0, f"the stream never did {kind}: {dict(seen)}"
+    actions = _deferred(conn)[0]
+    print(f"{case_name} {planner}: {actions} actions, {dict(seen)}")
+    assert actions > 0, "the budget never forced an action"
+    if len(case.tables) > 1 and planner == "online":
+        assert seen["asymmetric action"] > 0, f"no action left a table pending: {dict(seen)}"
+
+
+def test_naive_empties_every_log_and_online_keeps_the_cheap_batching(conn: psycopg.Connection, dsn: str) -> None:
+    """Two tables, one with a high setup cost: NAIVE empties both logs at every action, ONLINE
+    (minimal actions) empties only what it must and leaves the other batching."""
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+    totals = {}
+    for planner in ("naive", "online"):
+        for table in RST:
+            conn.execute(f"TRUNCATE {table}")
+        command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=10, planner=planner, target=dsn)
+        # r: expensive to start, cheap per row (batches well); s: cheap to start, dear per row
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 0.01, b_ms = 6 WHERE label LIKE '%r'")
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 1, b_ms = 0.1 WHERE label LIKE '%s'")
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 1, b_ms = 0.1 WHERE label LIKE '%t'")
+        rng = random.Random(7)
+        for _ in range(60):
+            table = rng.choice(["r", "s"])
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s)", [rng.randint(0, 5), rng.randint(0, 5)])
+            assert conn.execute("SELECT pgivm_v.deferred_predicted() <= 10").fetchone()[0]
+        processed = dict(conn.execute("SELECT right(label, 1), actions FROM pgivm_v.deferred_table").fetchall())
+        totals[planner] = processed
+        assert _differences(conn, "v", TRIANGLE) == []
+        command.drop("v", target=dsn)
+    # NAIVE took r's setup cost at every action; ONLINE took it far less often
+    assert totals["online"]["r"] < totals["naive"]["r"], totals
+    assert totals["naive"]["r"] == totals["naive"]["s"] or totals["naive"]["r"] > 0
+
+
+def test_a_read_only_transaction_is_told_to_read_the_stale_view(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute("CREATE TABLE e (src int, dst int); INSERT INTO e VALUES (1, 2), (2, 3), (3, 1)")
+    command.create("v", EDGE, refresh="deferred", budget=1000, target=dsn)
+    assert conn.execute("SELECT * FROM v").fetchone() == (3,)
+    conn.execute("INSERT INTO e VALUES (1, 3), (3, 2), (2, 1)")
+    assert conn.execute("SELECT count, pgivm_pending_changes > 0 FROM v_stale").fetchone() == (3, True)
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SET default_transaction_read_only = on")
+        with pytest.raises(psycopg.errors.ReadOnlySqlTransaction) as raised:
+            other.execute("SELECT * FROM v")
+        assert "v_stale" in (raised.value.diag.message_hint or "")
+        assert other.execute("SELECT count FROM v_stale").fetchone() == (3,)
+    assert conn.execute("SELECT * FROM v").fetchone() == (6,)
+    assert conn.execute("SELECT pgivm_pending_changes FROM v_stale").fetchone() == (0,)
+    # with nothing pending, a read-only transaction reads the view itself
+    with psycopg.connect(dsn, autocommit=True) as other:
+        other.execute("SET default_transaction_read_only = on")
+        assert other.execute("SELECT * FROM v").fetchone() == (6,)
+
+
+def test_two_connections_one_log_processed_while_the_other_waits(conn: psycopg.Connection, dsn: str) -> None:
+    """Writers on two connections, to different tables; the action empties one table's log while
+    the other's stays pending; a REPEATABLE READ reader whose snapshot predates a write gets 40001
+    from the refresh instead of a stale application; every read equals the recount."""
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+        conn.execute(f"INSERT INTO {table} SELECT i % 5, (i * 3) % 5 FROM generate_series(1, 15) i")
+    command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=4, target=dsn)
+    rng = random.Random(11)
+    asymmetric = 0
+    with psycopg.connect(dsn, autocommit=True) as a, psycopg.connect(dsn, autocommit=True) as b:
+        for step in range(60):
+            writer, table = (a, "r") if step % 2 else (b, rng.choice(["s", "t"]))
+            before = _deferred(conn)[0]
+            writer.execute(f"INSERT INTO {table} VALUES (%s, %s)", [rng.randint(0, 4), rng.randint(0, 4)])
+            actions, predicted, budget, pending = _deferred(conn)
+            assert predicted <= budget
+            if actions > before and any(pending):
+                asymmetric += 1
+            if step % 7 == 6:
+                assert _differences(a if step % 2 else b, "v", TRIANGLE) == []
+        # a stale snapshot: the reader's transaction starts, a writer commits, then the reader reads
+        a.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        a.execute("SELECT count(*) FROM r").fetchone()  # takes the snapshot
+        b.execute("INSERT INTO s VALUES (1, 1)")
+        with pytest.raises(psycopg.errors.SerializationFailure):
+            a.execute("SELECT * FROM v").fetchall()
+        a.execute("ROLLBACK")
+        assert _differences(a, "v", TRIANGLE) == []
+    assert asymmetric > 0
+    assert command.verify("v", target=dsn).ok
+
+
+@pytest.mark.parametrize(("arguments", "words"), [
+    ({"refresh": "later"}, ["--refresh", "immediate or deferred"]),
+    ({"refresh": "deferred", "budget": -1}, ["--budget", ">= 0"]),
+    ({"refresh": "deferred", "budget": "soon"}, ["--budget", "number"]),
+    ({"budget": 5}, ["--budget", "deferred"]),
+    ({"refresh": "deferred", "planner": "magic"}, ["--planner", "online or naive"]),
+    ({"refresh": "deferred", "system": "recompute"}, ["recompute", "no deferred mode"]),
+])
+def test_bad_refresh_options_are_one_line_and_create_nothing(conn: psycopg.Connection, dsn: str,
+                                                             arguments: dict[str, object], words: list[str]) -> None:
+    conn.execute("CREATE TABLE e (src int, dst int)")
+    with pytest.raises(PgivmError) as raised:
+        command.create("v", EDGE, target=dsn, **arguments)  # type: ignore[arg-type]
+    message = str(raised.value)
+    assert "\n" not in message.strip() and all(w in message for w in words), message
+    assert conn.execute("SELECT to_regclass('v'), to_regnamespace('pgivm_v')").fetchone() == (None, None)
+
+
+def test_refresh_of_an_immediate_view_is_refused(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute("CREATE TABLE e (src int, dst int)")
+    command.create("v", EDGE, target=dsn)
+    with pytest.raises(PgivmError, match="immediate"):
+        command.refresh("v", target=dsn)
+    with pytest.raises(psycopg.errors.WrongObjectType):
+        conn.execute("SELECT pgivm.refresh('v')")
+
+
+def test_first_order_join_aggregates_are_refused_with_the_reason(conn: psycopg.Connection, dsn: str) -> None:
+    for table in ("r", "s"):
+        conn.execute(f"CREATE TABLE {table} (k1 int, k2 int, x int, y int)")
+    with pytest.raises(PgivmError, match="fivm"):
+        command.create("v", "SELECT count(*) FROM r JOIN s ON r.k2 = s.k1", system="first-order", refresh="deferred",
+                       target=dsn)
+
+
+def test_upgrade_and_drop_keep_and_remove_the_deferred_layer(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute("CREATE TABLE e (src int, dst int); INSERT INTO e VALUES (1, 2), (2, 3)")
+    command.create("v", EDGE, refresh="deferred", budget=1000, target=dsn)
+    conn.execute("INSERT INTO e VALUES (3, 1)")
+    assert conn.execute("SELECT pgivm_pending_changes > 0 FROM v_stale").fetchone() == (True,)
+    command.upgrade("v", force=True, target=dsn)
+    assert conn.execute("SELECT count, pgivm_pending_changes > 0 FROM v_stale").fetchone() == (0, True)  # still pending
+    assert conn.execute("SELECT * FROM v").fetchone() == (3,)
+    conn.execute("INSERT INTO e VALUES (1, 3), (3, 2), (2, 1)")
+    assert command.refresh("v", target=dsn).applied > 0
+    assert conn.execute("SELECT count FROM v_stale").fetchone() == (6,)
+    status = command.status("v", target=dsn)
+    assert status.figures["refresh"] == "deferred" and status.figures["pending_changes"] == 0
+    command.drop("v", target=dsn)
+    assert conn.execute("SELECT to_regclass('v'), to_regclass('v_stale'), to_regnamespace('pgivm_v')").fetchone() == (None,) * 3
+    conn.execute("INSERT INTO e VALUES (5, 6)")  # no trigger left behind
