@@ -110,6 +110,21 @@ def _cmd_refresh(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    try:
+        ladder = tuple(int(k) for k in args.ladder.split(",")) if args.ladder else None
+        repeats = int(args.repeats)
+    except ValueError:
+        raise PgivmError("--ladder takes comma-separated integers and --repeats an integer",
+                         "e.g. --ladder 1,16,256 --repeats 3") from None
+    fits = command.calibrate(args.name, ladder=ladder, repeats=repeats, target=args.dsn,
+                             progress=lambda line: print(f"calibrating {args.name}: {line}", file=sys.stderr))
+    rows = [[f.table, ", ".join(f"{k:,}: {y:.2f}" for k, y in f.points), f"{f.a_ms:.4f}", f"{f.b_ms:.3f}"] for f in fits]
+    _print_table(["table", "measured ms (k: ms)", "a ms per row", "b ms"], rows)
+    print(f"{args.name}: the planner now predicts f(k) = a·k + b per table")
+    return 0
+
+
 def _cmd_load(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     result = command.load(
@@ -424,6 +439,14 @@ def build_parser() -> argparse.ArgumentParser:
     p = _add_command(sub, "refresh", help="apply every pending change of a deferred view (as a read of it does first)")
     p.add_argument("name", help="name of the deferred view")
     p.set_defaults(func=_cmd_refresh)
+
+    p = _add_command(sub, "calibrate", help="measure a deferred view's cost per base table, f(k) = a·k + b ms, "
+                                            "which its planner then uses (writers wait meanwhile)")
+    p.add_argument("name", help="name of the deferred view")
+    p.add_argument("--ladder", default=None, metavar="K,K,...",
+                   help="batch sizes to time, comma-separated (default 1,4,16,64,256,1024)")
+    p.add_argument("--repeats", default="3", metavar="N", help="runs per batch size; the median counts (default 3)")
+    p.set_defaults(func=_cmd_calibrate)
 
     p = _add_command(sub, "load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
                      description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "

@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "RefreshResult", "action", "create", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "RefreshResult", "action", "calibrate", "create", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -605,6 +605,30 @@ def _is_deferred(conn: psycopg.Connection, name: str) -> bool:
     migrate.upgrade(conn)
     row = conn.execute("SELECT params->>'refresh' FROM pgivm.views WHERE name = %s", [name]).fetchone()
     return bool(row) and row[0] == "deferred"  # type: ignore[index]
+
+
+def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int = 3, target: Target = None,
+              progress: Any = None) -> list[Any]:
+    """Measure a deferred view's cost function per base table (``pgivm.deferred.calibrate``) and
+    store the fits, which the planner uses from the next write on. Writers wait meanwhile."""
+    from pgivm.deferred import calibrate as measuring
+
+    if repeats < 1 or (ladder is not None and (not ladder or min(ladder) < 1)):
+        raise PgivmError("--repeats and every --ladder size must be positive integers")
+    with session(target) as conn:
+        migrate.upgrade(conn)
+        with transaction(conn):
+            record = catalog.get(conn, name)
+            if not deferred.is_deferred(record.params):
+                raise PgivmError(f"view {name} is immediate: calibrate measures the cost functions of a deferred view",
+                                 f"create it with --refresh deferred")
+            fixed_search_path(conn)
+            system = registry.get(record.system)
+            resolved = _pinned(conn, record)
+            params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
+            tables = _deferred_tables(system, resolved, name, params)
+            bases = {t.number: resolved.base_of(t.table).ident for t in tables}
+            return measuring.calibrate(conn, name, tables, bases, ladder or measuring.LADDER, repeats, progress=progress)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pgivm import cli as pgivm_cli
 from pgivm import server as pgivm_server
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "refresh", "rebalance", "alter", "sample", "upgrade",
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "refresh", "calibrate", "rebalance", "alter", "sample", "upgrade",
             "demo", "bench", "psql", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"
@@ -216,7 +216,7 @@ def test_dsn_is_accepted_before_and_after_every_command(command: str) -> None:
     wins, and an absent one after the command leaves the one before it alone."""
     required = {"create": ["tri"], "load": ["r", "f.csv", "--columns", "a,b"], "validate": ["tri"], "drop": ["tri"],
                 "status": ["tri"], "verify": ["tri"], "explain": ["tri"], "regress": ["tri", "--target", "x"], "rebalance": ["tri"], "alter": ["tri", "--epsilon", "0.3"],
-                "sample": ["tri", "--fresh", "3"], "refresh": ["tri"]}
+                "sample": ["tri", "--fresh", "3"], "refresh": ["tri"], "calibrate": ["tri"]}
     rest = required.get(command, [])
     parser = build_parser()
     assert parser.parse_args([command, *rest]).dsn is None

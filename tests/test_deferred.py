@@ -170,7 +170,6 @@ def test_deferred_stream_matches_postgres(conn: psycopg.Connection, dsn: str, ca
                  "read with pending", "refresh", "stale read"):
         assert seen[kind] > 0, f"the stream never did {kind}: {dict(seen)}"
     actions = _deferred(conn)[0]
-    print(f"{case_name} {planner}: {actions} actions, {dict(seen)}")
     assert actions > 0, "the budget never forced an action"
     if len(case.tables) > 1 and planner == "online":
         assert seen["asymmetric action"] > 0, f"no action left a table pending: {dict(seen)}"
@@ -308,3 +307,40 @@ def test_upgrade_and_drop_keep_and_remove_the_deferred_layer(conn: psycopg.Conne
     command.drop("v", target=dsn)
     assert conn.execute("SELECT to_regclass('v'), to_regclass('v_stale'), to_regnamespace('pgivm_v')").fetchone() == (None,) * 3
     conn.execute("INSERT INTO e VALUES (5, 6)")  # no trigger left behind
+
+
+def test_calibrate_measures_each_table_and_leaves_the_state_alone(conn: psycopg.Connection, dsn: str) -> None:
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+        conn.execute(f"INSERT INTO {table} SELECT i % 40, (i * 7) % 41 FROM generate_series(1, 400) i")
+    command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=50, target=dsn)
+    conn.execute("INSERT INTO r VALUES (1, 2), (2, 3)")  # pending: calibrate refreshes first
+    before = conn.execute("SELECT count FROM v_stale").fetchone()
+    fits = command.calibrate("v", ladder=(1, 8, 64), repeats=2, target=dsn)
+    assert [f.table for f in fits] == ["public.r", "public.s", "public.t"]
+    for fit in fits:
+        assert [k for k, _ in fit.points] == [1, 8, 64] and all(ms > 0 for _, ms in fit.points)
+        assert fit.a_ms >= 0 and fit.b_ms >= 0 and fit.a_ms + fit.b_ms > 0
+        assert all(y2 >= y1 for (_, y1), (_, y2) in zip(fit.envelope, fit.envelope[1:]))  # monotone
+    stored = conn.execute("SELECT a_ms, b_ms, calibrated IS NOT NULL, jsonb_array_length(points) "
+                          "FROM pgivm_v.deferred_table ORDER BY number").fetchall()
+    assert stored == [(f.a_ms, f.b_ms, True, 3) for f in fits]
+    assert conn.execute("SELECT count, pgivm_pending_changes FROM v_stale").fetchone() != before  # refreshed
+    report = command.verify("v", target=dsn)
+    assert report.ok and report.maintained == report.recount  # the rolled-back batches left nothing behind
+    assert command.status("v", target=dsn).sections[-1].rows[0][6] == "measured"
+
+
+def test_calibrate_refuses_empty_tables_and_immediate_views(conn: psycopg.Connection, dsn: str) -> None:
+    from pgivm.cli import main
+
+    conn.execute("CREATE TABLE e (src int, dst int)")
+    command.create("v", EDGE, refresh="deferred", target=dsn)
+    command.create("w", EDGE, target=dsn)
+    assert main(["calibrate", "v", "--dsn", dsn]) == 2
+    assert conn.execute("SELECT calibrated, a_ms, b_ms FROM pgivm_v.deferred_table").fetchone() == (None, 0.05, 2.0)
+    assert main(["calibrate", "w", "--dsn", dsn]) == 2
+    assert main(["calibrate", "v", "--ladder", "0,4", "--dsn", dsn]) == 2
+    assert main(["create", "x", "--sql", EDGE, "--refresh", "deferred", "--budget", "-3", "--dsn", dsn]) == 2
+    assert main(["refresh", "w", "--dsn", dsn]) == 2
+    assert conn.execute("SELECT to_regclass('x')").fetchone() == (None,)

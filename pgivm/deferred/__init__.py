@@ -73,10 +73,11 @@ class LoggedTable:
     number: int
     label: str
     atoms: tuple[capture.CaptureAtom, ...]
+    table: TableRef
 
 
 def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView) -> list[LoggedTable]:
-    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found))
+    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table)
             for i, (table, found) in enumerate((t, a) for t, a in atoms.items() if a)]
 
 

@@ -34,6 +34,7 @@ CREATE TABLE {deferred_table} (
     a_ms       float8 NOT NULL CHECK (a_ms >= 0),   -- f_i(k) = a_ms·k + b_ms for k > 0
     b_ms       float8 NOT NULL CHECK (b_ms >= 0),
     calibrated timestamptz,                   -- when `pgivm calibrate` measured a and b (NULL: the defaults)
+    points     jsonb,                         -- what it measured: [[k, ms], ...]
     actions    bigint NOT NULL DEFAULT 0,     -- times its logs were emptied
     processed  bigint NOT NULL DEFAULT 0      -- log rows processed
 );
