@@ -125,6 +125,26 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_worker(args: argparse.Namespace) -> int:
+    try:
+        poll = float(args.poll)
+    except ValueError:
+        raise PgivmError(f"--poll must be a number of seconds, got {args.poll!r}") from None
+    stop = threading.Event()
+    previous = {sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)}
+    print("pgivm worker: serving the deferred views of this database; Ctrl-C or SIGTERM stops it", file=sys.stderr,
+          flush=True)
+    try:
+        summary = command.worker(target=args.dsn, poll=poll, stop=stop,
+                                 report=None if args.quiet else lambda line: print(line, flush=True))
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    print(f"pgivm worker: stopped after {summary.seconds:.1f} s: {summary.actions:,} actions, "
+          f"{summary.wakeups:,} wake-ups", file=sys.stderr)
+    return 0
+
+
 def _cmd_load(args: argparse.Namespace) -> int:
     columns = [c.strip() for c in args.columns.split(",") if c.strip()]
     result = command.load(
@@ -447,6 +467,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="batch sizes to time, comma-separated (default 1,4,16,64,256,1024)")
     p.add_argument("--repeats", default="3", metavar="N", help="runs per batch size; the median counts (default 3)")
     p.set_defaults(func=_cmd_calibrate)
+
+    p = _add_command(sub, "worker", help="take the actions of every deferred view of the database off the writers, "
+                                         "in the foreground until SIGINT or SIGTERM (which stop it between actions)")
+    p.add_argument("--poll", default="1", metavar="SECONDS",
+                   help="also look at every deferred view this often, besides when a writer wakes it (default 1)")
+    p.add_argument("--quiet", action="store_true", help="print nothing per action")
+    p.set_defaults(func=_cmd_worker)
 
     p = _add_command(sub, "load", help="append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically",
                      description="Read FILE with Spark and append it to TABLE over JDBC (via a staging table, "

@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "RefreshResult", "action", "calibrate", "create", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "RefreshResult", "action", "calibrate", "create", "worker", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -629,6 +629,21 @@ def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int 
             tables = _deferred_tables(system, resolved, name, params)
             bases = {t.number: resolved.base_of(t.table).ident for t in tables}
             return measuring.calibrate(conn, name, tables, bases, ladder or measuring.LADDER, repeats, progress=progress)
+
+
+def worker(*, target: str | None = None, poll: float = 1.0, stop: Any = None, report: Any = None) -> Any:
+    """Serve every deferred view of the database (``pgivm.deferred.worker``) until ``stop`` (a
+    threading.Event) is set; returns what it did. ``target`` is a DSN: the worker keeps two
+    connections of its own."""
+    from pgivm.connection import resolve_dsn
+    from pgivm.deferred import worker as serving
+
+    if not poll > 0:
+        raise PgivmError(f"--poll must be a positive number of seconds, got {poll}")
+    dsn = resolve_dsn(target)
+    with session(dsn) as conn:
+        migrate.upgrade(conn)
+    return serving.serve(dsn, poll=poll, stop=stop, report=report)
 
 
 @dataclass

@@ -32,7 +32,7 @@ from pgivm import cli as pgivm_cli
 from pgivm import server as pgivm_server
 from pgivm.cli import build_parser, main
 
-COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "refresh", "calibrate", "rebalance", "alter", "sample", "upgrade",
+COMMANDS = ["init", "create", "load", "validate", "drop", "list", "status", "verify", "explain", "regress", "refresh", "calibrate", "worker", "rebalance", "alter", "sample", "upgrade",
             "demo", "bench", "psql", "server"]
 ROBERT = "Robert'); DROP"
 UNREACHABLE = "host=127.0.0.1 port=1 connect_timeout=2"

@@ -13,13 +13,17 @@ stream must show that it happened, that reads found changes to apply, and that t
 from __future__ import annotations
 
 import random
+import signal
+import subprocess
+import sys
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 
 import psycopg
 import pytest
 
-from pgivm import command
+from pgivm import command, deferred
 from pgivm.errors import PgivmError
 
 
@@ -344,3 +348,72 @@ def test_calibrate_refuses_empty_tables_and_immediate_views(conn: psycopg.Connec
     assert main(["create", "x", "--sql", EDGE, "--refresh", "deferred", "--budget", "-3", "--dsn", dsn]) == 2
     assert main(["refresh", "w", "--dsn", dsn]) == 2
     assert conn.execute("SELECT to_regclass('x')").fetchone() == (None,)
+
+
+def _start_worker(dsn: str) -> "subprocess.Popen[str]":
+    proc = subprocess.Popen([sys.executable, "-m", "pgivm.cli", "worker", "--dsn", dsn, "--poll", "0.2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for _ in range(200):
+            if deferred.worker_pid(conn):
+                return proc
+            time.sleep(0.05)
+    proc.kill()
+    raise AssertionError(f"the worker did not start: {proc.communicate()}")
+
+
+def _wait_until_within_budget(conn: psycopg.Connection, seconds: float = 20.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        _, predicted, budget, _ = _deferred(conn)
+        if predicted <= budget:
+            return
+        time.sleep(0.05)
+    raise AssertionError("the worker did not bring the predicted refresh cost back under the budget")
+
+
+def test_the_worker_takes_the_actions_off_the_writers(conn: psycopg.Connection, dsn: str) -> None:
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+    command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=4, target=dsn)
+    worker = _start_worker(dsn)
+    try:
+        second = subprocess.run([sys.executable, "-m", "pgivm.cli", "worker", "--dsn", dsn], capture_output=True,
+                                text=True, timeout=60, check=False)
+        assert second.returncode == 2 and "another pgivm worker" in second.stderr, second.stderr
+        assert "worker" in command.status("v", target=dsn).figures["actions_run_in"]
+        rng = random.Random(5)
+        over = 0
+        for step in range(40):
+            table = rng.choice(list(RST))
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s), (%s, %s)", [rng.randint(0, 4) for _ in range(4)])
+            if _deferred(conn)[1] > 4:
+                over += 1  # the writer left it to the worker
+                _wait_until_within_budget(conn)
+            if step % 10 == 9:
+                assert _differences(conn, "v", TRIANGLE) == []
+        assert over > 0
+        in_writers, actions = conn.execute("SELECT in_writer, actions FROM pgivm_v.deferred").fetchone()  # type: ignore[misc]
+        assert in_writers == 0 and actions > 0, (in_writers, actions)
+        # killed in the middle of its work: an action is one transaction, nothing is lost
+        for step in range(30):
+            table = rng.choice(list(RST))
+            conn.execute(f"INSERT INTO {table} SELECT i %% 5, (i * 3) %% 5 FROM generate_series(1, %s) i", [rng.randint(1, 30)])
+            if step == 15:
+                worker.send_signal(signal.SIGKILL)
+                worker.wait(timeout=30)
+        assert command.verify("v", target=dsn).ok
+        assert _differences(conn, "v", TRIANGLE) == []
+        # with no worker, the writers act again
+        conn.execute("INSERT INTO r SELECT i, i FROM generate_series(1, 200) i")
+        conn.execute("INSERT INTO s SELECT i, i FROM generate_series(1, 200) i")
+        assert conn.execute("SELECT in_writer FROM pgivm_v.deferred").fetchone()[0] > 0  # type: ignore[index]
+        assert _deferred(conn)[1] <= 4
+        worker = _start_worker(dsn)
+        worker.send_signal(signal.SIGTERM)
+        out, err = worker.communicate(timeout=30)
+        assert worker.returncode == 0 and "stopped after" in err, (worker.returncode, err)
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+            worker.communicate()

@@ -41,6 +41,10 @@ PLANNERS = ("online", "naive")
 DEFAULT_A_MS = 0.05
 DEFAULT_B_MS = 2.0
 RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 1000 to 2000 appends
+# A running `pgivm worker` holds this session-level advisory lock (two keys: "pgiv", "work"); writers
+# that find it held leave the actions to it and wake it on this channel.
+WORKER_KEY = (0x70676976, 0x776F726B)
+CHANNEL = "pgivm_deferred"
 
 
 def _mode(value: str) -> str | None:
@@ -96,6 +100,8 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
         "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
+        "work": names("deferred_work"), "channel": sql.Literal(CHANNEL),
+        "worker_key_1": sql.Literal(WORKER_KEY[0]), "worker_key_2": sql.Literal(WORKER_KEY[1]),
         "view": sql.Identifier(view_schema, name), "stale": sql.Identifier(view_schema, stale_name(name)),
         "view_literal": sql.Literal(sql.Identifier(view_schema, name).as_string(None)),
         "stale_literal": sql.Literal(sql.Identifier(view_schema, stale_name(name)).as_string(None)),
@@ -278,7 +284,8 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
     out = {
         "refresh": "deferred", "budget_ms": d[0], "planner": d[1], "pending_changes": lag[0],
         "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
-        "actions": d[4], "refreshes": d[6], "actions_run_in": "the writing transaction (no worker)",
+        "actions": d[4], "refreshes": d[6], "actions_run_in": _actions_run_in(conn),
+        "actions_in_writers": d[5],
     }
     rows = conn.execute(sql.SQL(
         "SELECT number, label, array_to_string(atoms, ', '), pending, round(a_ms::numeric, 4), round(b_ms::numeric, 3), "
@@ -288,6 +295,20 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
                       ["i", "table", "atoms", "pending", "a ms", "b ms", "cost", "actions", "rows processed"],
                       [list(r) for r in rows])
     return out, [section]
+
+
+def worker_pid(conn: psycopg.Connection) -> int | None:
+    """The process id of the `pgivm worker` serving this database, if one runs."""
+    row = conn.execute(
+        "SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
+        "AND objsubid = 2 AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())",
+        list(WORKER_KEY)).fetchone()
+    return int(row[0]) if row else None
+
+
+def _actions_run_in(conn: psycopg.Connection) -> str:
+    pid = worker_pid(conn)
+    return f"the worker (server pid {pid})" if pid else "the writing transaction (no worker)"
 
 
 def checks(names: Names, tables: list[LoggedTable]) -> list[tuple[str, sql.Composable]]:

@@ -168,7 +168,30 @@ BEGIN
         UPDATE {deferred_table} SET arrived = arrived / 2;
     END IF;
     IF {predicted}() > d.budget_ms THEN
-        PERFORM {act}(true);
+        -- Writers do not pay for the action while a `pgivm worker` serves this database (it holds
+        -- the advisory lock below for as long as it runs): it is woken at our commit instead.
+        IF EXISTS (SELECT FROM pg_catalog.pg_locks
+                    WHERE locktype = 'advisory' AND granted AND classid = {worker_key_1} AND objid = {worker_key_2}
+                      AND objsubid = 2 AND database = (SELECT oid FROM pg_catalog.pg_database
+                                                        WHERE datname = pg_catalog.current_database())) THEN
+            PERFORM pg_catalog.pg_notify({channel}, {view_literal});
+        ELSE
+            PERFORM {act}(true);
+        END IF;
     END IF;
+END;
+$pgivm$;
+
+-- The worker's turn (pgivm.deferred.worker): after the writers in flight, act if f(s) > C.
+CREATE FUNCTION {work}()
+RETURNS integer[] LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
+    IF {predicted}() > (SELECT budget_ms FROM {deferred} WHERE singleton) THEN
+        RETURN {act}(false);
+    END IF;
+    RETURN '{{}}';
 END;
 $pgivm$;

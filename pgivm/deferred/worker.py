@@ -1,0 +1,80 @@
+"""``pgivm worker``: takes the actions of every deferred view of a database off the writers.
+
+The paper's action is taken when arrivals make the predicted refresh cost pass C. Without a
+worker the writer whose append passed it takes the action, in its own transaction. While a
+worker runs, it holds a session-level advisory lock (``WORKER_KEY``); a writer that passes C and
+finds the lock held only sends ``NOTIFY pgivm_deferred`` (delivered at its commit) and goes on.
+The worker wakes on the notification, or every ``poll`` seconds anyway, and for each deferred view
+runs ``deferred_work()`` in a transaction of its own: it takes the view's lock after the writers
+in flight, and acts if f(s) > C. An action is one transaction, so a worker killed in the middle of
+one loses nothing: the logs it was emptying are still there. SIGINT or SIGTERM stop it between
+actions.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from pgivm.deferred import CHANNEL, WORKER_KEY
+from pgivm.errors import PgivmError
+from pgivm.systems.common import Names
+
+
+@dataclass
+class WorkerSummary:
+    actions: int = 0
+    wakeups: int = 0  # notifications received
+    passes: int = 0  # rounds over the deferred views
+    seconds: float = 0.0
+
+
+def deferred_views(conn: psycopg.Connection) -> list[str]:
+    exists = conn.execute("SELECT to_regclass('pgivm.views') IS NOT NULL").fetchone()
+    if not exists or not exists[0]:
+        return []
+    return [name for (name,) in conn.execute(
+        "SELECT name FROM pgivm.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
+
+
+def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,
+          report: Callable[[str], None] | None = None) -> WorkerSummary:
+    """Serve every deferred view of the database until ``stop`` is set."""
+    stop = stop or threading.Event()
+    summary = WorkerSummary()
+    started = time.perf_counter()
+    with psycopg.connect(dsn, autocommit=True) as listener, psycopg.connect(dsn, autocommit=True) as work:
+        taken = listener.execute("SELECT pg_try_advisory_lock(%s, %s)", list(WORKER_KEY)).fetchone()
+        if not taken or not taken[0]:
+            holder = listener.execute(
+                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
+                "AND objsubid = 2", list(WORKER_KEY)).fetchone()
+            raise PgivmError(f"another pgivm worker already serves this database (server pid {holder[0] if holder else '?'})",
+                             "one worker serves every deferred view of a database: stop the other one first")
+        listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
+        work.execute("SET application_name = 'pgivm worker'")
+        while not stop.is_set():
+            summary.passes += 1
+            for name in deferred_views(work):
+                if stop.is_set():
+                    break
+                try:
+                    with work.transaction():
+                        row = work.execute(sql.SQL("SELECT {}()").format(Names.of(name)("deferred_work"))).fetchone()
+                except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName):
+                    continue  # dropped meanwhile
+                chosen = row[0] if row else []
+                if chosen:
+                    summary.actions += 1
+                    if report:
+                        report(f"{name}: emptied the logs of table{'s' if len(chosen) > 1 else ''} "
+                               f"{', '.join(map(str, chosen))}")
+            for _ in listener.notifies(timeout=poll, stop_after=1):
+                summary.wakeups += 1
+    summary.seconds = time.perf_counter() - started
+    return summary
