@@ -260,8 +260,25 @@ def _difference(report: command.VerifyReport) -> str:
     return f"{report.maintained - report.recount:+d}"
 
 
+def _add_refresh_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("refresh (every system that can defer; pgivm create --help says more)")
+    for option in deferred.OPTIONS:
+        _add_option(group, option, "")
+
+
 def _cmd_action(args: argparse.Namespace) -> int:
     options = {name: getattr(args, name) for name in args.action_options}
+    if args.action == "alter":
+        refresh = {o.name: getattr(args, o.name) for o in deferred.OPTIONS}
+        if all(v is None for v in (*refresh.values(), *options.values())):
+            owners = _system_actions().get("alter", ("", [], []))
+            flags = [o.flag for o in owners[1]] + [o.flag for o in deferred.OPTIONS]
+            raise PgivmError("alter needs something to change", f"pass one of {', '.join(flags)}")
+        if any(v is not None for v in refresh.values()):
+            figures = command.alter_refresh(args.name, target=args.dsn, lock_wait=args.lock_wait, **refresh)
+            print(f"alter {args.name}: " + ", ".join(f"{k} = {v}" for k, v in figures.items()))
+        if all(v is None for v in options.values()):
+            return 0
     figures = command.action(args.name, args.action, target=args.dsn, lock_wait=args.lock_wait, **options)
     rows, columns = figures.pop("rows", None), figures.pop("columns", None)
     if rows is not None:
@@ -533,9 +550,18 @@ def build_parser() -> argparse.ArgumentParser:
         p = _add_command(sub, action_name, help=f"{help_text} (systems: {', '.join(owners)})")
         p.add_argument("name", help=f"name of the view to {action_name}")
         for option in options:
-            _add_option(p, option, "", required=option.default is None)
+            # alter: a system's options, or the refresh options, or both
+            _add_option(p, option, "", required=option.default is None and action_name != "alter")
         _add_lock_wait(p)
         p.set_defaults(func=_cmd_action, action=action_name, action_options=[o.name for o in options])
+        if action_name == "alter":
+            _add_refresh_options(p)
+    if "alter" not in _system_actions():
+        p = _add_command(sub, "alter", help="change how a view is refreshed")
+        p.add_argument("name", help="name of the view to alter")
+        _add_lock_wait(p)
+        p.set_defaults(func=_cmd_action, action="alter", action_options=[])
+        _add_refresh_options(p)
 
     p = _add_command(sub, "upgrade", help="reinstall a view's functions and triggers from the current SQL templates "
                                           "(state kept; done only if they changed, unless --force)")

@@ -50,7 +50,7 @@ _RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 __all__ = [
     "LOCK_WAIT_S", "CreateResult", "InitResult", "StatusReport", "UpgradeResult", "VerifyReport", "ViewSummary",
-    "RefreshResult", "action", "calibrate", "create", "worker", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
+    "RefreshResult", "action", "alter_refresh", "calibrate", "create", "worker", "drop", "explain", "init", "refresh", "regress", "list_views", "load", "parse", "status", "tables_of", "upgrade", "validate_spark",
     "verify",
 ]
 
@@ -414,21 +414,76 @@ def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait:
             fixed_search_path(conn)
             resolved = _pinned(conn, record)
             params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
-            plan = system.plan(resolved, name, record.view_schema, params)
-            names = common.Names.of(name)
-            if deferred.is_deferred(record.params):
-                deferred.unwrap_views(conn, names, name, record.view_schema)
-            _drop_installed(conn, record, oids, keep_state=True)
-            conn.execute(common.state_logged(record.state_schema))
-            for phase in ("functions", "capture", "expose"):
-                for statement in plan.phase(phase).statements:
-                    conn.execute(statement)
-            if deferred.is_deferred(record.params):
-                deferred.wrap(conn, names, _deferred_tables(system, resolved, name, params), name, record.view_schema)
-            catalog.insert_base_tables(conn, name, resolved, {
-                table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+            _reinstall(conn, record, system, resolved, params, oids, deferred.is_deferred(record.params))
             catalog.set_template_version(conn, name, version)
     return UpgradeResult(name, True, version, time.perf_counter() - started)
+
+
+def _reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: System, resolved: ResolvedView,
+               params: dict[str, Any], oids: list[int], deferring: bool) -> None:
+    """The view's functions, triggers and user view from the current templates, state kept (the
+    base tables locked ACCESS EXCLUSIVE by the caller); ``deferring``: with the deferred layer."""
+    name = record.name
+    plan = system.plan(resolved, name, record.view_schema, params)
+    names = common.Names.of(name)
+    if deferred.is_deferred(record.params):
+        deferred.unwrap_views(conn, names, name, record.view_schema)
+    _drop_installed(conn, record, oids, keep_state=True)
+    conn.execute(common.state_logged(record.state_schema))
+    for phase in ("functions", "capture", "expose"):
+        for statement in plan.phase(phase).statements:
+            conn.execute(statement)
+    if deferring:
+        deferred.wrap(conn, names, _deferred_tables(system, resolved, name, params), name, record.view_schema)
+    catalog.insert_base_tables(conn, name, resolved, {
+        table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+
+
+def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, planner: str | None = None,
+                  target: Target = None, lock_wait: float = LOCK_WAIT_S) -> dict[str, Any]:
+    """Switch a view between immediate and deferred refresh, or change a deferred view's budget or
+    planner, in one transaction. Going immediate applies what is pending first. Writers wait while
+    the functions change (the base tables are locked against them)."""
+    with session(target) as conn:
+        migrate.upgrade(conn)
+        with transaction(conn):
+            record = catalog.get(conn, name)
+            system = registry.get(record.system)
+            was = "deferred" if deferred.is_deferred(record.params) else "immediate"
+            mode = deferred.REFRESH.validate(refresh) if refresh is not None else was
+            if mode == "immediate" and (budget is not None or planner is not None):
+                raise PgivmError("--budget and --planner apply to deferred views only", "add --refresh deferred")
+            new_budget = deferred.BUDGET.validate(budget) if budget is not None else None
+            new_planner = deferred.PLANNER.validate(planner) if planner is not None else None
+            oids = _existing(conn, sorted(set(record.table_oids.values())))
+            fixed_search_path(conn)
+            names = common.Names.of(name)
+            resolved = _pinned(conn, record)
+            params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
+            stale = {"kind": "view", "schema": record.view_schema, "name": deferred.stale_name(name)}
+            if mode == "deferred" and was == "immediate":
+                tables = _deferred_tables(system, resolved, name, params)
+                lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
+                for statement in deferred.state_plan(names, tables, new_budget if new_budget is not None else deferred.BUDGET.default,
+                                                     new_planner or deferred.PLANNER.default):
+                    conn.execute(statement)
+                deferred.wrap(conn, names, tables, name, record.view_schema)
+                objects = [*record.objects[:1], stale, *record.objects[1:]]
+                catalog.set_params(conn, name, {**record.params, "refresh": "deferred"}, objects)
+            elif mode == "deferred":
+                conn.execute(sql.SQL("UPDATE {} SET budget_ms = coalesce(%s, budget_ms), planner = coalesce(%s, planner) "
+                                     "WHERE singleton").format(names("deferred")), [new_budget, new_planner])
+            elif was == "deferred":
+                lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
+                deferred.refresh(conn, name)
+                _reinstall(conn, record, system, resolved, params, oids, deferring=False)
+                deferred.drop_state(conn, names, _deferred_tables(system, resolved, name, params))
+                catalog.set_params(conn, name, {k: v for k, v in record.params.items() if k != "refresh"},
+                                   [o for o in record.objects if o != stale])
+            figures = {"refresh": mode}
+            if mode == "deferred":
+                figures.update({k: v for k, v in deferred.figures(conn, name)[0].items() if k in ("budget_ms", "planner")})
+            return figures
 
 
 def _state_params(conn: psycopg.Connection, system: System, name: str) -> dict[str, Any]:

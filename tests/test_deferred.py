@@ -417,3 +417,43 @@ def test_the_worker_takes_the_actions_off_the_writers(conn: psycopg.Connection, 
         if worker.poll() is None:
             worker.kill()
             worker.communicate()
+
+
+@pytest.mark.parametrize("case_name", ["ivme-rst", "fivm-path", "sample-path"])
+def test_alter_switches_between_immediate_and_deferred_with_changes_pending(conn: psycopg.Connection, dsn: str,
+                                                                              case_name: str) -> None:
+    case = CASES[case_name]
+    rng = random.Random(case_name)
+    for table, cols in case.tables.items():
+        conn.execute(f"CREATE TABLE {table} ({', '.join(f'{c} int' for c in cols)})")
+    command.create("v", case.query, system=case.system, target=dsn, **case.options)
+
+    def write(rows: int) -> None:
+        for _ in range(rows):
+            table = rng.choice(list(case.tables))
+            cols = case.tables[table]
+            conn.execute(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * len(cols))})", list(_row(rng, cols)))
+
+    def exact() -> None:
+        report = command.verify("v", target=dsn)
+        assert report.ok, [str(f) for f in report.failures]
+        if case.exact:
+            assert _differences(conn, "v", case.query) == []
+
+    write(30)
+    assert command.alter_refresh("v", refresh="deferred", budget=1000, target=dsn)["refresh"] == "deferred"
+    write(30)
+    assert sum(_deferred(conn)[3]) > 0  # pending
+    assert command.alter_refresh("v", budget=5, planner="naive", target=dsn) == {"refresh": "deferred", "budget_ms": 5.0,
+                                                                                  "planner": "naive"}
+    write(10)
+    assert _deferred(conn)[1] <= 5
+    write(5)
+    assert command.alter_refresh("v", refresh="immediate", target=dsn) == {"refresh": "immediate"}  # pending applied
+    assert conn.execute("SELECT to_regclass('v_stale'), to_regclass('pgivm_v.deferred')").fetchone() == (None, None)
+    exact()
+    write(20)
+    exact()
+    assert "refresh" not in command.status("v", target=dsn).params
+    with pytest.raises(PgivmError, match="deferred views only"):
+        command.alter_refresh("v", budget=3, target=dsn)

@@ -116,6 +116,11 @@ def set_template_version(conn: psycopg.Connection, name: str, version: str) -> N
     conn.execute("UPDATE pgivm.views SET template_version = %s WHERE name = %s", [version, name])
 
 
+def set_params(conn: psycopg.Connection, name: str, params: dict[str, Any], objects: list[dict[str, Any]]) -> None:
+    conn.execute("UPDATE pgivm.views SET params = %s, objects = %s WHERE name = %s",
+                 [json.dumps(params), json.dumps(objects), name])
+
+
 def delete(conn: psycopg.Connection, name: str) -> None:
     conn.execute("DELETE FROM pgivm.views WHERE name = %s", [name])
 

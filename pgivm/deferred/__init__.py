@@ -260,6 +260,12 @@ def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema:
         names("refreshed")))
 
 
+def drop_state(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]) -> None:
+    """The deferred layer's tables, once the view is immediate again (its logs are empty)."""
+    logs = [names(f"{a.name}_log") for t in tables for a in t.atoms]
+    conn.execute(sql.SQL("DROP TABLE {}").format(sql.SQL(", ").join([names("deferred"), names("deferred_table"), *logs])))
+
+
 # --- reading ------------------------------------------------------------------------------------
 
 
