@@ -282,7 +282,8 @@ def refresh(conn: psycopg.Connection, name: str) -> int:
 def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[Section]]:
     names = Names.of(name)
     d = conn.execute(sql.SQL("SELECT budget_ms, planner, steps, spent_ms, actions, in_writer, refreshes, "
-                             "refreshed_at FROM {} WHERE singleton").format(names("deferred"))).fetchone()
+                             "refreshed_at, work_predicted_ms, work_actual_ms FROM {} WHERE singleton").format(
+        names("deferred"))).fetchone()
     assert d is not None
     lag = conn.execute(sql.SQL("SELECT pending, lag_seconds FROM {}()").format(names("lag"))).fetchone()
     predicted = conn.execute(sql.SQL("SELECT {}()").format(names("deferred_predicted"))).fetchone()
@@ -291,7 +292,7 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
         "refresh": "deferred", "budget_ms": d[0], "planner": d[1], "pending_changes": lag[0],
         "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
         "actions": d[4], "refreshes": d[6], "actions_run_in": _actions_run_in(conn),
-        "actions_in_writers": d[5],
+        "actions_in_writers": d[5], "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
     }
     rows = conn.execute(sql.SQL(
         "SELECT number, label, array_to_string(atoms, ', '), pending, round(a_ms::numeric, 4), round(b_ms::numeric, 3), "

@@ -19,7 +19,9 @@ CREATE TABLE {deferred} (
     actions      bigint NOT NULL DEFAULT 0,   -- actions taken because f(s) passed C
     in_writer    bigint NOT NULL DEFAULT 0,   -- of which in a writing transaction
     refreshes    bigint NOT NULL DEFAULT 0,   -- full refreshes (reads, pgivm refresh)
-    refreshed_at timestamptz NOT NULL DEFAULT pg_catalog.now()
+    refreshed_at timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    work_predicted_ms float8 NOT NULL DEFAULT 0,  -- Σ f(q) over every action and refresh: the plan's cost
+    work_actual_ms    float8 NOT NULL DEFAULT 0   -- what they took, measured (the paper's Figure 5)
 );
 COMMENT ON TABLE {deferred} IS {deferred_comment};
 INSERT INTO {deferred} (budget_ms, planner) VALUES ({budget_ms}, {planner});

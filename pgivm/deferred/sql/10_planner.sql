@@ -132,6 +132,7 @@ DECLARE
     chosen integer[] := {choose}();
     cost float8;
     table_number integer;
+    started timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     SELECT coalesce(sum(a_ms * pending + b_ms), 0) INTO cost FROM {deferred_table}
      WHERE number = ANY (chosen) AND pending > 0;
@@ -139,7 +140,10 @@ BEGIN
         PERFORM {process}(table_number);
     END LOOP;
     UPDATE {deferred} SET spent_ms = spent_ms + cost, actions = actions + 1,
-           in_writer = in_writer + CASE WHEN from_writer THEN 1 ELSE 0 END WHERE singleton;
+           in_writer = in_writer + CASE WHEN from_writer THEN 1 ELSE 0 END,
+           work_predicted_ms = work_predicted_ms + cost,
+           work_actual_ms = work_actual_ms + 1000 * extract(epoch FROM pg_catalog.clock_timestamp() - started)
+     WHERE singleton;
     RETURN chosen;
 END;
 $pgivm$;

@@ -9,14 +9,20 @@ AS $pgivm$
 DECLARE
     t record;
     done bigint := 0;
+    cost float8;
+    started timestamptz;
 BEGIN
     PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
+    cost := {predicted}();
+    started := pg_catalog.clock_timestamp();
     FOR t IN SELECT number, pending FROM {deferred_table} WHERE pending > 0 ORDER BY number LOOP
         PERFORM {process}(t.number);
         done := done + t.pending;
     END LOOP;
-    UPDATE {deferred} SET steps = 0, spent_ms = 0, refreshes = refreshes + 1,
-           refreshed_at = pg_catalog.now() WHERE singleton;
+    UPDATE {deferred} SET steps = 0, spent_ms = 0, refreshes = refreshes + 1, refreshed_at = pg_catalog.now(),
+           work_predicted_ms = work_predicted_ms + cost,
+           work_actual_ms = work_actual_ms + 1000 * extract(epoch FROM pg_catalog.clock_timestamp() - started)
+     WHERE singleton;
     RETURN done;
 END;
 $pgivm$;
