@@ -586,7 +586,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "Spark loads and builds",
                      description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
                                  "table, updates and scaling also write a PNG plot to --out.")
-    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "sample", "all"],
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
                         "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
@@ -599,7 +599,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "sample: reservoir sampling over joins (line-3, line-4, star-4 over ego-Facebook or --edges; "
                         "QX, QY, QZ over TPC-DS with foreign-key merging and grouping on and off) against an "
                         "enumerating reservoir, recompute and no view; "
-                        "all: updates, scaling and bulk in order (not load, not fivm, not sample)")
+                        "deferred: deferred views: the planners on the paper's experiments, writes under IVMε "
+                        "against no view and immediate (with pgivm worker), the paper's TPC-H case (NAIVE against ONLINE); "
+                        "all: updates, scaling and bulk in order (not load, not fivm, not sample, not deferred)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
     p.add_argument("--out", default="benchmarks/out",
@@ -661,6 +663,16 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--tpcds-facts", type=int, default=20_000,
                    help="store_sales rows streamed per TPC-DS query (default 20000)")
     g.add_argument("--tpcds-k", type=int, default=100_000, help="sample size K on TPC-DS (default 100000)")
+    g = p.add_argument_group("deferred (deferred views, pgivm.bench.deferred)")
+    g.add_argument("--deferred-parts", default="simulate,writes,tpch",
+                   help="which parts, comma-separated: simulate (the paper's experiments 1 and 2 on measured costs), "
+                        "writes (IVMε writes against no view and immediate), tpch (the paper's case) (default all three)")
+    g.add_argument("--deferred-budget", type=float, default=50.0, help="the budget C in milliseconds (default 50)")
+    g.add_argument("--deferred-single-rows", type=int, default=2000, help="single-row INSERTs per setting (default 2000)")
+    g.add_argument("--deferred-copy-rows", type=int, default=100_000, help="rows of the one COPY (default 100000)")
+    g.add_argument("--deferred-tpch-scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
+    g.add_argument("--deferred-steps", type=int, default=1000,
+                   help="TPC-H steps, each one partsupp and one supplier update (default 1000)")
     g.add_argument("--recompute-budget", type=float, default=60.0,
                    help="statement timeout of one ORDER BY random() LIMIT K recompute (default 60)")
     p.set_defaults(func=_cmd_bench)

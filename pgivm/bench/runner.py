@@ -159,6 +159,19 @@ def run(args: argparse.Namespace) -> int:
                 sampling.tpcds_main(conn, sampling.TpcdsConfig(
                     queries=relational, scale=args.tpcds_scale, facts=args.tpcds_facts, k=args.tpcds_k,
                     budget=args.sample_budget, recompute_budget=args.recompute_budget, seed=args.seed))
+        if "deferred" in chosen:
+            from pgivm.bench import deferred as deferring
+
+            parts = tuple(p.strip() for p in args.deferred_parts.split(",") if p.strip())
+            unknown = set(parts) - {"simulate", "writes", "tpch"}
+            if unknown or not parts:
+                raise PgivmError(f"--deferred-parts: unknown {', '.join(sorted(unknown)) or 'nothing'}",
+                                 "choose from simulate, writes, tpch")
+            edges, source = _sample_graph(args) if "writes" in parts else ([], "")
+            deferring.main(conn, deferring.Config(
+                edges=edges, source=source, parts=parts, single_rows=args.deferred_single_rows,
+                copy_rows=args.deferred_copy_rows, budget_ms=args.deferred_budget, tpch_scale=args.deferred_tpch_scale,
+                steps=args.deferred_steps, seed=args.seed, dsn=scratch, out=out))
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []
