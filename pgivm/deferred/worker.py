@@ -31,6 +31,7 @@ class WorkerSummary:
     actions: int = 0
     wakeups: int = 0  # notifications received
     passes: int = 0  # rounds over the deferred views
+    retries: int = 0  # actions rolled back by a deadlock or a serialization failure, taken again
     seconds: float = 0.0
 
 
@@ -68,6 +69,14 @@ def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,
                         row = work.execute(sql.SQL("SELECT {}()").format(Names.of(name)("deferred_work"))).fetchone()
                 except (psycopg.errors.UndefinedFunction, psycopg.errors.InvalidSchemaName):
                     continue  # dropped meanwhile
+                except (psycopg.errors.DeadlockDetected, psycopg.errors.SerializationFailure,
+                        psycopg.errors.LockNotAvailable) as err:
+                    # a transaction that writes or reads several deferred views holds their locks in
+                    # its own order: the action, rolled back whole, is taken again on the next pass
+                    summary.retries += 1
+                    if report:
+                        report(f"{name}: {type(err).__name__}, retried")
+                    continue
                 chosen = row[0] if row else []
                 if chosen:
                     summary.actions += 1
