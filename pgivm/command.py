@@ -300,7 +300,9 @@ def _deferred_tables(system: System, resolved: ResolvedView, name: str,
     atoms = atoms_of(resolved, name, params)
     if isinstance(atoms, str):
         raise PgivmError(f"cannot defer this view: {atoms}")
-    tables = deferred.logged_tables(atoms, resolved)
+    on_change = {table: next(t.function for t in system.capture_triggers(resolved, name, table)
+                             if t.timing == "AFTER" and "INSERT" in t.events) for table in atoms}
+    tables = deferred.logged_tables(atoms, resolved, on_change)
     if not tables:
         raise PgivmError("cannot defer this view: none of its tables can change", "use --refresh immediate")
     return tables
@@ -676,7 +678,7 @@ def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int 
             record = catalog.get(conn, name)
             if not deferred.is_deferred(record.params):
                 raise PgivmError(f"view {name} is immediate: calibrate measures the cost functions of a deferred view",
-                                 f"create it with --refresh deferred")
+                                 "create it with --refresh deferred")
             fixed_search_path(conn)
             system = registry.get(record.system)
             resolved = _pinned(conn, record)

@@ -39,12 +39,11 @@ class TpcDs:
 
 def _extension() -> Path:
     try:
-        import duckdb  # noqa: F401
+        import duckdb
         import duckdb_extension_tpcds
     except ImportError:
         raise PgivmError("TPC-DS data needs duckdb and its tpcds extension",
                          "pip install 'duckdb==1.5.5' 'duckdb-extension-tpcds==1.5.5' (or pip install -e '.[bench]')") from None
-    import duckdb
 
     found = sorted(Path(duckdb_extension_tpcds.__file__).parent.glob(f"extensions/v{duckdb.__version__}/tpcds.duckdb_extension"))
     if not found:

@@ -40,7 +40,7 @@ PLANNERS = ("online", "naive")
 # set-at-a-time batch of IVMε or F-IVM costs on the machines pgivm is benchmarked on.
 DEFAULT_A_MS = 0.05
 DEFAULT_B_MS = 2.0
-RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 1000 to 2000 appends
+RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 1000 to 2000 steps
 # A running `pgivm worker` holds this session-level advisory lock (two keys: "pgiv", "work"); writers
 # that find it held leave the actions to it and wake it on this channel.
 WORKER_KEY = (0x70676976, 0x776F726B)
@@ -78,10 +78,25 @@ class LoggedTable:
     label: str
     atoms: tuple[capture.CaptureAtom, ...]
     table: TableRef
+    on_change: tuple[str, str]  # the capture function its INSERT, UPDATE and DELETE triggers call
+
+    @property
+    def log(self) -> str:
+        return f"table_{self.number}_log"
+
+    @property
+    def columns(self) -> list[capture.CapturedColumn]:
+        """The base-table columns any of its atoms reads, once each."""
+        seen: dict[str, capture.CapturedColumn] = {}
+        for atom in self.atoms:
+            for column in atom.columns:
+                seen.setdefault(column.column, column)
+        return list(seen.values())
 
 
-def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView) -> list[LoggedTable]:
-    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table)
+def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView,
+                  on_change: dict[TableRef, tuple[str, str]]) -> list[LoggedTable]:
+    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table, on_change[table])
             for i, (table, found) in enumerate((t, a) for t, a in atoms.items() if a)]
 
 
@@ -100,6 +115,7 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
         "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
+        "steps": names("deferred_steps"), "steps_literal": sql.Literal(f"{names.schema}.deferred_steps"),
         "work": names("deferred_work"), "channel": sql.Literal(CHANNEL),
         "worker_key_1": sql.Literal(WORKER_KEY[0]), "worker_key_2": sql.Literal(WORKER_KEY[1]),
         "view": sql.Identifier(view_schema, name), "stale": sql.Identifier(view_schema, stale_name(name)),
@@ -119,7 +135,8 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
     """The tables of the deferred layer (created once, kept by ``upgrade``): the budget and
     counters, one row per base table, one log per atom."""
     values = {
-        "deferred": names("deferred"), "deferred_table": names("deferred_table"),
+        "deferred": names("deferred"), "deferred_table": names("deferred_table"), "steps": names("deferred_steps"),
+        "rate_window": sql.Literal(RATE_WINDOW),
         "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
         "deferred_comment": sql.Literal("pgivm deferred view: the budget C, the planner, and counters since the last refresh"),
         "deferred_table_comment": sql.Literal("pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i"),
@@ -131,6 +148,13 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
             sql.Literal([a.name for a in table.atoms]), sql.Literal(DEFAULT_A_MS), sql.Literal(DEFAULT_B_MS)))
         for atom in table.atoms:
             plan.append(capture.log_tables(atom, names))
+        plan.append(sql.SQL(
+            "CREATE TABLE {log} (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, {columns}, m integer NOT NULL); "
+            "COMMENT ON TABLE {log} IS {comment}").format(
+            log=names(table.log), columns=sql.SQL(", ").join(
+                sql.SQL("{} {}").format(_q(c.column), sql.SQL(c.source_type)) for c in table.columns),  # type: ignore[arg-type]
+            comment=sql.Literal(f"pgivm deferred view: the rows {table.label}'s statements inserted (m = 1) and "
+                                "deleted (m = -1), not yet processed")))
     return plan
 
 
@@ -141,15 +165,25 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
     for table in tables:
         steps: list[sql.Composable] = []
         for atom in table.atoms:
+            # the atom's net change: what its own log holds (TRUNCATE of a partition) and what the
+            # table's statements logged, read as the capture layer reads a transition table
             cols = _columns(atom)
-            group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(cols)) if cols else sql.SQL("")
+            group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
+                sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
+            keys = [c for c in atom.columns if c.key]
+            raw = sql.SQL("SELECT {values}r.m::bigint FROM {log} AS r{where}").format(
+                values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in atom.read("r")), log=names(table.log),
+                where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
+                    sql.SQL("r.{} IS NOT NULL").format(_q(c.column)) for c in keys) if keys else sql.SQL(""))
             steps.append(sql.SQL(
-                "        INSERT INTO {delta} ({cols}mult) SELECT {cols}sum(mult)::bigint FROM {log}{group} HAVING sum(mult) <> 0;\n"
-                "        DELETE FROM {log};\n"
-                "        GET DIAGNOSTICS n = ROW_COUNT;\n"
-                "        done := done + n;").format(
-                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group,
+                "        INSERT INTO {delta} ({cols}mult)\n"
+                "            SELECT {cols}sum(mult)::bigint FROM (SELECT {cols}mult FROM {log} UNION ALL {raw}) AS changes"
+                "{group} HAVING sum(mult) <> 0;\n"
+                "        DELETE FROM {log};").format(
+                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group, raw=raw,
                 cols=sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)))
+        steps.append(sql.SQL("        DELETE FROM {};\n        GET DIAGNOSTICS n = ROW_COUNT;\n        done := done + n;").format(
+            names(table.log)))
         for atom in table.atoms:
             steps.append(sql.SQL("        PERFORM {}();").format(names(f"maintain_batch_{atom.name}")))
         blocks.append(sql.SQL("    IF table_number = {number} THEN  -- {label}\n{steps}\n    END IF;").format(
@@ -212,12 +246,36 @@ def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable) -> lis
             out.append(sql.SQL(
                 "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
                 "BEGIN\n    -- TRUNCATE: the table is empty, so is what its state must become; nothing stays pending\n"
-                "    DELETE FROM {log};\n"
+                "    DELETE FROM {log};\n    DELETE FROM {table_log};\n"
                 "    UPDATE {deferred_table} SET pending = 0, oldest = NULL WHERE number = {number};\n"
                 "    PERFORM {maintain}();\nEND;\n$pgivm$").format(
-                f=names(f"clear_{k}"), log=names(f"{k}_log"), deferred_table=names("deferred_table"),
+                f=names(f"clear_{k}"), log=names(f"{k}_log"), table_log=names(table.log), deferred_table=names("deferred_table"),
                 number=sql.Literal(table.number), maintain=names(f"maintain_clear_{k}")))
+    out.append(_lean_capture(names, table))
     return out
+
+
+def _lean_capture(names: Names, table: LoggedTable) -> sql.Composable:
+    """The table's INSERT, UPDATE and DELETE capture function, replaced: one append of the
+    statement's rows to the table's log (an UPDATE as its old rows out and its new rows in),
+    nothing per atom; each atom's net change is derived when the log is processed."""
+    cols = sql.SQL(", ").join(_q(c.column) for c in table.columns)
+
+    def rows(source: str, sign: str) -> sql.Composable:
+        return sql.SQL("SELECT {cols}, {sign} FROM {source}").format(cols=cols, sign=sql.SQL(sign), source=sql.SQL(source))  # type: ignore[arg-type]
+
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
+        "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nDECLARE\n    n bigint;\nBEGIN\n"
+        "    IF TG_OP = 'INSERT' THEN\n        INSERT INTO {log} ({cols}, m) {inserted};\n"
+        "    ELSIF TG_OP = 'DELETE' THEN\n        INSERT INTO {log} ({cols}, m) {deleted};\n"
+        "    ELSE\n        INSERT INTO {log} ({cols}, m) {deleted} UNION ALL {inserted};\n    END IF;\n"
+        "    GET DIAGNOSTICS n = ROW_COUNT;\n"
+        "    PERFORM {appended}({number}, n, true);\n    RETURN NULL;\nEND;\n$pgivm$;\n"
+        "COMMENT ON FUNCTION {f}() IS {comment}").format(
+        f=sql.Identifier(*table.on_change), log=names(table.log), cols=cols, inserted=rows("new_rows", "1"),
+        deleted=rows("old_rows", "-1"), appended=names("deferred_appended"), number=sql.Literal(table.number),
+        comment=sql.Literal(f"pgivm deferred view: log the rows a statement changed in {table.label}"))
 
 
 def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name: str, view_schema: str) -> None:
@@ -262,8 +320,9 @@ def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema:
 
 def drop_state(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]) -> None:
     """The deferred layer's tables, once the view is immediate again (its logs are empty)."""
-    logs = [names(f"{a.name}_log") for t in tables for a in t.atoms]
-    conn.execute(sql.SQL("DROP TABLE {}").format(sql.SQL(", ").join([names("deferred"), names("deferred_table"), *logs])))
+    logs = [names(f"{a.name}_log") for t in tables for a in t.atoms] + [names(t.log) for t in tables]
+    conn.execute(sql.SQL("DROP TABLE {}; DROP SEQUENCE {}").format(
+        sql.SQL(", ").join([names("deferred"), names("deferred_table"), *logs]), names("deferred_steps")))
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -281,7 +340,7 @@ def refresh(conn: psycopg.Connection, name: str) -> int:
 
 def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[Section]]:
     names = Names.of(name)
-    d = conn.execute(sql.SQL("SELECT budget_ms, planner, steps, spent_ms, actions, in_writer, refreshes, "
+    d = conn.execute(sql.SQL("SELECT budget_ms, planner, refreshed_step, spent_ms, actions, in_writer, refreshes, "
                              "refreshed_at, work_predicted_ms, work_actual_ms FROM {} WHERE singleton").format(
         names("deferred"))).fetchone()
     assert d is not None
@@ -322,7 +381,8 @@ def checks(names: Names, tables: list[LoggedTable]) -> list[tuple[str, sql.Compo
     """Named invariants of the deferred layer: each table's pending count is the rows of its logs."""
     out = []
     for table in tables:
-        total = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(names(f"{a.name}_log")) for a in table.atoms)
+        logs = [f"{a.name}_log" for a in table.atoms] + [table.log]
+        total = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(names(log)) for log in logs)
         out.append((f"deferred pending = log rows ({table.label})", sql.SQL(
             "SELECT pending, {total} FROM {t} WHERE number = {n} AND pending <> {total}").format(
             total=total, t=names("deferred_table"), n=sql.Literal(table.number))))

@@ -1,10 +1,10 @@
 """``pgivm calibrate``: measure each base table's cost function f_i(k) of a deferred view.
 
 The paper's cost functions are "measured by experiments" (§4, Figure 4). For each base table and
-each batch size k of a ladder, k of its rows (drawn at random, seeded) are taken out of the view's
-state as a deletion and put back as an insertion, each through the system's own batch path
-(``maintain_batch_K``, what an action runs), inside a savepoint that is rolled back: the state is
-left as it was. The time of a batch is the mean of the two, the median over ``repeats`` runs.
+each batch size k of a ladder, k of its rows (drawn at random, seeded) go into the table's log as
+deleted and the log is processed exactly as an action does (each atom's net change, then the
+system's own batch path), then again as inserted, inside a savepoint that is rolled back: the state
+is left as it was. The time of a batch is the mean of the two, the median over ``repeats`` runs.
 
 Measured points are seldom monotone or subadditive (the paper's "irregularities"); the planner's
 guarantees need both (§1.3). We keep the monotone envelope of the points (a running maximum) and
@@ -91,11 +91,10 @@ def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], ba
         points = []
         for k in [k for k in ladder if k <= available] or [available]:
             runs = [_one_batch(conn, names, table, bases[table.number], k) for _ in range(repeats)]
-            # in log rows, the unit of the pending counts (a self-join's row is a change of each of its atoms)
-            rows = round(statistics.fmean(r for r, _ in runs))
+            rows = round(statistics.fmean(r for r, _ in runs))  # log rows, the unit of the pending counts
             points.append((rows, statistics.median(t for _, t in runs)))
             if progress:
-                progress(f"{table.label}: {k:,} rows ({rows:,} log rows): {points[-1][1]:.2f} ms")
+                progress(f"{table.label}: {k:,} rows: {points[-1][1]:.2f} ms")
         hull = envelope(points)
         a, b = fit_line(hull)
         conn.execute(sql.SQL("UPDATE {} SET a_ms = %s, b_ms = %s, calibrated = pg_catalog.now(), points = %s "
@@ -107,32 +106,17 @@ def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], ba
 
 def _one_batch(conn: psycopg.Connection, names: Names, table: LoggedTable, base: sql.Composable,
                k: int) -> tuple[int, float]:
-    """(log rows, milliseconds) of one batch of k base rows (deleted, then inserted again), rolled back."""
-    elapsed, rows = 0.0, 0
+    """(log rows, milliseconds) of processing k base rows, as an action would: they go into the
+    table's log as deleted and the log is processed, then again as inserted; rolled back."""
+    elapsed = 0.0
+    cols = sql.SQL(", ").join(sql.Identifier(c.column) for c in table.columns)
     with conn.transaction(force_rollback=True):
         conn.execute(sql.SQL("CREATE TEMPORARY TABLE pgivm_calibrate_rows ON COMMIT DROP AS "
-                             "SELECT * FROM {} ORDER BY random() LIMIT {}").format(base, sql.Literal(k)))
+                             "SELECT {} FROM {} ORDER BY random() LIMIT {}").format(cols, base, sql.Literal(k)))
         for sign in (-1, 1):
-            for atom in table.atoms:
-                cols = [sql.Identifier(c.name) for c in atom.columns]
-                keys = [c for c in atom.columns if c.key]
-                conn.execute(sql.SQL(
-                    "INSERT INTO {delta} ({cols}mult) SELECT {values}{sign} * count(*) FROM pgivm_calibrate_rows AS r"
-                    "{where}{group}").format(
-                    delta=names(f"{atom.name}_delta"),
-                    cols=sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols),
-                    values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in atom.read("r")),
-                    sign=sql.Literal(sign),
-                    where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
-                        sql.SQL("r.{} IS NOT NULL").format(sql.Identifier(c.column)) for c in keys) if keys else sql.SQL(""),
-                    group=sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
-                        sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")))  # type: ignore[arg-type]
-            if sign < 0:
-                counted = conn.execute(sql.SQL("SELECT {}").format(sql.SQL(" + ").join(
-                    sql.SQL("(SELECT count(*) FROM {})").format(names(f"{a.name}_delta")) for a in table.atoms))).fetchone()
-                rows = int(counted[0]) if counted else 0
+            conn.execute(sql.SQL("INSERT INTO {log} ({cols}, m) SELECT {cols}, {sign} FROM pgivm_calibrate_rows").format(
+                log=names(table.log), cols=cols, sign=sql.Literal(sign)))
             started = time.perf_counter()
-            for atom in table.atoms:
-                conn.execute(sql.SQL("SELECT {}()").format(names(f"maintain_batch_{atom.name}")))
+            conn.execute(sql.SQL("SELECT {}(%s)").format(names("deferred_process")), [table.number])
             elapsed += time.perf_counter() - started
-    return rows, elapsed * 1e3 / 2
+    return k, elapsed * 1e3 / 2

@@ -13,9 +13,8 @@ CREATE TABLE {deferred} (
     singleton    boolean PRIMARY KEY DEFAULT true CHECK (singleton),
     budget_ms    float8 NOT NULL CHECK (budget_ms >= 0),      -- C
     planner      text NOT NULL CHECK (planner IN ('naive', 'online')),
-    steps        bigint NOT NULL DEFAULT 0,   -- appends since the last refresh: the paper's t
+    refreshed_step bigint NOT NULL DEFAULT 0, -- the step (deferred_steps) of the last refresh: t counts from it
     spent_ms     float8 NOT NULL DEFAULT 0,   -- predicted cost of the actions since then: F_t
-    window_steps bigint NOT NULL DEFAULT 0,   -- appends in the arrival-rate window
     actions      bigint NOT NULL DEFAULT 0,   -- actions taken because f(s) passed C
     in_writer    bigint NOT NULL DEFAULT 0,   -- of which in a writing transaction
     refreshes    bigint NOT NULL DEFAULT 0,   -- full refreshes (reads, pgivm refresh)
@@ -26,12 +25,15 @@ CREATE TABLE {deferred} (
 COMMENT ON TABLE {deferred} IS {deferred_comment};
 INSERT INTO {deferred} (budget_ms, planner) VALUES ({budget_ms}, {planner});
 
+-- The paper's time: one step per logged statement (a sequence: no row version per write).
+CREATE SEQUENCE {steps};
+
 CREATE TABLE {deferred_table} (
     number     integer PRIMARY KEY,           -- i, the table's place in the plan vectors
     label      text NOT NULL,                 -- the base table as the view names it
     atoms      text[] NOT NULL,               -- the relations it feeds (their logs)
     pending    bigint NOT NULL DEFAULT 0 CHECK (pending >= 0),   -- s[i]: log rows not yet processed
-    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended in the rate window: v[i] = arrived / window_steps
+    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately, halved every {rate_window} steps (see choose)
     oldest     timestamptz,                   -- when the oldest pending row arrived
     a_ms       float8 NOT NULL CHECK (a_ms >= 0),   -- f_i(k) = a_ms·k + b_ms for k > 0
     b_ms       float8 NOT NULL CHECK (b_ms >= 0),

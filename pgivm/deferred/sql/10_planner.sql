@@ -66,10 +66,14 @@ DECLARE
     after float8[];
     best integer := 0; best_h float8; best_f float8;
     chosen integer[] := '{{}}';
+    step bigint;
 BEGIN
     SELECT * INTO d FROM {deferred} WHERE singleton;
+    SELECT last_value INTO step FROM {steps};
+    -- arrived is halved every {rate_window} steps, so at a steady rate it spans {rate_window} + (step mod
+    -- {rate_window}) steps: v[i] is its rows per step over that window
     SELECT array_agg(pending::float8 ORDER BY number), array_agg(a_ms ORDER BY number), array_agg(b_ms ORDER BY number),
-           array_agg(arrived::float8 / greatest(d.window_steps, 1) ORDER BY number), array_agg(number ORDER BY number)
+           array_agg(arrived::float8 / ({rate_window} + step % {rate_window}) ORDER BY number), array_agg(number ORDER BY number)
       INTO s, a, b, v, nums FROM {deferred_table};
     n := coalesce(array_length(nums, 1), 0);
     f := array_fill(0::float8, ARRAY[n]);
@@ -108,7 +112,7 @@ BEGIN
         END LOOP;
         CONTINUE WHEN NOT valid;
         ttf := {time_to_full}(after, a, b, v, d.budget_ms);
-        h := (d.spent_ms + fq) / (d.steps + ttf);
+        h := (d.spent_ms + fq) / (greatest(step - d.refreshed_step, 0) + ttf);
         IF best = 0 OR h < best_h OR (h = best_h AND fq < best_f) THEN
             best := mask; best_h := h; best_f := fq;
         END IF;
@@ -154,7 +158,8 @@ RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    d record;
+    cost float8;
+    budget float8;
 BEGIN
     IF rows > 0 THEN
         UPDATE {deferred_table} SET pending = pending + rows, arrived = arrived + rows,
@@ -166,12 +171,13 @@ BEGIN
     IF NOT last_atom THEN
         RETURN;
     END IF;
-    UPDATE {deferred} SET steps = steps + 1, window_steps = window_steps + 1 WHERE singleton RETURNING * INTO d;
-    IF d.window_steps >= 2 * {rate_window} THEN  -- the arrival rates cover about the last {rate_window} .. 2·{rate_window} appends
-        UPDATE {deferred} SET window_steps = window_steps / 2 WHERE singleton;
+    IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
         UPDATE {deferred_table} SET arrived = arrived / 2;
     END IF;
-    IF {predicted}() > d.budget_ms THEN
+    SELECT coalesce(sum(CASE WHEN pending > 0 THEN a_ms * pending + b_ms ELSE 0 END), 0),
+           (SELECT budget_ms FROM {deferred} WHERE singleton)
+      INTO cost, budget FROM {deferred_table};
+    IF cost > budget THEN
         -- Writers do not pay for the action while a `pgivm worker` serves this database (it holds
         -- the advisory lock below for as long as it runs): it is woken at our commit instead.
         IF EXISTS (SELECT FROM pg_catalog.pg_locks
