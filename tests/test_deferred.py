@@ -207,6 +207,39 @@ def test_naive_empties_every_log_and_online_keeps_the_cheap_batching(conn: psyco
     assert totals["naive"]["r"] == totals["naive"]["s"] or totals["naive"]["r"] > 0
 
 
+def test_the_sql_planner_takes_the_actions_the_offline_online_plans(conn: psycopg.Connection, dsn: str) -> None:
+    """ONLINE in PostgreSQL (deferred_choose) and pgivm.deferred.planners.online, which
+    tests/test_planners.py holds to the paper, leave the same pending counts after every statement
+    of a stream (each statement one step, its rows the step's arrivals)."""
+    from pgivm.deferred import planners
+
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+    command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=10, planner="online", target=dsn)
+    costs = {"r": (0.01, 6.0), "s": (1.0, 0.1), "t": (0.5, 0.5)}
+    for table, (a, b) in costs.items():
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = %s, b_ms = %s WHERE right(label, 1) = %s", [a, b, table])
+    order = [right for (right,) in conn.execute("SELECT right(label, 1) FROM pgivm_v.deferred_table ORDER BY number")]
+    rng = random.Random(11)
+    arrivals, observed = [], []
+    for _ in range(150):
+        table, rows = rng.choice(["r", "r", "s", "t"]), rng.choice([1, 1, 2, 3])
+        conn.execute(f"INSERT INTO {table} SELECT %s, g FROM generate_series(1, %s) AS g", [rng.randint(0, 5), rows])
+        arrivals.append(tuple(rows if name == table else 0 for name in order))
+        observed.append(tuple(p for (p,) in conn.execute("SELECT pending FROM pgivm_v.deferred_table ORDER BY number")))
+    problem = planners.Problem(tuple(planners.Linear(*costs[name]) for name in order),
+                               tuple(arrivals + [(0,) * len(order)]), 10.0)
+    plan = planners.online(problem).plan
+    s, expected = (0,) * len(order), []
+    for d, p in zip(arrivals, plan):
+        s = tuple(x + y - z for x, y, z in zip(s, d, p))
+        expected.append(s)
+    assert observed == expected
+    actions = conn.execute("SELECT actions FROM pgivm_v.deferred").fetchone()[0]  # type: ignore[index]
+    assert actions == sum(1 for p in plan[:-1] if any(p)) and actions >= 10
+    assert _differences(conn, "v", TRIANGLE) == []
+
+
 def test_a_read_only_transaction_is_told_to_read_the_stale_view(conn: psycopg.Connection, dsn: str) -> None:
     conn.execute("CREATE TABLE e (src int, dst int); INSERT INTO e VALUES (1, 2), (2, 3), (3, 1)")
     command.create("v", EDGE, refresh="deferred", budget=1000, target=dsn)

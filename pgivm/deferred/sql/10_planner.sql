@@ -49,7 +49,7 @@ $pgivm$;
 --           back would pass C) and valid (what stays costs ≤ C) actions q, the one minimizing the
 --           amortized cost H(q) = (F_t + f(q)) / (t + TIMETOFULL(s − q)) (§4.3); ties: the lower
 --           f(q), then the lower table numbers. n is the number of base tables: 2^n − 1 subsets.
--- The same rule as pgivm.deferred.planners.Online, which the offline tests hold to the paper.
+-- The same rule as pgivm.deferred.planners.online, which tests/test_planners.py holds to the paper.
 CREATE FUNCTION {choose}()
 RETURNS integer[] LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
@@ -71,9 +71,10 @@ BEGIN
     SELECT * INTO d FROM {deferred} WHERE singleton;
     SELECT last_value INTO step FROM {steps};
     -- arrived is halved every {rate_window} steps, so at a steady rate it spans {rate_window} + (step mod
-    -- {rate_window}) steps: v[i] is its rows per step over that window
+    -- {rate_window}) steps, and all of them before the first halving: v[i] is its rows per step over that window
     SELECT array_agg(pending::float8 ORDER BY number), array_agg(a_ms ORDER BY number), array_agg(b_ms ORDER BY number),
-           array_agg(arrived::float8 / ({rate_window} + step % {rate_window}) ORDER BY number), array_agg(number ORDER BY number)
+           array_agg(arrived::float8 / greatest(least(step, {rate_window} + step % {rate_window}), 1) ORDER BY number),
+           array_agg(number ORDER BY number)
       INTO s, a, b, v, nums FROM {deferred_table};
     n := coalesce(array_length(nums, 1), 0);
     f := array_fill(0::float8, ARRAY[n]);
