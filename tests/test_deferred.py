@@ -190,9 +190,9 @@ def test_naive_empties_every_log_and_online_keeps_the_cheap_batching(conn: psyco
             conn.execute(f"TRUNCATE {table}")
         command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=10, planner=planner, target=dsn)
         # r: expensive to start, cheap per row (batches well); s: cheap to start, dear per row
-        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 0.01, b_ms = 6 WHERE label LIKE '%r'")
-        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 1, b_ms = 0.1 WHERE label LIKE '%s'")
-        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = 1, b_ms = 0.1 WHERE label LIKE '%t'")
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = '{0.01}', b_ms = '{6}' WHERE label LIKE '%r'")
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = '{1}', b_ms = '{0.1}' WHERE label LIKE '%s'")
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = '{1}', b_ms = '{0.1}' WHERE label LIKE '%t'")
         rng = random.Random(7)
         for _ in range(60):
             table = rng.choice(["r", "s"])
@@ -216,9 +216,11 @@ def test_the_sql_planner_takes_the_actions_the_offline_online_plans(conn: psycop
     for table, cols in RST.items():
         conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
     command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=10, planner="online", target=dsn)
-    costs = {"r": (0.01, 6.0), "s": (1.0, 0.1), "t": (0.5, 0.5)}
-    for table, (a, b) in costs.items():
-        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = %s, b_ms = %s WHERE right(label, 1) = %s", [a, b, table])
+    # r and t: a concave cost of two lines (as calibrate stores them), s: one line
+    costs = {"r": ((0.2, 2.0), (0.01, 6.0)), "s": ((1.0, 0.1),), "t": ((0.9, 0.0), (0.5, 0.5))}
+    for table, lines in costs.items():
+        conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = %s, b_ms = %s WHERE right(label, 1) = %s",
+                     [[a for a, _ in lines], [b for _, b in lines], table])
     order = [right for (right,) in conn.execute("SELECT right(label, 1) FROM pgivm_v.deferred_table ORDER BY number")]
     rng = random.Random(11)
     arrivals, observed = [], []
@@ -227,7 +229,7 @@ def test_the_sql_planner_takes_the_actions_the_offline_online_plans(conn: psycop
         conn.execute(f"INSERT INTO {table} SELECT %s, g FROM generate_series(1, %s) AS g", [rng.randint(0, 5), rows])
         arrivals.append(tuple(rows if name == table else 0 for name in order))
         observed.append(tuple(p for (p,) in conn.execute("SELECT pending FROM pgivm_v.deferred_table ORDER BY number")))
-    problem = planners.Problem(tuple(planners.Linear(*costs[name]) for name in order),
+    problem = planners.Problem(tuple(planners.Lines(costs[name]) for name in order),
                                tuple(arrivals + [(0,) * len(order)]), 10.0)
     plan = planners.online(problem).plan
     s, expected = (0,) * len(order), []
@@ -357,15 +359,23 @@ def test_calibrate_measures_each_table_and_leaves_the_state_alone(conn: psycopg.
     assert [f.table for f in fits] == ["public.r", "public.s", "public.t"]
     for fit in fits:
         assert [k for k, _ in fit.points] == [1, 8, 64] and all(ms > 0 for _, ms in fit.points)
-        assert fit.a_ms >= 0 and fit.b_ms >= 0 and fit.a_ms + fit.b_ms > 0
+        assert fit.lines and all(a >= 0 and b >= 0 for a, b in fit.lines)
         assert all(y2 >= y1 for (_, y1), (_, y2) in zip(fit.envelope, fit.envelope[1:]))  # monotone
+        cost = [min(a * k + b for a, b in fit.lines) for k, _ in fit.points]
+        assert all(c >= y - 1e-9 for c, (_, y) in zip(cost, fit.points))  # never below a measured point
+        assert any(c == pytest.approx(y) for c, (_, y) in zip(cost, fit.points))  # and the least such
     stored = conn.execute("SELECT a_ms, b_ms, calibrated IS NOT NULL, jsonb_array_length(points) "
                           "FROM pgivm_v.deferred_table ORDER BY number").fetchall()
-    assert stored == [(f.a_ms, f.b_ms, True, 3) for f in fits]
+    assert stored == [([a for a, _ in f.lines], [b for _, b in f.lines], True, 3) for f in fits]
+    for fit, number in zip(fits, (1, 2, 3)):  # the SQL cost function is the lines' minimum
+        for k in (1, 5, 64, 500):
+            in_sql = conn.execute("SELECT pgivm_v.deferred_cost(a_ms, b_ms, %s) FROM pgivm_v.deferred_table "
+                                  "WHERE number = %s", [k, number]).fetchone()[0]  # type: ignore[index]
+            assert in_sql == pytest.approx(min(a * k + b for a, b in fit.lines))
     assert conn.execute("SELECT count, pgivm_pending_changes FROM v_stale").fetchone() != before  # refreshed
     report = command.verify("v", target=dsn)
     assert report.ok and report.maintained == report.recount  # the rolled-back batches left nothing behind
-    assert command.status("v", target=dsn).sections[-1].rows[0][6] == "measured"
+    assert command.status("v", target=dsn).sections[-1].rows[0][5] == "measured"
 
 
 def test_calibrate_refuses_empty_tables_and_immediate_views(conn: psycopg.Connection, dsn: str) -> None:
@@ -375,7 +385,7 @@ def test_calibrate_refuses_empty_tables_and_immediate_views(conn: psycopg.Connec
     command.create("v", EDGE, refresh="deferred", target=dsn)
     command.create("w", EDGE, target=dsn)
     assert main(["calibrate", "v", "--dsn", dsn]) == 2
-    assert conn.execute("SELECT calibrated, a_ms, b_ms FROM pgivm_v.deferred_table").fetchone() == (None, 0.05, 2.0)
+    assert conn.execute("SELECT calibrated, a_ms, b_ms FROM pgivm_v.deferred_table").fetchone() == (None, [0.05], [2.0])
     assert main(["calibrate", "w", "--dsn", dsn]) == 2
     assert main(["calibrate", "v", "--ladder", "0,4", "--dsn", dsn]) == 2
     assert main(["create", "x", "--sql", EDGE, "--refresh", "deferred", "--budget", "-3", "--dsn", dsn]) == 2

@@ -269,3 +269,25 @@ def test_invalid_plans_are_refused() -> None:
         planners.evaluate(problem, [(3,), (1,)])
     with pytest.raises(ValueError):
         Problem((Linear(1, 1),), ((1, 2),), 2.0)
+
+
+def test_calibrated_costs_are_the_least_concave_majorant() -> None:
+    """pgivm calibrate's cost function: at or above every measured point, touching the hull, and
+    monotone and subadditive as the planners need; one point or a straight run is one line."""
+    from pgivm.deferred.calibrate import majorant
+
+    rng = random.Random(3)
+    for _ in range(200):
+        points = sorted({k: rng.uniform(0.1, 100) for k in rng.sample([1, 2, 4, 8, 16, 64, 256, 1024], rng.randint(1, 8))}.items())
+        f = planners.Lines(tuple(majorant(points)))
+        highest = 0.0
+        for k, y in points:
+            highest = max(highest, y)
+            assert f(k) >= highest - 1e-9
+        assert f(points[-1][0]) == pytest.approx(max(y for _, y in points))  # the hull reaches the top point
+        for x in range(1, 60):
+            assert f(x + 1) >= f(x) - 1e-9
+            for y in range(1, 60, 7):
+                assert f(x + y) <= f(x) + f(y) + 1e-9
+    assert majorant([(5, 3.0)]) == [(0.6, 0.0)]
+    assert majorant([(1, 2.0), (2, 3.0), (4, 5.0)]) == [(2.0, 0.0), (1.0, 1.0)]

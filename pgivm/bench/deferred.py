@@ -10,11 +10,23 @@
   measured (``calibrate``); the same stream runs immediate, deferred with NAIVE and with ONLINE,
   and with no view. Total maintenance work (predicted from the cost functions, and measured) per
   planner, side by side: the paper's Figures 5 (simulated against actual) and 6.
+- ``latency``: reads of a deferred IVMε view (C = ``budget_ms``, its cost function calibrated) over a
+  mixed stream of single-row INSERTs and DELETEs, small multi-row INSERTs and reads: each read
+  applies what is pending first, so its wall time is bounded by about C; p50, p99 and max against
+  1.5 × C, with the predicted cost of what each read found pending.
+- ``simulate``: the paper's Figures 6 and 7 by simulation (pgivm.deferred.planners): NAIVE,
+  ONLINE, ADAPT (from a plan for T0 = 500) and OPT^LGM (A*) under two pairs of cost functions:
+  the §1 example's shape (an indexed table, 0.25 ms a row; a scanned one, 290 ms to set up and
+  0.1 ms a row; C = 350 ms) and TPC-H's as ``tpch`` measured them (run with it, or the defaults
+  last measured). Experiment 1: one modification of each table a step, refresh at T = 100..1000;
+  experiment 2: the four streams of §5.5 (slow/fast, stable/unstable), T = 1000.
 """
 
 from __future__ import annotations
 
+import math
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -27,7 +39,9 @@ import psycopg
 from psycopg import sql
 
 from pgivm import command, deferred
+from pgivm.deferred import planners
 from pgivm.errors import PgivmError
+from pgivm.bench import plots
 from pgivm.report import print_table
 
 EDGE_VIEW = ("SELECT count(*) FROM edges AS r JOIN edges AS s ON r.dst = s.src "
@@ -41,7 +55,8 @@ TPCH_VIEW = ("SELECT sum(ps.ps_supplycost) AS cost FROM partsupp ps, supplier s,
 class Config:
     edges: list[tuple[int, int]] = field(default_factory=list)
     source: str = ""
-    parts: tuple[str, ...] = ("writes", "tpch")
+    parts: tuple[str, ...] = ("writes", "latency", "tpch", "simulate")
+    reads: int = 300  # latency: reads in the mixed stream, about one in five of its statements
     single_rows: int = 2_000  # single-row INSERTs per setting
     copy_rows: int = 100_000  # rows of the one COPY
     budget_ms: float = 50.0
@@ -52,6 +67,13 @@ class Config:
     dsn: str = ""  # for the worker process
     out: Path | None = None  # plots
     targets: list[list[Any]] = field(default_factory=list)
+    horizons: tuple[int, ...] = (100, 200, 300, 400, 500, 600, 700, 800, 900, 1000)  # simulate: experiment 1's T
+    # simulate: TPC-H's cost functions (ms: lines a, b per table) and C, replaced by what ``tpch`` measures
+    tpch_costs: dict[str, tuple[tuple[float, float], ...]] = field(
+        default_factory=lambda: {"partsupp": ((0.0030, 0.60),), "supplier": ((0.0026, 0.64),)})
+    tpch_costs_source: str = "as last measured at SF 0.1 (run the tpch part to measure them)"
+    tpch_budget_used: float = 2.55
+    work: dict[str, tuple[float, float]] = field(default_factory=dict)  # tpch: planner -> (simulated, predicted) ms
 
 
 # --- writes --------------------------------------------------------------------------------------
@@ -156,6 +178,57 @@ def writes(conn: psycopg.Connection, config: Config) -> None:
     ]
 
 
+# --- latency: reads of a deferred view -------------------------------------------------------------
+
+
+def latency(conn: psycopg.Connection, config: Config) -> None:
+    rng = random.Random(config.seed + 1)
+    edges = list(config.edges)
+    rng.shuffle(edges)
+    _reset_edges(conn, edges)
+    nodes = max(max(e) for e in edges) + 1
+    _setting(conn, "deferred", config.budget_ms)
+    fits = command.calibrate("tri", ladder=(1, 4, 16, 64, 256, 1024), repeats=3, target=conn)
+    fit = fits[0]
+    reads: list[tuple[float, float]] = []  # (wall time s, predicted cost of what was pending, ms)
+    writes = 0
+    started = time.perf_counter()
+    while len(reads) < config.reads:
+        roll = rng.random()
+        if roll < 0.2:
+            predicted = conn.execute("SELECT pgivm_tri.deferred_predicted()").fetchone()[0]  # type: ignore[index]
+            begun = time.perf_counter()
+            conn.execute("SELECT * FROM tri").fetchall()
+            reads.append((time.perf_counter() - begun, predicted))
+            continue
+        writes += 1
+        if roll < 0.55:
+            conn.execute("INSERT INTO edges VALUES (%s, %s)", [rng.randrange(nodes), rng.randrange(nodes)])
+        elif roll < 0.85:
+            conn.execute("DELETE FROM edges WHERE ctid = (SELECT ctid FROM edges TABLESAMPLE SYSTEM (1) LIMIT 1)")
+        else:
+            conn.execute("INSERT INTO edges SELECT (random() * %s)::int, (random() * %s)::int FROM generate_series(1, %s)",
+                         [nodes - 1, nodes - 1, rng.randint(10, 100)])
+    elapsed = time.perf_counter() - started
+    actions = conn.execute("SELECT actions FROM pgivm_tri.deferred").fetchone()[0]  # type: ignore[index]
+    assert command.verify("tri", target=conn).ok, "deferred view differs from its recount"
+    command.drop("tri", target=conn)
+    times = sorted(t for t, _ in reads)
+    found = sorted(p for _, p in reads)
+
+    def at(values: list[float], q: float) -> float:
+        return values[min(len(values) - 1, int(q * len(values)))]
+
+    print(f"\n== reads of a deferred IVMε view (ε = 1/2, C = {config.budget_ms:g} ms) over {config.source}: {len(edges):,} "
+          f"edges, {writes:,} writes and {len(reads):,} reads mixed, {elapsed:.1f} s, {actions} actions; cost function "
+          f"{fit.function} ms ==")
+    print_table(["", "p50", "p99", "max"], [
+        ["read wall time ms", f"{at(times, 0.5) * 1e3:.1f}", f"{at(times, 0.99) * 1e3:.1f}", f"{times[-1] * 1e3:.1f}"],
+        ["predicted cost of what it found pending ms", f"{at(found, 0.5):.1f}", f"{at(found, 0.99):.1f}", f"{found[-1]:.1f}"]])
+    config.targets.append([f"p99 of a read's wall time ≤ 1.5 × C over a mixed stream (C = {config.budget_ms:g} ms)",
+                           f"{at(times, 0.99) * 1e3:.1f} ms ({at(times, 0.99) * 1e3 / config.budget_ms:.2f} × C)"])
+
+
 # --- TPC-H: the paper's asymmetric case -------------------------------------------------------------
 
 
@@ -219,12 +292,15 @@ def tpch(conn: psycopg.Connection, config: Config) -> None:
     # cost functions, measured once (the data is the same for every run)
     command.create("q", TPCH_VIEW, system="fivm", refresh="deferred", budget=config.budget_ms, target=conn)
     fits = command.calibrate("q", ladder=(1, 4, 16, 64, 256, 1024), repeats=3, target=conn)
-    print_table(["table", "measured (log rows: ms)", "a ms", "b ms"],
-                [[f.table, ", ".join(f"{k:,}: {y:.1f}" for k, y in f.points), f"{f.a_ms:.4f}", f"{f.b_ms:.2f}"] for f in fits])
-    costs = {f.table: (f.a_ms, f.b_ms) for f in fits}
+    print_table(["table", "measured (log rows: ms)", "f(k) ms: the least concave majorant"],
+                [[f.table, ", ".join(f"{k:,}: {y:.1f}" for k, y in f.points), f.function] for f in fits])
+    costs = {f.table: tuple(f.lines) for f in fits}
+    config.tpch_costs = {t.split(".")[-1]: c for t, c in costs.items() if t.split(".")[-1] in ("partsupp", "supplier")}
+    config.tpch_costs_source = "measured above"
     # C where the planners have to choose: a few setups' worth (the paper sets C against its costs too)
-    budget = config.tpch_budget_ms or 4 * max(b for _, b in costs.values())
-    print(f"budget C = {budget:.2f} ms ({'given' if config.tpch_budget_ms else 'four times the largest setup cost b'})")
+    budget = config.tpch_budget_ms or 4 * max(planners.Lines(lines)(1) for lines in costs.values())
+    print(f"budget C = {budget:.2f} ms ({'given' if config.tpch_budget_ms else 'four times the largest f(1)'})")
+    config.tpch_budget_used = budget
     command.drop("q", target=conn)
     snapshot = {t: conn.execute(sql.SQL("SELECT * FROM {}").format(sql.Identifier(t))).fetchall() for t in ("partsupp", "supplier")}
 
@@ -244,9 +320,9 @@ def tpch(conn: psycopg.Connection, config: Config) -> None:
                                                                           "planner": setting}
             command.create("q", TPCH_VIEW, system="fivm", target=conn, **options)
             if setting in ("naive", "online"):
-                for label, (a, b) in costs.items():
+                for label, lines in costs.items():
                     conn.execute("UPDATE pgivm_q.deferred_table SET a_ms = %s, b_ms = %s, calibrated = now() WHERE label = %s",
-                                 [a, b, label])
+                                 [[a for a, _ in lines], [b for _, b in lines], label])
         latencies = []
         for statement, params in stream:
             begun = time.perf_counter()
@@ -255,8 +331,9 @@ def tpch(conn: psycopg.Connection, config: Config) -> None:
         result: dict[str, Any] = {"stream": sum(latencies), "p99": sorted(latencies)[int(0.99 * len(latencies))]}
         if setting in ("naive", "online"):
             command.refresh("q", target=conn)  # the refresh at T
-            figures = command.status("q", target=conn).figures
-            result.update(actions=figures["actions"], predicted=figures["work_predicted_ms"], actual=figures["work_actual_ms"])
+            actions, predicted, actual = conn.execute(  # unrounded, as status would show them
+                "SELECT actions, work_predicted_ms, work_actual_ms FROM pgivm_q.deferred").fetchone()  # type: ignore[misc]
+            result.update(actions=actions, predicted=predicted, actual=actual)
             per_table = conn.execute("SELECT label, actions FROM pgivm_q.deferred_table ORDER BY number").fetchall()
             result["per_table"] = ", ".join(f"{label.split('.')[-1]} {n}" for label, n in per_table)
         if setting != "no view":
@@ -264,31 +341,141 @@ def tpch(conn: psycopg.Connection, config: Config) -> None:
             assert report.ok, f"{setting}: the view differs from its recount"
             command.drop("q", target=conn)
         results[setting] = result
+    # the same stream simulated (each statement a step; an UPDATE logs its row out and in): the
+    # planners' predicted work must be what the database predicted, and OPT^LGM is the floor
+    labels = list(costs)
+    arrivals = [tuple(2 if label.endswith(statement.split()[1]) else 0 for label in labels) for statement, _ in stream]
+    problem = planners.Problem(tuple(planners.Lines(costs[label]) for label in labels), (*arrivals, (0,) * len(labels)), budget)
+    simulated = {"naive": planners.naive(problem), "online": planners.online(problem), "opt-lgm": planners.optimal_lgm(problem)}
+    for setting in ("naive", "online"):
+        results[setting]["simulated"] = simulated[setting].cost
+        config.work[setting] = (simulated[setting].cost, results[setting]["predicted"])
     base = results["no view"]["stream"]
     rows = []
     for setting, r in results.items():
         work = r["actual"] / 1e3 if "actual" in r else r["stream"] - base
         rows.append([setting, f"{r['stream']:.2f}", f"{r['p99'] * 1e3:.1f}", r.get("actions", ""), r.get("per_table", ""),
-                     f"{r['predicted'] / 1e3:.2f}" if "predicted" in r else "", f"{work:.2f}" if setting != "no view" else "",
+                     f"{r['simulated'] / 1e3:.3f}" if "simulated" in r else "",
+                     f"{r['predicted'] / 1e3:.3f}" if "predicted" in r else "", f"{work:.2f}" if setting != "no view" else "",
                      f"{work * 1e3 / len(stream):.3f}" if setting != "no view" else ""])
-    print_table(["setting", "stream s", "p99 write ms", "actions", "actions per table", "work predicted s",
-                 "work measured s", "ms per modification"], rows)
+    best = simulated["opt-lgm"]
+    rows.append(["OPT^LGM (simulated)", "", "", best.actions, "", f"{best.cost / 1e3:.3f}", "", "", ""])
+    print_table(["setting", "stream s", "p99 write ms", "actions", "actions per table", "work simulated s",
+                 "work predicted s", "work measured s", "ms per modification"], rows)
+    print("work simulated: pgivm.deferred.planners on the same stream and cost functions; predicted: what the database's "
+          f"planner summed; OPT^LGM found by A* ({best.expanded:,} nodes, {best.seconds:.2f} s)")
     print("work measured: the actions' and the final refresh's own time (deferred); the stream's time over the "
           "no-view stream (immediate)")
     online, naive = results["online"], results["naive"]
     config.targets.append(["total maintenance work, ONLINE ≤ 0.7× NAIVE on the asymmetric TPC-H case",
                            f"{online['actual'] / naive['actual']:.2f}× measured, "
                            f"{online['predicted'] / naive['predicted']:.2f}× predicted"])
+    config.targets.append(["ONLINE within 1.2× of the offline LGM optimum (TPC-H stream, simulated)",
+                           f"{simulated['online'].cost / best.cost:.2f}× (NAIVE {simulated['naive'].cost / best.cost:.2f}×)"])
     config.targets.append(["simulated against actual cost (the paper's Figure 5)",
                            "; ".join(f"{p}: predicted {results[p]['predicted'] / 1e3:.2f} s, measured {results[p]['actual'] / 1e3:.2f} s"
                                      for p in ("naive", "online"))])
+
+
+# --- simulate --------------------------------------------------------------------------------------
+
+PLANNERS: tuple[str, ...] = ("naive", "online", "adapt", "opt-lgm")
+ADAPT_T0 = 500  # the paper adapts the plan made for T0 = 500 s (§5.2)
+
+
+def _stream(rng: random.Random, steps: int, chance: float, spread: float, tables: int = 2) -> tuple[planners.Vector, ...]:
+    """§5.5's generator: at each step, with probability p, ⌈X⌉ modifications with X ~ N(1, σ²)
+    drawn until X > 0 (so at least one arrives); each goes to a table chosen at random."""
+    out = []
+    for _ in range(steps):
+        counts = [0] * tables
+        if rng.random() < chance:
+            x = 0.0
+            while x <= 0:
+                x = rng.gauss(1.0, spread)
+            for _ in range(math.ceil(x)):
+                counts[rng.randrange(tables)] += 1
+        out.append(tuple(counts))
+    return tuple(out)
+
+
+def _run_planners(problem: planners.Problem, reference: planners.Outcome) -> dict[str, planners.Outcome]:
+    best = planners.optimal_lgm(problem)
+    out = {"naive": planners.naive(problem), "online": planners.online(problem),
+           "adapt": planners.adapt(problem, reference), "opt-lgm": best}
+    for name, outcome in out.items():
+        assert outcome.cost >= best.cost - 1e-6 * max(1.0, best.cost), f"{name} beat OPT^LGM"
+    return out
+
+
+def _ms(cost: float, best: float) -> str:
+    return f"{cost:,.0f} ({cost / best:.2f}×)" if best >= 100 else f"{cost:,.2f} ({cost / best:.2f}×)"
+
+
+STREAMS = (("SS", 0.5, 1.0), ("SU", 0.5, 5.0), ("FS", 0.9, 1.0), ("FU", 0.9, 5.0))  # §5.5: name, p, σ
+
+
+def simulate(config: Config) -> None:
+    cost_sets = {
+        "§1 example": ("indexed 0.25·k, scanned 0.1·k + 290 ms, C = 350 ms",
+                       (planners.Linear(0.25, 0.0), planners.Linear(0.1, 290.0)), 350.0),
+        "TPC-H": (f"{', '.join(f'{t} {deferred.describe_lines([a for a, _ in c], [b for _, b in c])}' for t, c in config.tpch_costs.items())} ms, "
+                  f"{config.tpch_costs_source}, C = {config.tpch_budget_used:.2f} ms",
+                  tuple(planners.Lines(c) for c in config.tpch_costs.values()), config.tpch_budget_used),
+    }
+    rng = random.Random(config.seed)
+    streams = {name: _stream(rng, 1001, chance, spread) for name, chance, spread in STREAMS}  # the same for both sets
+    print("\n== simulated plans (pgivm.deferred.planners): total maintenance work f(P) in ms, and against OPT^LGM ==")
+    print(f"ADAPT follows the plan made for T0 = {ADAPT_T0} (experiment 1) or for the stream's first {ADAPT_T0 + 1} steps "
+          "(experiment 2); OPT^LGM is A* with the per-unit heuristic, its nodes expanded and time shown")
+    first: dict[str, dict[str, list[tuple[int, float]]]] = {}
+    second: dict[str, dict[str, dict[str, float]]] = {}
+    for label, (description, costs, budget) in cost_sets.items():
+        print(f"\n-- {label} ({description}): experiment 1 (the paper's Figure 6), one modification of each table a step")
+        uniform = ((1, 1),) * (max(config.horizons) + 1)
+        reference = planners.optimal_lgm(planners.Problem(costs, uniform[:ADAPT_T0 + 1], budget))
+        rows = []
+        for horizon in config.horizons:
+            runs = _run_planners(planners.Problem(costs, uniform[:horizon + 1], budget), reference)
+            best = runs["opt-lgm"].cost
+            rows.append([f"{horizon:,}", *(_ms(runs[p].cost, best) for p in PLANNERS),
+                         f"{runs['opt-lgm'].expanded:,} in {runs['opt-lgm'].seconds:.2f} s"])
+            for p in PLANNERS:
+                first.setdefault(label, {}).setdefault(p, []).append((horizon, runs[p].cost))
+        print_table(["T", *PLANNERS, "A* nodes"], rows)
+        print(f"-- {label}: experiment 2 (the paper's Figure 7), T = 1,000; p = 0.5 slow, 0.9 fast; σ = 1 stable, 5 unstable")
+        rows = []
+        for name, arrivals in streams.items():
+            reference = planners.optimal_lgm(planners.Problem(costs, arrivals[:ADAPT_T0 + 1], budget))
+            runs = _run_planners(planners.Problem(costs, arrivals, budget), reference)
+            best = runs["opt-lgm"].cost
+            rows.append([name, f"{sum(map(sum, arrivals)):,}", *(_ms(runs[p].cost, best) for p in PLANNERS),
+                         f"{runs['opt-lgm'].expanded:,} in {runs['opt-lgm'].seconds:.2f} s"])
+            second.setdefault(label, {})[name] = {p: runs[p].cost / best for p in PLANNERS}
+        print_table(["stream", "modifications", *PLANNERS, "A* nodes"], rows)
+    for label, by_planner in first.items():
+        ratio = {p: statistics.fmean(c / b for (_, c), (_, b) in zip(by_planner[p], by_planner["opt-lgm"])) for p in PLANNERS}
+        online_naive = statistics.fmean(o / n for (_, o), (_, n) in zip(by_planner["online"], by_planner["naive"]))
+        stable = max(second[label][s]["online"] for s in ("SS", "FS"))
+        config.targets.append([f"simulated, {label}: ONLINE ≤ 0.7× NAIVE; ONLINE within 1.2× OPT^LGM on stable streams",
+                               f"ONLINE/NAIVE {online_naive:.2f}× (experiment 1, mean over T); ONLINE {ratio['online']:.2f}×, "
+                               f"ADAPT {ratio['adapt']:.2f}×, NAIVE {ratio['naive']:.2f}× OPT^LGM; stable streams: ONLINE ≤ "
+                               f"{stable:.2f}× OPT^LGM"])
+    if config.out:
+        written = plots.deferred_simulation(first, second, config.out / "deferred-simulation.png")
+        if written:
+            print(f"plot: {written}")
 
 
 def main(conn: psycopg.Connection, config: Config) -> None:
     print(f"pgivm bench deferred: parts {', '.join(config.parts)}; budget C = {config.budget_ms:g} ms")
     if "writes" in config.parts:
         writes(conn, config)
+    if "latency" in config.parts:
+        latency(conn, config)
     if "tpch" in config.parts:
         tpch(conn, config)
+    if "simulate" in config.parts:
+        simulate(config)
     print("\ntargets (issue 13):")
     print_table(["target", "measured"], config.targets)

@@ -94,6 +94,36 @@ def scaling(sizes: list[SizeResult], fits: list[Fit], path: Path) -> Path | None
     return _save(fig, plt, path)
 
 
+def deferred_simulation(first: dict[str, dict[str, list[tuple[int, float]]]],
+                        second: dict[str, dict[str, dict[str, float]]], path: Path) -> Path | None:
+    """Per cost set: experiment 1's total work against T for each planner (the paper's Figure 6),
+    and experiment 2's work against OPT^LGM per stream (Figure 7)."""
+    plt = _pyplot()
+    if plt is None:
+        return None
+    fig, axes = plt.subplots(len(first), 2, figsize=(11, 4 * len(first)), squeeze=False)
+    for row, (label, by_planner) in enumerate(first.items()):
+        ax = axes[row][0]
+        for planner, points in by_planner.items():
+            ax.plot([t for t, _ in points], [c for _, c in points], marker="o", label=planner)
+        ax.set_title(f"{label}: experiment 1 (one update of each table a step)")
+        ax.set_xlabel("refresh time T (steps)")
+        ax.set_ylabel("total maintenance work f(P), ms")
+        ax.legend()
+        ax = axes[row][1]
+        streams = list(second[label])
+        planners = list(next(iter(second[label].values())))
+        width = 0.8 / len(planners)
+        for i, planner in enumerate(planners):
+            ax.bar([j + i * width for j in range(len(streams))], [second[label][s][planner] for s in streams], width, label=planner)
+        ax.set_xticks([j + 0.4 - width / 2 for j in range(len(streams))], streams)
+        ax.axhline(1.0, color="grey", linewidth=0.8)
+        ax.set_title(f"{label}: experiment 2 (T = 1,000)")
+        ax.set_ylabel("work / OPT^LGM")
+        ax.legend(ncol=2, fontsize="small", loc="lower right")
+    return _save(fig, plt, path)
+
+
 def _plain_log_labels(ax: Any) -> None:
     """Tick labels as plain numbers (0.5, 10, 1,000,000) instead of 5×10⁻¹; minor ticks labelled too
     when an axis spans less than a decade (else it would have no label at all)."""

@@ -163,11 +163,11 @@ def run(args: argparse.Namespace) -> int:
             from pgivm.bench import deferred as deferring
 
             parts = tuple(p.strip() for p in args.deferred_parts.split(",") if p.strip())
-            unknown = set(parts) - {"simulate", "writes", "tpch"}
+            unknown = set(parts) - {"simulate", "writes", "latency", "tpch"}
             if unknown or not parts:
                 raise PgivmError(f"--deferred-parts: unknown {', '.join(sorted(unknown)) or 'nothing'}",
-                                 "choose from simulate, writes, tpch")
-            edges, source = _sample_graph(args) if "writes" in parts else ([], "")
+                                 "choose from simulate, writes, latency, tpch")
+            edges, source = _sample_graph(args) if {"writes", "latency"} & set(parts) else ([], "")
             deferring.main(conn, deferring.Config(
                 edges=edges, source=source, parts=parts, single_rows=args.deferred_single_rows,
                 copy_rows=args.deferred_copy_rows, budget_ms=args.deferred_budget, tpch_scale=args.deferred_tpch_scale,

@@ -112,6 +112,7 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
     return {
         "state": names("state"), "deferred": names("deferred"), "deferred_table": names("deferred_table"),
         "predicted": names("deferred_predicted"), "time_to_full": names("deferred_time_to_full"),
+        "cost": names("deferred_cost"),
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
         "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
@@ -145,7 +146,7 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
     for table in tables:
         plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {})").format(
             names("deferred_table"), sql.Literal(table.number), sql.Literal(table.label),
-            sql.Literal([a.name for a in table.atoms]), sql.Literal(DEFAULT_A_MS), sql.Literal(DEFAULT_B_MS)))
+            sql.Literal([a.name for a in table.atoms]), sql.Literal([DEFAULT_A_MS]), sql.Literal([DEFAULT_B_MS])))
         for atom in table.atoms:
             plan.append(capture.log_tables(atom, names))
         plan.append(sql.SQL(
@@ -354,13 +355,19 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
         "actions_in_writers": d[5], "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
     }
     rows = conn.execute(sql.SQL(
-        "SELECT number, label, array_to_string(atoms, ', '), pending, round(a_ms::numeric, 4), round(b_ms::numeric, 3), "
+        "SELECT number, label, array_to_string(atoms, ', '), pending, a_ms, b_ms, "
         "CASE WHEN calibrated IS NULL THEN 'default' ELSE 'measured' END, actions, processed "
         "FROM {} ORDER BY number").format(names("deferred_table"))).fetchall()
-    section = Section("delta logs (f_i(k) = a·k + b ms)",
-                      ["i", "table", "atoms", "pending", "a ms", "b ms", "cost", "actions", "rows processed"],
-                      [list(r) for r in rows])
+    section = Section("delta logs (f_i(k) = the least of its lines a·k + b, in ms)",
+                      ["i", "table", "atoms", "pending", "f_i(k)", "cost", "actions", "rows processed"],
+                      [[*r[:4], describe_lines(r[4], r[5]), *r[6:]] for r in rows])
     return out, [section]
+
+
+def describe_lines(a_ms: list[float], b_ms: list[float]) -> str:
+    """A cost function for people: 0.0500·k + 2.00, or min(…, …) of several lines."""
+    lines = [f"{a:.4f}·k + {b:.2f}" for a, b in zip(a_ms, b_ms)]
+    return lines[0] if len(lines) == 1 else f"min({', '.join(lines)})"
 
 
 def worker_pid(conn: psycopg.Connection) -> int | None:

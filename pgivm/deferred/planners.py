@@ -21,6 +21,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import math
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
@@ -47,6 +48,17 @@ class Linear:
 
     def __call__(self, k: float) -> float:
         return self.a * k + self.b if k > 0 else 0.0
+
+
+@dataclass(frozen=True)
+class Lines:
+    """f(k) = min_j (a_j·k + b_j) for k > 0, f(0) = 0: what ``pgivm calibrate`` stores (the least
+    concave majorant of the measured points) and what the SQL planner's ``deferred_cost`` computes."""
+
+    lines: tuple[tuple[float, float], ...]
+
+    def __call__(self, k: float) -> float:
+        return min(a * k + b for a, b in self.lines) if k > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -85,12 +97,13 @@ class Problem:
 
 @dataclass
 class Outcome:
-    """A plan p_0..p_T with its cost f(P); ``expanded`` counts A*'s node expansions."""
+    """A plan p_0..p_T with its cost f(P); A* also says how many nodes it expanded, in how long."""
 
     planner: str
     plan: list[Vector]
     cost: float
     expanded: int = 0
+    seconds: float = 0.0
 
     @property
     def actions(self) -> int:
@@ -279,6 +292,8 @@ class Heuristic:
             return 0.0
         if isinstance(f, Linear):  # a + b/k falls with k
             return f(batch) / batch
+        if isinstance(f, Lines):  # concave with f(0) = 0: f(k)/k falls with k
+            return f(batch) / batch
         if batch <= 100_000:
             return min(f(k) / k for k in range(1, batch + 1))
         # too many k to try: for k in [2^j, 2^(j+1)), f(k)/k ≥ f(2^j)/2^(j+1) by monotonicity; a
@@ -322,6 +337,7 @@ def optimal_lgm(problem: Problem, heuristic: str = "per-unit", reopen: bool = Tr
     best: dict[Node, float] = {source: 0.0}
     parent: dict[Node, tuple[Node, Vector]] = {}
     expanded: set[Node] = set()
+    started = time.perf_counter()
     order = itertools.count()  # ties in d pop in insertion order: deterministic
     queue = [(h(source), next(order), 0.0, source)]
     count = 0
@@ -330,7 +346,8 @@ def optimal_lgm(problem: Problem, heuristic: str = "per-unit", reopen: bool = Tr
         if g > best[node] or (not reopen and node in expanded):
             continue  # a stale entry
         if node == destination:
-            return Outcome(f"opt-lgm ({heuristic})", _plan(problem, parent, destination), g, count)
+            return Outcome(f"opt-lgm ({heuristic})", _plan(problem, parent, destination), g, count,
+                           time.perf_counter() - started)
         expanded.add(node)
         count += 1
         for successor, q in _edges(problem, node):

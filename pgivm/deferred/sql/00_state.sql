@@ -5,9 +5,10 @@
 --
 -- The plan vectors of the paper are indexed by base table (a self-join's atoms of one table go
 -- together, as one statement changes them together): s[i] = deferred_table.pending, the
--- predicted refresh cost f(s) = Σ_i f_i(s[i]) with f_i(k) = a_i·k + b_i for k > 0, f_i(0) = 0
--- (linear with a setup cost, §3.3; `pgivm calibrate` measures a_i and b_i), and the budget C
--- (budget_ms). Whenever an append makes f(s) > C, an action empties some logs (§4.3).
+-- predicted refresh cost f(s) = Σ_i f_i(s[i]) and the budget C (budget_ms). f_i(0) = 0 and, for
+-- k > 0, f_i(k) = min_j (a_i[j]·k + b_i[j]): one line by default (linear with a setup cost, §3.3),
+-- and after `pgivm calibrate` the least concave majorant of what it measured, a minimum of lines:
+-- monotone and subadditive as §1.3 requires, and never below a measured point. Whenever an append makes f(s) > C, an action empties some logs (§4.3).
 
 CREATE TABLE {deferred} (
     singleton    boolean PRIMARY KEY DEFAULT true CHECK (singleton),
@@ -35,9 +36,10 @@ CREATE TABLE {deferred_table} (
     pending    bigint NOT NULL DEFAULT 0 CHECK (pending >= 0),   -- s[i]: log rows not yet processed
     arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately, halved every {rate_window} steps (see choose)
     oldest     timestamptz,                   -- when the oldest pending row arrived
-    a_ms       float8 NOT NULL CHECK (a_ms >= 0),   -- f_i(k) = a_ms·k + b_ms for k > 0
-    b_ms       float8 NOT NULL CHECK (b_ms >= 0),
-    calibrated timestamptz,                   -- when `pgivm calibrate` measured a and b (NULL: the defaults)
+    a_ms       float8[] NOT NULL,             -- f_i(k) = min_j (a_ms[j]·k + b_ms[j]) for k > 0 (see cost)
+    b_ms       float8[] NOT NULL CHECK (cardinality(a_ms) = cardinality(b_ms) AND cardinality(a_ms) > 0
+                                        AND 0 <= ALL (a_ms) AND 0 <= ALL (b_ms)),
+    calibrated timestamptz,                   -- when `pgivm calibrate` measured the lines (NULL: the defaults)
     points     jsonb,                         -- what it measured: [[k, ms], ...]
     actions    bigint NOT NULL DEFAULT 0,     -- times its logs were emptied
     processed  bigint NOT NULL DEFAULT 0      -- log rows processed

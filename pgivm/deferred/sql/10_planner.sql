@@ -1,15 +1,23 @@
+-- f_i(k): 0 for k = 0, else the least of the table's lines a[j]·k + b[j] (00_state.sql).
+CREATE FUNCTION {cost}(a float8[], b float8[], k float8)
+RETURNS float8 LANGUAGE sql IMMUTABLE
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+    SELECT CASE WHEN k > 0 THEN (SELECT min(x * k + y) FROM unnest(a, b) AS line(x, y)) ELSE 0 END
+$pgivm$;
+
 -- The predicted refresh cost f(s) = Σ_i f_i(s[i]) of what is pending (§2, the constraint f(s) ≤ C).
 CREATE FUNCTION {predicted}()
 RETURNS float8 LANGUAGE sql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
-    SELECT coalesce(sum(CASE WHEN pending > 0 THEN a_ms * pending + b_ms ELSE 0 END), 0)::float8 FROM {deferred_table}
+    SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0)::float8 FROM {deferred_table}
 $pgivm$;
 
 -- TIMETOFULL(s) of ONLINE (§4.3): the steps until arrivals at rates v make f(s + k·v) > C again,
 -- counts interpolated (the notes' suggestion); a search by doubling, then bisection, capped.
-CREATE FUNCTION {time_to_full}(s float8[], a float8[], b float8[], v float8[], budget float8)
-RETURNS float8 LANGUAGE plpgsql IMMUTABLE
+CREATE FUNCTION {time_to_full}(s float8[], v float8[], budget float8)
+RETURNS float8 LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -20,8 +28,7 @@ DECLARE
     cost_k float8;
 BEGIN
     LOOP
-        SELECT coalesce(sum(CASE WHEN s[i] + hi * v[i] > 0 THEN a[i] * (s[i] + hi * v[i]) + b[i] ELSE 0 END), 0)
-          INTO cost_k FROM generate_subscripts(s, 1) AS i;
+        SELECT coalesce(sum({cost}(t.a_ms, t.b_ms, s[t.number] + hi * v[t.number])), 0) INTO cost_k FROM {deferred_table} AS t;
         EXIT WHEN cost_k > budget;
         IF hi >= cap THEN
             RETURN cap;
@@ -31,8 +38,7 @@ BEGIN
     END LOOP;
     WHILE hi - lo > 1 LOOP
         mid := floor((lo + hi) / 2);
-        SELECT coalesce(sum(CASE WHEN s[i] + mid * v[i] > 0 THEN a[i] * (s[i] + mid * v[i]) + b[i] ELSE 0 END), 0)
-          INTO cost_k FROM generate_subscripts(s, 1) AS i;
+        SELECT coalesce(sum({cost}(t.a_ms, t.b_ms, s[t.number] + mid * v[t.number])), 0) INTO cost_k FROM {deferred_table} AS t;
         IF cost_k > budget THEN
             hi := mid;
         ELSE
@@ -56,7 +62,7 @@ SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
     d record;
-    s float8[]; a float8[]; b float8[]; v float8[]; nums integer[];
+    s float8[]; v float8[]; nums integer[];
     n integer;
     mask integer;
     i integer;
@@ -72,17 +78,11 @@ BEGIN
     SELECT last_value INTO step FROM {steps};
     -- arrived is halved every {rate_window} steps, so at a steady rate it spans {rate_window} + (step mod
     -- {rate_window}) steps, and all of them before the first halving: v[i] is its rows per step over that window
-    SELECT array_agg(pending::float8 ORDER BY number), array_agg(a_ms ORDER BY number), array_agg(b_ms ORDER BY number),
+    SELECT array_agg(pending::float8 ORDER BY number), array_agg({cost}(a_ms, b_ms, pending) ORDER BY number),
            array_agg(arrived::float8 / greatest(least(step, {rate_window} + step % {rate_window}), 1) ORDER BY number),
            array_agg(number ORDER BY number)
-      INTO s, a, b, v, nums FROM {deferred_table};
+      INTO s, f, v, nums FROM {deferred_table};
     n := coalesce(array_length(nums, 1), 0);
-    f := array_fill(0::float8, ARRAY[n]);
-    FOR i IN 1 .. n LOOP
-        IF s[i] > 0 THEN
-            f[i] := a[i] * s[i] + b[i];
-        END IF;
-    END LOOP;
     IF d.planner = 'naive' THEN
         FOR i IN 1 .. n LOOP
             IF s[i] > 0 THEN
@@ -112,7 +112,7 @@ BEGIN
             END IF;
         END LOOP;
         CONTINUE WHEN NOT valid;
-        ttf := {time_to_full}(after, a, b, v, d.budget_ms);
+        ttf := {time_to_full}(after, v, d.budget_ms);
         h := (d.spent_ms + fq) / (greatest(step - d.refreshed_step, 0) + ttf);
         IF best = 0 OR h < best_h OR (h = best_h AND fq < best_f) THEN
             best := mask; best_h := h; best_f := fq;
@@ -139,8 +139,7 @@ DECLARE
     table_number integer;
     started timestamptz := pg_catalog.clock_timestamp();
 BEGIN
-    SELECT coalesce(sum(a_ms * pending + b_ms), 0) INTO cost FROM {deferred_table}
-     WHERE number = ANY (chosen) AND pending > 0;
+    SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0) INTO cost FROM {deferred_table} WHERE number = ANY (chosen);
     FOREACH table_number IN ARRAY chosen LOOP
         PERFORM {process}(table_number);
     END LOOP;
@@ -175,7 +174,7 @@ BEGIN
     IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
         UPDATE {deferred_table} SET arrived = arrived / 2;
     END IF;
-    SELECT coalesce(sum(CASE WHEN pending > 0 THEN a_ms * pending + b_ms ELSE 0 END), 0),
+    SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0),
            (SELECT budget_ms FROM {deferred} WHERE singleton)
       INTO cost, budget FROM {deferred_table};
     IF cost > budget THEN
