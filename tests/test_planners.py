@@ -139,8 +139,6 @@ def test_subadditive_costs_within_twice_optimal_theorem_1() -> None:
     worst = 1.0
     for _ in range(300):
         costs, arrivals, budget = random_subadditive(rng)
-        if any(f(1) > budget for f in costs):
-            continue  # one modification alone passes C: no valid plan can leave any pending
         problem = Problem(costs, tuple(arrivals), budget)
         opt = brute_force(costs, arrivals, budget, lgm_only=False)
         opt_lgm = brute_force(costs, arrivals, budget, lgm_only=True)
@@ -199,8 +197,6 @@ def test_per_unit_heuristic_is_consistent() -> None:
     edges = 0
     for _ in range(100):
         costs, arrivals, budget = random_subadditive(rng)
-        if any(f(1) > budget for f in costs):
-            continue
         problem = Problem(costs, tuple(arrivals), budget)
         h = planners.Heuristic(problem, "per-unit")
         frontier, seen = [(-1, problem.zero)], set()
@@ -254,7 +250,7 @@ def test_asymmetric_costs_favor_asymmetric_plans() -> None:
     naive, online, best = planners.naive(problem), planners.online(problem), planners.optimal_lgm(problem)
     per_modification = {o.planner: o.cost / 4000 for o in (naive, online, best)}
     print(per_modification)
-    assert best.cost <= online.cost <= naive.cost
+    assert best.cost <= online.cost + 1e-9 and online.cost <= naive.cost + 1e-9
     assert per_modification["opt-lgm (per-unit)"] < 0.5 * per_modification["naive"]
     assert online.cost < 0.6 * naive.cost
 
@@ -290,4 +286,85 @@ def test_calibrated_costs_are_the_least_concave_majorant() -> None:
             for y in range(1, 60, 7):
                 assert f(x + y) <= f(x) + f(y) + 1e-9
     assert majorant([(5, 3.0)]) == [(0.6, 0.0)]
+    f = planners.Lines(tuple(majorant([(1, 1.0), (2, 1.5), (2, 3.0)])))  # a k measured twice: the slower counts
+    assert f(1) >= 1.0 and f(2) >= 3.0
     assert majorant([(1, 2.0), (2, 3.0), (4, 5.0)]) == [(2.0, 0.0), (1.0, 1.0)]
+
+
+def online_oracle(costs, arrivals, budget: float, window: int) -> list[tuple[int, ...]]:
+    """ONLINE (§4.3) written again from the notes and the deferred layer's documented choices:
+    rates as a count halved every ``window`` steps over the span it covers; TIMETOFULL as the least
+    k ≥ 1 with f(s + k·v) > C, found by counting up; H = (F + f(q)) / (t + TIMETOFULL(s − q)) with
+    t the steps since the refresh, this one included; ties to the lower f(q), then the lower mask."""
+    n, horizon = len(costs), len(arrivals) - 1
+    s, arrived, spent, plan = [0] * n, [0] * n, 0.0, []
+    for t, d in enumerate(arrivals):
+        s = [x + y for x, y in zip(s, d)]
+        arrived = [a + x for a, x in zip(arrived, d)]
+        step = t + 1
+        if step % window == 0:
+            arrived = [a // 2 for a in arrived]
+        p = [0] * n
+        if t == horizon:
+            p = list(s)
+        elif f_of(costs, s) > budget:
+            halvings = min(step // window, 60)
+            span = max(window * (1 - 2.0 ** -halvings) + step % window, 1)
+            v = [a / span for a in arrived]
+            best = None
+            for mask in range(1, 1 << n):
+                chosen = [i for i in range(n) if mask >> i & 1]
+                if any(s[i] == 0 for i in chosen):
+                    continue
+                rest = [0 if mask >> i & 1 else s[i] for i in range(n)]
+                if f_of(costs, rest) > budget or any(f_of(costs, rest) + costs[i](s[i]) <= budget for i in chosen):
+                    continue
+                k = 1
+                while f_of(costs, [x + k * r for x, r in zip(rest, v)]) <= budget:
+                    k += 1
+                    if k > 10**6:
+                        k = 1e9
+                        break
+                q = [s[i] if mask >> i & 1 else 0 for i in range(n)]
+                key = ((spent + f_of(costs, q)) / (step + k), f_of(costs, q))
+                if best is None or key < best[0]:
+                    best = (key, q)
+            assert best is not None
+            p = best[1]
+            spent += f_of(costs, p)
+        plan.append(tuple(p))
+        s = [x - y for x, y in zip(s, p)]
+    return plan
+
+
+def test_online_takes_the_actions_the_rule_says() -> None:
+    """planners.online against the oracle above on random linear instances with short rate windows
+    (so the halvings happen), and on the §1 shape where TIMETOFULL decides."""
+    rng = random.Random(43)
+    for _ in range(150):
+        n = rng.randint(2, 3)
+        costs = tuple(Linear(rng.choice([0.2, 0.5, 1.0]), rng.choice([0.0, 1.0, 3.0])) for _ in range(n))
+        arrivals = [tuple(rng.choice([0, 0, 1, 2, 3]) for _ in range(n)) for _ in range(rng.randint(5, 40))]
+        window = rng.choice([3, 5, 1000])
+        budget = rng.choice([4.0, 8.0])
+        expected = online_oracle(costs, arrivals, budget, window)
+        problem = Problem(costs, tuple(arrivals), budget)
+        assert planners.online(problem, window=window).plan == expected, (costs, arrivals, budget, window)
+    costs = (Linear(0.25, 0.0), Linear(0.1, 290.0))
+    arrivals = [(1, 1)] * 700
+    assert planners.online(Problem(costs, tuple(arrivals), 350.0), window=50).plan == online_oracle(costs, arrivals, 350.0, 50)
+
+
+def test_rates_follow_a_steady_stream() -> None:
+    """At a steady r per step the estimate stays near r across the halvings (the span after h
+    halvings is W·(1 − 2^−h) + step mod W; integer halving costs a little)."""
+    for window in (4, 10, 1000):
+        rates = planners.Rates(1, window)
+        for step in range(1, 5 * window + 3):
+            rates.add((3,))
+            assert rates.per_step()[0] == pytest.approx(3.0, rel=0.1), (window, step)
+
+
+def test_budgets_below_zero_are_refused() -> None:
+    with pytest.raises(ValueError, match="budget"):
+        Problem((Linear(1, 1),), ((1,),), -1.0)

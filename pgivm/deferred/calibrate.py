@@ -51,10 +51,12 @@ def majorant(points: list[tuple[int, float]]) -> list[tuple[float, float]]:
     """The lines (a, b) of the least concave majorant through (0, 0) of the points' monotone
     envelope, left to right (an upper convex hull: a point on or under the chord of its
     neighbours is dropped)."""
+    highest: dict[int, float] = {}
+    for k, y in points:  # one point per k: the slowest
+        highest[k] = max(highest.get(k, y), y)
     hull: list[tuple[float, float]] = [(0.0, 0.0)]
-    for k, y in envelope(points):
-        if k <= hull[-1][0]:
-            hull[-1] = (hull[-1][0], max(hull[-1][1], y))
+    for k, y in envelope(sorted(highest.items())):
+        if k <= 0:
             continue
         while len(hull) >= 2:
             (k1, y1), (k2, y2) = hull[-2], hull[-1]

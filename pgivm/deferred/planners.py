@@ -74,6 +74,8 @@ class Problem:
             raise ValueError("a problem needs at least one step (the refresh at T)")
         if any(len(d) != len(self.costs) or min(d) < 0 for d in self.arrivals):
             raise ValueError("every arrival vector has one non-negative count per cost function")
+        if not self.budget >= 0:
+            raise ValueError(f"the budget C is a cost, at least 0: {self.budget!r}")
 
     @property
     def n(self) -> int:
@@ -173,8 +175,8 @@ def naive(problem: Problem) -> Outcome:
 @dataclass
 class Rates:
     """Arrival rates v_t as the deferred layer keeps them: a count of arrivals halved every
-    ``window`` steps, divided by the steps it spans (window + step mod window at a steady rate,
-    fewer before the first halving)."""
+    ``window`` steps W, divided by the steps it spans: after h halvings, at a steady rate r, it holds
+    r·(W·(1 − 2^−h) + step mod W)."""
 
     n: int
     window: int = RATE_WINDOW
@@ -191,7 +193,8 @@ class Rates:
             self.arrived = [a // 2 for a in self.arrived]
 
     def per_step(self) -> list[float]:
-        span = min(self.step, self.window + self.step % self.window) or 1
+        halvings = min(self.step // self.window, 60)
+        span = max(self.window * (1 - 2.0 ** -halvings) + self.step % self.window, 1)
         return [a / span for a in self.arrived]
 
 
@@ -378,13 +381,14 @@ def _plan(problem: Problem, parent: dict[Node, tuple[Node, Vector]], destination
 def adapt(problem: Problem, reference: Outcome) -> Outcome:
     """Follow a plan made for steps 0..T0, repeated every T0 + 1 steps, until the refresh at the
     actual T. What is replayed is which tables to empty at each step of the period (the counts may
-    differ when the arrivals do); where the replayed action would leave f(s) > C, the cheapest
-    greedy minimal action is taken instead, so the plan stays valid (the notes' safe reading)."""
+    differ when the arrivals do), and the plan's refresh at T0 empties everything each time round;
+    where the replayed action would leave f(s) > C, the cheapest greedy minimal action is taken
+    instead, so the plan stays valid (the notes' safe reading)."""
     period = len(reference.plan)
     s, plan = problem.zero, []
     for t, d in enumerate(problem.arrivals):
         s = _add(s, d)
-        if t == problem.horizon:
+        if t == problem.horizon or t % period == period - 1:
             p = s
         else:
             replay = reference.plan[t % period]

@@ -75,11 +75,12 @@ DECLARE
     step bigint;
 BEGIN
     SELECT * INTO d FROM {deferred} WHERE singleton;
-    SELECT last_value INTO step FROM {steps};
-    -- arrived is halved every {rate_window} steps, so at a steady rate it spans {rate_window} + (step mod
-    -- {rate_window}) steps, and all of them before the first halving: v[i] is its rows per step over that window
+    SELECT CASE WHEN is_called THEN last_value ELSE 0 END INTO step FROM {steps};  -- 0: no step yet
+    -- arrived is halved every W = {rate_window} steps: after h = step / W halvings, at a steady rate r it
+    -- holds r·(W·(1 − 2^−h) + step mod W), and v[i] is its rows per step over that span
     SELECT array_agg(pending::float8 ORDER BY number), array_agg({cost}(a_ms, b_ms, pending) ORDER BY number),
-           array_agg(arrived::float8 / greatest(least(step, {rate_window} + step % {rate_window}), 1) ORDER BY number),
+           array_agg(arrived::float8 / greatest({rate_window} * (1 - power(2::float8, -least(step / {rate_window}, 60)))
+                                                + step % {rate_window}, 1) ORDER BY number),
            array_agg(number ORDER BY number)
       INTO s, f, v, nums FROM {deferred_table};
     n := coalesce(array_length(nums, 1), 0);

@@ -19,7 +19,7 @@ BEGIN
         PERFORM {process}(t.number);
         done := done + t.pending;
     END LOOP;
-    UPDATE {deferred} SET refreshed_step = (SELECT last_value FROM {steps}), spent_ms = 0, refreshes = refreshes + 1,
+    UPDATE {deferred} SET refreshed_step = (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {steps}), spent_ms = 0, refreshes = refreshes + 1,
            refreshed_at = pg_catalog.now(),
            work_predicted_ms = work_predicted_ms + cost,
            work_actual_ms = work_actual_ms + 1000 * extract(epoch FROM pg_catalog.clock_timestamp() - started)
