@@ -17,7 +17,7 @@ def test_writes_the_tpch_case_and_the_simulation_run_under_every_setting(conn: p
                              tpch_scale=0.01, steps=40, tpch_budget_ms=1.5, dsn=dsn, horizons=(100, 300), out=tmp_path)
     deferred.main(conn, config)
     out = capsys.readouterr().out
-    for setting in ("no view", "immediate", "deferred (writers act)", "deferred + worker"):
+    for setting in ("no view", "immediate", "deferred, nothing applied", "deferred (writers act)", "deferred + worker"):
         assert f"\n{setting} " in out, out
     for setting in ("naive", "online"):
         assert f"\n{setting} " in out
@@ -34,4 +34,5 @@ def test_writes_the_tpch_case_and_the_simulation_run_under_every_setting(conn: p
     except ImportError:
         return
     assert (tmp_path / "deferred-simulation.png").stat().st_size > 10_000
+    assert (tmp_path / "deferred-costs.png").stat().st_size > 10_000
     assert conn.execute("SELECT count(*) FROM pgivm.views").fetchone() == (0,)  # every view dropped again

@@ -124,6 +124,29 @@ def deferred_simulation(first: dict[str, dict[str, list[tuple[int, float]]]],
     return _save(fig, plt, path)
 
 
+def cost_functions(fits: list[tuple[str, list[tuple[int, float]], list[tuple[float, float]]]], path: Path) -> Path | None:
+    """What ``pgivm calibrate`` measured per table (points) and the cost function it keeps (the least
+    concave majorant, a minimum of lines), on log-log axes: the paper's Figure 4."""
+    plt = _pyplot()
+    if plt is None:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4.5))
+    for i, (label, points, lines) in enumerate(fits):
+        color = f"C{i}"
+        ax.scatter([k for k, _ in points], [y for _, y in points], color=color, label=f"{label}: measured")
+        ks = sorted({1.0, *(float(k) for k, _ in points)})
+        grid = [ks[0] * (ks[-1] / ks[0]) ** (j / 200) for j in range(201)]
+        ax.plot(grid, [min(a * k + b for a, b in lines) for k in grid], color=color, label=f"{label}: f(k)")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("batch size k (log rows)")
+    ax.set_ylabel("ms")
+    ax.set_title("cost functions as calibrate keeps them (the least concave majorant)")
+    ax.legend(fontsize="small")
+    _plain_log_labels(ax)
+    return _save(fig, plt, path)
+
+
 def _plain_log_labels(ax: Any) -> None:
     """Tick labels as plain numbers (0.5, 10, 1,000,000) instead of 5×10⁻¹; minor ticks labelled too
     when an axis spans less than a decade (else it would have no label at all)."""
