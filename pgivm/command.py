@@ -300,9 +300,12 @@ def _deferred_tables(system: System, resolved: ResolvedView, name: str,
     atoms = atoms_of(resolved, name, params)
     if isinstance(atoms, str):
         raise PgivmError(f"cannot defer this view: {atoms}")
-    on_change = {table: next(t.function for t in system.capture_triggers(resolved, name, table)
-                             if t.timing == "AFTER" and "INSERT" in t.events) for table in atoms}
-    tables = deferred.logged_tables(atoms, resolved, on_change)
+    functions = {}
+    for table in atoms:
+        triggers = system.capture_triggers(resolved, name, table)
+        functions[table] = (next(t.function for t in triggers if t.timing == "BEFORE" and "INSERT" in t.events),
+                            next(t.function for t in triggers if t.timing == "AFTER" and "INSERT" in t.events))
+    tables = deferred.logged_tables(atoms, resolved, functions)
     if not tables:
         raise PgivmError("cannot defer this view: none of its tables can change", "use --refresh immediate")
     return tables

@@ -143,3 +143,73 @@ def test_writers_readers_and_the_worker_never_apply_twice_or_miss(conn: psycopg.
     if with_worker:
         assert actions_in_writers == 0
     print(tally)
+
+
+RST_TRIANGLE = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
+
+
+def _rst_view(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
+    for table in ("r", "s", "t"):
+        conn.execute(f"INSERT INTO {table} SELECT i % 5, (i * 3) % 5 FROM generate_series(1, 40) i")
+    command.create("v", RST_TRIANGLE, system="ivme", refresh="deferred", budget=1e6, target=dsn)
+
+
+def test_writers_do_not_wait_for_an_action_and_a_read_waits_for_it(conn: psycopg.Connection, dsn: str) -> None:
+    """One session holds the view's lock in an open transaction, as an action or a read applying
+    does. A writer's statements go through at once, even while the holder applies again (it takes
+    only what was committed and counts it on its own side); a read by the writer waits for the
+    holder, then answers exactly, its own changes included. Every wait here is bounded by
+    lock_timeout, so a writer that waited would fail the test."""
+    _rst_view(conn, dsn)
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as writer:
+        holder.execute("SELECT pgivm.refresh('v')")  # takes the view's lock, keeps it to commit
+        writer.execute("SET lock_timeout = '2s'")
+        for table in ("r", "s", "t"):
+            writer.execute(f"INSERT INTO {table} VALUES (1, 2), (2, 3)")
+        writer.commit()  # committed while the holder still holds the lock
+        writer.execute("INSERT INTO r VALUES (3, 4)")  # in flight from here on
+        holder.execute("SELECT pgivm.refresh('v')")  # applies the committed rows, not the in-flight one
+        writer.execute("DELETE FROM s WHERE b = 3")
+        released = threading.Timer(0.5, holder.commit)
+        released.start()
+        writer.execute("SET lock_timeout = '20s'")
+        read = writer.execute("SELECT * FROM v").fetchall()  # waits for the holder, then applies
+        assert read == writer.execute(RST_TRIANGLE).fetchall()
+        released.join()
+        writer.commit()
+    assert command.verify("v", target=dsn).ok
+    assert _differences(conn, "v", RST_TRIANGLE) == []
+
+
+def test_writers_crossing_tables_queue_instead_of_deadlocking(conn: psycopg.Connection, dsn: str) -> None:
+    """Two transactions write r then s, and s then r: with per-table counts and no order among
+    writers they would deadlock; the writers' lock makes the second wait for the first."""
+    _rst_view(conn, dsn)
+    failures: list[BaseException] = []
+    first_in = threading.Event()
+
+    def second() -> None:
+        try:
+            first_in.wait(10)
+            with psycopg.connect(dsn) as other:
+                other.execute("SET lock_timeout = '20s'")
+                other.execute("INSERT INTO s VALUES (7, 7)")  # waits for the first writer's commit
+                other.execute("INSERT INTO r VALUES (7, 7)")
+                other.commit()
+        except BaseException as err:  # noqa: BLE001
+            failures.append(err)
+
+    thread = threading.Thread(target=second)
+    thread.start()
+    with psycopg.connect(dsn) as one:
+        one.execute("INSERT INTO r VALUES (6, 6)")
+        first_in.set()
+        time.sleep(0.3)  # the second writer is waiting now
+        one.execute("INSERT INTO s VALUES (6, 6)")
+        one.commit()
+    thread.join(timeout=60)
+    assert not failures, failures
+    assert conn.execute("SELECT count(*) FROM r WHERE a IN (6, 7)").fetchone() == (2,)
+    assert command.verify("v", target=dsn).ok
+    assert _differences(conn, "v", RST_TRIANGLE) == []

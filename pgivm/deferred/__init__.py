@@ -78,11 +78,16 @@ class LoggedTable:
     label: str
     atoms: tuple[capture.CaptureAtom, ...]
     table: TableRef
+    on_statement: tuple[str, str]  # the capture function its BEFORE statement trigger calls (the lock)
     on_change: tuple[str, str]  # the capture function its INSERT, UPDATE and DELETE triggers call
 
     @property
     def log(self) -> str:
         return f"table_{self.number}_log"
+
+    @property
+    def stage(self) -> str:
+        return f"table_{self.number}_stage"
 
     @property
     def columns(self) -> list[capture.CapturedColumn]:
@@ -95,8 +100,10 @@ class LoggedTable:
 
 
 def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView,
-                  on_change: dict[TableRef, tuple[str, str]]) -> list[LoggedTable]:
-    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table, on_change[table])
+                  functions: dict[TableRef, tuple[tuple[str, str], tuple[str, str]]]) -> list[LoggedTable]:
+    """The base tables a deferred view logs; ``functions`` gives each one's (on_statement,
+    on_change) capture functions, which deferred mode replaces."""
+    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table, *functions[table])
             for i, (table, found) in enumerate((t, a) for t, a in atoms.items() if a)]
 
 
@@ -112,7 +119,8 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
     return {
         "state": names("state"), "deferred": names("deferred"), "deferred_table": names("deferred_table"),
         "predicted": names("deferred_predicted"), "time_to_full": names("deferred_time_to_full"),
-        "cost": names("deferred_cost"),
+        "cost": names("deferred_cost"), "settle": names("deferred_settle"), "take": names("deferred_take"),
+        "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
         "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
@@ -141,27 +149,61 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
         "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
         "deferred_comment": sql.Literal("pgivm deferred view: the budget C, the planner, and counters since the last refresh"),
         "deferred_table_comment": sql.Literal("pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i"),
+        "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
+        "writers_comment": sql.Literal("pgivm deferred view: the lock writers take (one at a time, none waits for an action)"),
+        "action_comment": sql.Literal("pgivm deferred view: per base table, what actions took, and its cost function"),
+        "arrival_comment": sql.Literal("pgivm deferred view: per base table, what writers appended"),
     }
     plan: list[sql.Composable] = [render(__name__, "00_state.sql", values)]
     for table in tables:
-        plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {})").format(
-            names("deferred_table"), sql.Literal(table.number), sql.Literal(table.label),
-            sql.Literal([a.name for a in table.atoms]), sql.Literal([DEFAULT_A_MS]), sql.Literal([DEFAULT_B_MS])))
+        plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {}); "
+                            "INSERT INTO {} (number) VALUES ({})").format(
+            names("deferred_action"), sql.Literal(table.number), sql.Literal(table.label),
+            sql.Literal([a.name for a in table.atoms]), sql.Literal([DEFAULT_A_MS]), sql.Literal([DEFAULT_B_MS]),
+            names("deferred_arrival"), sql.Literal(table.number)))
         for atom in table.atoms:
             plan.append(capture.log_tables(atom, names))
         plan.append(sql.SQL(
-            "CREATE TABLE {log} (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, {columns}, m integer NOT NULL); "
+            "CREATE TABLE {log} (seq bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, {columns}, m integer NOT NULL, "
+            "at timestamptz NOT NULL DEFAULT pg_catalog.statement_timestamp()); "
             "COMMENT ON TABLE {log} IS {comment}").format(
             log=names(table.log), columns=sql.SQL(", ").join(
                 sql.SQL("{} {}").format(_q(c.column), sql.SQL(c.source_type)) for c in table.columns),  # type: ignore[arg-type]
             comment=sql.Literal(f"pgivm deferred view: the rows {table.label}'s statements inserted (m = 1) and "
                                 "deleted (m = -1), not yet processed")))
+        plan.append(sql.SQL(
+            "CREATE UNLOGGED TABLE {stage} (LIKE {log}); COMMENT ON TABLE {stage} IS {comment}").format(
+            stage=names(table.stage), log=names(table.log),
+            comment=sql.Literal(f"pgivm deferred view: the rows an action took from {table.log}, while it applies them")))
     return plan
 
 
+def _take_function(names: Names, tables: list[LoggedTable]) -> sql.Composable:
+    """Take the logged rows of the given tables into their stages, in one statement: one snapshot
+    for every table, so an action or a read never applies part of a writer's transaction. Writers
+    append meanwhile (they do not wait for actions): what they commit later stays in the log.
+    Returns the rows taken per table, by table number."""
+    ctes, counts = [], []
+    for table in tables:
+        n = table.number
+        ctes.append(sql.SQL(
+            "taken_{n} AS (DELETE FROM {log} WHERE {lit} = ANY (numbers) RETURNING *),\n"
+            "         staged_{n} AS (INSERT INTO {stage} SELECT * FROM taken_{n})").format(
+            n=sql.SQL(str(n)), lit=sql.Literal(n), log=names(table.log), stage=names(table.stage)))  # type: ignore[arg-type]
+        counts.append(sql.SQL("(SELECT count(*) FROM taken_{})").format(sql.SQL(str(n))))  # type: ignore[arg-type]
+    return sql.SQL(
+        "CREATE FUNCTION {take}(numbers integer[]) RETURNS bigint[] LANGUAGE plpgsql\n"
+        "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nDECLARE\n    taken bigint[];\nBEGIN\n"
+        "    WITH {ctes}\n    SELECT ARRAY[{counts}] INTO taken;\n    RETURN taken;\nEND;\n$pgivm$;\n"
+        "COMMENT ON FUNCTION {take}(integer[]) IS {comment}").format(
+        take=names("deferred_take"), ctes=sql.SQL(",\n         ").join(ctes), counts=sql.SQL(", ").join(counts),
+        comment=sql.Literal("pgivm deferred view: take the logged rows of some tables, in one snapshot"))
+
+
 def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable:
-    """Empty one table's logs into its atoms' _delta tables (each log summed to its net change),
-    then run the system's maintenance of each atom in the capture layer's order."""
+    """Apply one table's taken rows (its stage) and its atoms' own logs through the system's
+    batch path; returns the atom-log rows it took (the stage's were counted by take). Atom logs
+    are written only under the view's lock (the TRUNCATE paths), so no writer adds to them now."""
     blocks = []
     for table in tables:
         steps: list[sql.Composable] = []
@@ -169,22 +211,23 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
             # the atom's net change: what its own log holds (TRUNCATE of a partition) and what the
             # table's statements logged, read as the capture layer reads a transition table
             cols = _columns(atom)
+            listed = sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)
             group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
                 sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
             keys = [c for c in atom.columns if c.key]
-            raw = sql.SQL("SELECT {values}r.m::bigint FROM {log} AS r{where}").format(
-                values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in atom.read("r")), log=names(table.log),
+            raw = sql.SQL("SELECT {values}r.m::bigint FROM {stage} AS r{where}").format(
+                values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in atom.read("r")), stage=names(table.stage),
                 where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
                     sql.SQL("r.{} IS NOT NULL").format(_q(c.column)) for c in keys) if keys else sql.SQL(""))
             steps.append(sql.SQL(
                 "        INSERT INTO {delta} ({cols}mult)\n"
                 "            SELECT {cols}sum(mult)::bigint FROM (SELECT {cols}mult FROM {log} UNION ALL {raw}) AS changes"
                 "{group} HAVING sum(mult) <> 0;\n"
-                "        DELETE FROM {log};").format(
-                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group, raw=raw,
-                cols=sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)))
-        steps.append(sql.SQL("        DELETE FROM {};\n        GET DIAGNOSTICS n = ROW_COUNT;\n        done := done + n;").format(
-            names(table.log)))
+                "        DELETE FROM {log};\n"
+                "        GET DIAGNOSTICS n = ROW_COUNT;\n"
+                "        done := done + n;").format(
+                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group, raw=raw, cols=listed))
+        steps.append(sql.SQL("        DELETE FROM {};").format(names(table.stage)))
         for atom in table.atoms:
             steps.append(sql.SQL("        PERFORM {}();").format(names(f"maintain_batch_{atom.name}")))
         blocks.append(sql.SQL("    IF table_number = {number} THEN  -- {label}\n{steps}\n    END IF;").format(
@@ -193,12 +236,37 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
     return sql.SQL(
         "CREATE FUNCTION {process}(table_number integer) RETURNS bigint LANGUAGE plpgsql\n"
         "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nDECLARE\n    n bigint;\n    done bigint := 0;\nBEGIN\n"
-        "{blocks}\n"
-        "    UPDATE {deferred_table} SET pending = 0, oldest = NULL, actions = actions + 1, processed = processed + done\n"
-        "     WHERE number = table_number;\n    RETURN done;\nEND;\n$pgivm$;\n"
+        "{blocks}\n    RETURN done;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {process}(integer) IS {comment}").format(
-        process=names("deferred_process"), blocks=sql.SQL("\n").join(blocks), deferred_table=names("deferred_table"),
-        comment=sql.Literal("pgivm deferred view: apply one base table's delta logs through the system's batch path"))
+        process=names("deferred_process"), blocks=sql.SQL("\n").join(blocks),
+        comment=sql.Literal("pgivm deferred view: apply one base table's taken rows through the system's batch path"))
+
+
+def _lean_lock(names: Names, table: LoggedTable, view: str) -> sql.Composable:
+    """The table's BEFORE statement function, replaced: writers of a deferred view only append, so
+    they take the writers' lock, not the view's, and never wait for an action or a read that is
+    applying. A TRUNCATE also takes the view's lock: it empties the table's state at once. The
+    check that the view exists in the writer's snapshot stays: a transaction older than the view
+    may hold changes it made before the triggers existed, which nothing logged."""
+    return sql.SQL(
+        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
+        "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nBEGIN\n"
+        "    PERFORM FROM {writers} WHERE singleton FOR NO KEY UPDATE;\n"
+        "    IF TG_OP = 'TRUNCATE' THEN\n"
+        "        PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;\n"
+        "    ELSE\n"
+        "        PERFORM FROM {state} WHERE singleton;\n"
+        "    END IF;\n"
+        "    IF NOT FOUND THEN\n"
+        "        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',\n"
+        "            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view}),\n"
+        "            HINT = 'Retry the transaction.';\n"
+        "    END IF;\n    RETURN NULL;\nEND;\n$pgivm$;\n"
+        "COMMENT ON FUNCTION {f}() IS {comment}").format(
+        f=sql.Identifier(*table.on_statement), writers=names("deferred_writers"), state=names("state"),
+        view=sql.Literal(view),
+        comment=sql.Literal(f"pgivm deferred view {view}: a statement on {table.label} takes the writers' lock "
+                            "(TRUNCATE also the view's)"))
 
 
 def _functions_of(conn: psycopg.Connection, schema: str, function: str) -> list[tuple[int, str]]:
@@ -209,7 +277,7 @@ def _functions_of(conn: psycopg.Connection, schema: str, function: str) -> list[
         [schema, function]).fetchall()]
 
 
-def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable) -> list[sql.Composable]:
+def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable, view: str) -> list[sql.Composable]:
     """Rename each atom's maintenance entry points and put log appends in their place."""
     out: list[sql.Composable] = []
     for position, atom in enumerate(table.atoms):
@@ -248,11 +316,13 @@ def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable) -> lis
                 "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
                 "BEGIN\n    -- TRUNCATE: the table is empty, so is what its state must become; nothing stays pending\n"
                 "    DELETE FROM {log};\n    DELETE FROM {table_log};\n"
-                "    UPDATE {deferred_table} SET pending = 0, oldest = NULL WHERE number = {number};\n"
+                "    UPDATE {action} SET taken = (SELECT appended FROM {arrival} WHERE number = {number}) WHERE number = {number};\n"
                 "    PERFORM {maintain}();\nEND;\n$pgivm$").format(
-                f=names(f"clear_{k}"), log=names(f"{k}_log"), table_log=names(table.log), deferred_table=names("deferred_table"),
+                f=names(f"clear_{k}"), log=names(f"{k}_log"), table_log=names(table.log),
+                action=names("deferred_action"), arrival=names("deferred_arrival"),
                 number=sql.Literal(table.number), maintain=names(f"maintain_clear_{k}")))
     out.append(_lean_capture(names, table))
+    out.append(_lean_lock(names, table, view))
     return out
 
 
@@ -286,6 +356,9 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
     params.update({
         "refresh_comment": sql.Literal(f"pgivm view {name}: apply every pending change"),
         "lag_comment": sql.Literal(f"pgivm view {name}: changes pending and seconds since the oldest"),
+        # the oldest row still in any table's log (its seq index finds it at once)
+        "oldest": sql.SQL("least({})").format(sql.SQL(", ").join(
+            sql.SQL("(SELECT at FROM {} ORDER BY seq LIMIT 1)").format(names(t.log)) for t in tables)),
         "read_comment": sql.Literal(f"pgivm view {name}: apply what is pending, then the result"),
         "view_comment": sql.Literal(f"pgivm: deferred view, exact: a read first applies what is pending "
                                     f"(at most the budget); {stale_name(name)} answers at once"),
@@ -293,9 +366,10 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
                                      f"and how many seconds they lag"),
     })
     for table in tables:
-        for statement in _wrappers(conn, names, table):
+        for statement in _wrappers(conn, names, table, name):
             conn.execute(statement)
     conn.execute(_process_function(names, tables))
+    conn.execute(_take_function(names, tables))
     conn.execute(render(__name__, "10_planner.sql", params))
     # The system's view of its state becomes the state schema's "refreshed"; the user's name now
     # reads through read().
@@ -321,9 +395,12 @@ def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema:
 
 def drop_state(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]) -> None:
     """The deferred layer's tables, once the view is immediate again (its logs are empty)."""
-    logs = [names(f"{a.name}_log") for t in tables for a in t.atoms] + [names(t.log) for t in tables]
-    conn.execute(sql.SQL("DROP TABLE {}; DROP SEQUENCE {}").format(
-        sql.SQL(", ").join([names("deferred"), names("deferred_table"), *logs]), names("deferred_steps")))
+    logs = [names(f"{a.name}_log") for t in tables for a in t.atoms] + [names(t.log) for t in tables] \
+        + [names(t.stage) for t in tables]
+    conn.execute(sql.SQL("DROP VIEW {}; DROP TABLE {}; DROP SEQUENCE {}").format(
+        names("deferred_table"),
+        sql.SQL(", ").join([names("deferred"), names("deferred_arrival"), names("deferred_action"), names("deferred_writers"),
+                            *logs]), names("deferred_steps")))
 
 
 # --- reading ------------------------------------------------------------------------------------

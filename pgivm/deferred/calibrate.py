@@ -132,6 +132,7 @@ def _one_batch(conn: psycopg.Connection, names: Names, table: LoggedTable, base:
             conn.execute(sql.SQL("INSERT INTO {log} ({cols}, m) SELECT {cols}, {sign} FROM pgivm_calibrate_rows").format(
                 log=names(table.log), cols=cols, sign=sql.Literal(sign)))
             started = time.perf_counter()
+            conn.execute(sql.SQL("SELECT {}(ARRAY[%s])").format(names("deferred_take")), [table.number])
             conn.execute(sql.SQL("SELECT {}(%s)").format(names("deferred_process")), [table.number])
             elapsed += time.perf_counter() - started
     return k, elapsed * 1e3 / 2

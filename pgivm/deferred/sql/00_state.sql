@@ -29,13 +29,22 @@ INSERT INTO {deferred} (budget_ms, planner) VALUES ({budget_ms}, {planner});
 -- The paper's time: one step per logged statement (a sequence: no row version per write).
 CREATE SEQUENCE {steps};
 
-CREATE TABLE {deferred_table} (
+-- Who writes what. Writers only append: rows to their table's log and counts to {arrival}, under
+-- their own lock ({writers}); they never wait for an action. Actions, refreshes and reads apply,
+-- under the view's lock (the system's state row): they take log rows, run the batch path, and
+-- count what they took in {action}. No row is written by both sides, so neither waits for the
+-- other on a count, and the pending count of a table is the difference of the two.
+CREATE TABLE {writers} (
+    singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton)
+);
+INSERT INTO {writers} DEFAULT VALUES;
+COMMENT ON TABLE {writers} IS {writers_comment};
+
+CREATE TABLE {action} (
     number     integer PRIMARY KEY,           -- i, the table's place in the plan vectors
     label      text NOT NULL,                 -- the base table as the view names it
     atoms      text[] NOT NULL,               -- the relations it feeds (their logs)
-    pending    bigint NOT NULL DEFAULT 0 CHECK (pending >= 0),   -- s[i]: log rows not yet processed
-    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately, halved every {rate_window} steps (see choose)
-    oldest     timestamptz,                   -- when the oldest pending row arrived
+    taken      bigint NOT NULL DEFAULT 0,     -- log rows taken by actions and refreshes, ever
     a_ms       float8[] NOT NULL,             -- f_i(k) = min_j (a_ms[j]·k + b_ms[j]) for k > 0 (see cost)
     b_ms       float8[] NOT NULL CHECK (cardinality(a_ms) = cardinality(b_ms) AND cardinality(a_ms) > 0
                                         AND 0 <= ALL (a_ms) AND 0 <= ALL (b_ms)),
@@ -44,4 +53,21 @@ CREATE TABLE {deferred_table} (
     actions    bigint NOT NULL DEFAULT 0,     -- times its logs were emptied
     processed  bigint NOT NULL DEFAULT 0      -- log rows processed
 );
-COMMENT ON TABLE {deferred_table} IS {deferred_table_comment};
+COMMENT ON TABLE {action} IS {action_comment};
+
+CREATE TABLE {arrival} (
+    number     integer PRIMARY KEY REFERENCES {action},
+    appended   bigint NOT NULL DEFAULT 0,     -- log rows appended, ever
+    arrived    bigint NOT NULL DEFAULT 0      -- log rows appended lately, halved every {rate_window} steps (see choose)
+);
+COMMENT ON TABLE {arrival} IS {arrival_comment};
+
+-- One row per base table: s[i] = pending, and everything the planner and status read. Over one
+-- table, so its own columns can be updated through it (the cost functions).
+CREATE VIEW {deferred_table} AS
+    SELECT t.number, t.label, t.atoms,
+           (SELECT a.appended FROM {arrival} AS a WHERE a.number = t.number) - t.taken AS pending,
+           (SELECT a.arrived FROM {arrival} AS a WHERE a.number = t.number) AS arrived,
+           t.a_ms, t.b_ms, t.calibrated, t.points, t.actions, t.processed
+      FROM {action} AS t;
+COMMENT ON VIEW {deferred_table} IS {deferred_table_comment};

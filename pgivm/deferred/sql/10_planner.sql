@@ -128,8 +128,22 @@ BEGIN
 END;
 $pgivm$;
 
--- Take the action: empty the chosen logs. The caller holds the view's lock (a writer, or
--- refresh after taking it), so no log row arrives or goes while this runs.
+-- What actions and refreshes took, counted on their side only ({action}): the pending count is
+-- appended − taken, so no count is written by both writers and actions.
+CREATE FUNCTION {settle}(numbers integer[], taken bigint[])
+RETURNS void LANGUAGE sql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+    UPDATE {action} AS t
+       SET taken = t.taken + d.taken, actions = t.actions + 1, processed = t.processed + d.taken
+      FROM unnest($1, $2) AS d(number, taken)  -- numbers, taken: positional, as "taken" is also a column
+     WHERE t.number = d.number
+$pgivm$;
+
+-- Take the action: empty the chosen logs. The caller holds the view's lock (the worker, a
+-- refresh, or a writer that found it free), so no other action or read applies meanwhile.
+-- Writers go on appending: take reads every chosen log in one snapshot, and what is committed
+-- after it stays pending.
 CREATE FUNCTION {act}(from_writer boolean)
 RETURNS integer[] LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -138,12 +152,16 @@ DECLARE
     chosen integer[] := {choose}();
     cost float8;
     table_number integer;
+    counts bigint[];
+    taken bigint[] := '{{}}';
     started timestamptz := pg_catalog.clock_timestamp();
 BEGIN
     SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0) INTO cost FROM {deferred_table} WHERE number = ANY (chosen);
+    counts := {take}(chosen);
     FOREACH table_number IN ARRAY chosen LOOP
-        PERFORM {process}(table_number);
+        taken := taken || (counts[table_number] + {process}(table_number));
     END LOOP;
+    PERFORM {settle}(chosen, taken);
     UPDATE {deferred} SET spent_ms = spent_ms + cost, actions = actions + 1,
            in_writer = in_writer + CASE WHEN from_writer THEN 1 ELSE 0 END,
            work_predicted_ms = work_predicted_ms + cost,
@@ -153,7 +171,8 @@ BEGIN
 END;
 $pgivm$;
 
--- Called by the log wrappers after an append: count it, and act if f(s) now passes C.
+-- Called by the log wrappers after an append (the writer holds the writers' lock): count it, and
+-- act if f(s) now passes C.
 CREATE FUNCTION {appended}(table_number integer, rows bigint, last_atom boolean)
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
@@ -163,9 +182,7 @@ DECLARE
     budget float8;
 BEGIN
     IF rows > 0 THEN
-        UPDATE {deferred_table} SET pending = pending + rows, arrived = arrived + rows,
-               oldest = coalesce(oldest, pg_catalog.statement_timestamp())
-         WHERE number = table_number;
+        UPDATE {arrival} SET appended = appended + rows, arrived = arrived + rows WHERE number = table_number;
     END IF;
     -- A table's atoms are logged in order: only after its last one is the statement's change
     -- whole (a self-join's other atoms may still hold it in their _delta tables before that).
@@ -173,7 +190,7 @@ BEGIN
         RETURN;
     END IF;
     IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
-        UPDATE {deferred_table} SET arrived = arrived / 2;
+        UPDATE {arrival} SET arrived = arrived / 2;
     END IF;
     SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0),
            (SELECT budget_ms FROM {deferred} WHERE singleton)
@@ -187,13 +204,19 @@ BEGIN
                                                         WHERE datname = pg_catalog.current_database())) THEN
             PERFORM pg_catalog.pg_notify({channel}, {view_literal});
         ELSE
-            PERFORM {act}(true);
+            -- Only if no action or read is applying now: the writer would wait for it while holding
+            -- the writers' lock, and every other writer with it.
+            PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE SKIP LOCKED;
+            IF FOUND THEN
+                PERFORM {act}(true);
+            END IF;
         END IF;
     END IF;
 END;
 $pgivm$;
 
--- The worker's turn (pgivm.deferred.worker): after the writers in flight, act if f(s) > C.
+-- The worker's turn (pgivm.deferred.worker): take the view's lock, act if f(s) > C. Writers do
+-- not wait for it, nor it for them.
 CREATE FUNCTION {work}()
 RETURNS integer[] LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp

@@ -1,7 +1,8 @@
--- Apply everything pending, table by table (what `pgivm refresh`, pgivm.refresh('view') and a
--- read of the view do). First the view's lock, as writers take it: writers in flight finish
--- first, and a REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates a write it
--- cannot see fails here (40001) rather than refresh from a stale snapshot.
+-- Apply everything pending (what `pgivm refresh`, pgivm.refresh('view') and a read of the view
+-- do): every log taken in one snapshot, then applied table by table. First the view's lock, as
+-- actions take it; writers do not wait for it, and what they commit after the snapshot stays
+-- pending. A REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates an action fails
+-- here or at the counts (40001) rather than refresh from a stale state.
 CREATE FUNCTION {refresh}()
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -9,16 +10,23 @@ AS $pgivm$
 DECLARE
     t record;
     done bigint := 0;
+    counts bigint[];
+    numbers integer[] := '{{}}';
+    taken bigint[] := '{{}}';
     cost float8;
     started timestamptz;
 BEGIN
     PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
     cost := {predicted}();
     started := pg_catalog.clock_timestamp();
-    FOR t IN SELECT number, pending FROM {deferred_table} WHERE pending > 0 ORDER BY number LOOP
-        PERFORM {process}(t.number);
-        done := done + t.pending;
+    counts := {take}((SELECT array_agg(number ORDER BY number) FROM {action}));
+    FOR t IN SELECT number, pending FROM {deferred_table} ORDER BY number LOOP
+        CONTINUE WHEN counts[t.number] = 0 AND t.pending = 0;
+        numbers := numbers || t.number;
+        taken := taken || (counts[t.number] + {process}(t.number));
     END LOOP;
+    PERFORM {settle}(numbers, taken);
+    SELECT coalesce(sum(x), 0) INTO done FROM unnest(taken) AS x;
     UPDATE {deferred} SET refreshed_step = (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {steps}), spent_ms = 0, refreshes = refreshes + 1,
            refreshed_at = pg_catalog.now(),
            work_predicted_ms = work_predicted_ms + cost,
@@ -35,7 +43,7 @@ LANGUAGE sql STABLE SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
     SELECT coalesce(sum(pending), 0)::bigint,
-           coalesce(extract(epoch FROM pg_catalog.now() - min(oldest)), 0)::float8
+           coalesce(extract(epoch FROM pg_catalog.now() - {oldest}), 0)::float8
       FROM {deferred_table} WHERE pending > 0
 $pgivm$;
 COMMENT ON FUNCTION {lag}() IS {lag_comment};
