@@ -152,24 +152,31 @@ def _rst_view(conn: psycopg.Connection, dsn: str) -> None:
     conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
     for table in ("r", "s", "t"):
         conn.execute(f"INSERT INTO {table} SELECT i % 5, (i * 3) % 5 FROM generate_series(1, 40) i")
-    command.create("v", RST_TRIANGLE, system="ivme", refresh="deferred", budget=1e6, target=dsn)
+    command.create("v", RST_TRIANGLE, system="ivme", refresh="deferred", budget=1e6, planner="naive", target=dsn)
 
 
-def test_writers_do_not_wait_for_an_action_and_a_read_waits_for_it(conn: psycopg.Connection, dsn: str) -> None:
-    """One session holds the view's lock in an open transaction, as an action or a read applying
-    does. A writer's statements go through at once, even while the holder applies again (it takes
-    only what was committed and counts it on its own side); a read by the writer waits for the
-    holder, then answers exactly, its own changes included. Every wait here is bounded by
-    lock_timeout, so a writer that waited would fail the test."""
+def _act_as_the_worker(session: psycopg.Connection) -> None:
+    """What the worker does: the view's lock alone, then an action (NAIVE: every log)."""
+    session.execute("SELECT FROM pgivm_v.state WHERE singleton FOR NO KEY UPDATE")
+    session.execute("SELECT pgivm_v.deferred_act(false)")
+
+
+def test_writers_do_not_wait_for_the_worker_and_a_read_waits_for_it(conn: psycopg.Connection, dsn: str) -> None:
+    """One session acts as the worker does and keeps the view's lock in an open transaction. A
+    writer's statements go through at once, even while the holder acts again (it takes only what
+    was committed and counts it on its own side); a read by the writer waits for the holder, then
+    answers exactly, its own changes included. Every wait is bounded by lock_timeout, so a writer
+    that waited would fail the test."""
     _rst_view(conn, dsn)
+    conn.execute("INSERT INTO r VALUES (0, 1)")  # something for the first action
     with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as writer:
-        holder.execute("SELECT pgivm.refresh('v')")  # takes the view's lock, keeps it to commit
+        _act_as_the_worker(holder)  # keeps the view's lock to commit
         writer.execute("SET lock_timeout = '2s'")
         for table in ("r", "s", "t"):
             writer.execute(f"INSERT INTO {table} VALUES (1, 2), (2, 3)")
         writer.commit()  # committed while the holder still holds the lock
         writer.execute("INSERT INTO r VALUES (3, 4)")  # in flight from here on
-        holder.execute("SELECT pgivm.refresh('v')")  # applies the committed rows, not the in-flight one
+        _act_as_the_worker(holder)  # applies the committed rows, not the in-flight one
         writer.execute("DELETE FROM s WHERE b = 3")
         released = threading.Timer(0.5, holder.commit)
         released.start()
@@ -211,5 +218,56 @@ def test_writers_crossing_tables_queue_instead_of_deadlocking(conn: psycopg.Conn
     thread.join(timeout=60)
     assert not failures, failures
     assert conn.execute("SELECT count(*) FROM r WHERE a IN (6, 7)").fetchone() == (2,)
+    assert command.verify("v", target=dsn).ok
+    assert _differences(conn, "v", RST_TRIANGLE) == []
+
+
+def test_a_session_that_reads_then_writes_and_one_that_writes_then_reads(conn: psycopg.Connection, dsn: str) -> None:
+    """A read takes the writers' lock before the view's, as writers do, so a session that reads
+    and then writes and one that writes and then reads queue instead of deadlocking."""
+    _rst_view(conn, dsn)
+    conn.execute("INSERT INTO s VALUES (1, 1)")  # pending: the first read applies it
+    failures: list[BaseException] = []
+    reading = threading.Event()
+
+    def writes_then_reads() -> None:
+        try:
+            reading.wait(10)
+            with psycopg.connect(dsn) as other:
+                other.execute("SET lock_timeout = '20s'")
+                other.execute("INSERT INTO t VALUES (1, 1)")
+                assert other.execute("SELECT * FROM v").fetchall() == other.execute(RST_TRIANGLE).fetchall()
+                other.commit()
+        except BaseException as err:  # noqa: BLE001
+            failures.append(err)
+
+    thread = threading.Thread(target=writes_then_reads)
+    thread.start()
+    with psycopg.connect(dsn) as one:
+        one.execute("SET lock_timeout = '20s'")
+        one.execute("SELECT * FROM v").fetchall()
+        reading.set()
+        time.sleep(0.3)
+        one.execute("INSERT INTO r VALUES (1, 1)")
+        one.commit()
+    thread.join(timeout=60)
+    assert not failures, failures
+    assert command.verify("v", target=dsn).ok
+    assert _differences(conn, "v", RST_TRIANGLE) == []
+
+
+def test_a_stale_truncate_gets_40001_instead_of_leaving_rows_pending(conn: psycopg.Connection, dsn: str) -> None:
+    """A REPEATABLE READ TRUNCATE whose snapshot misses a row another writer logged since would
+    leave that row pending for a table that is empty; it fails with 40001 instead."""
+    _rst_view(conn, dsn)
+    with psycopg.connect(dsn) as stale:
+        stale.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        stale.execute("SELECT count(*) FROM r").fetchone()  # the snapshot
+        conn.execute("INSERT INTO r VALUES (4, 4)")  # another writer, committed after it
+        with pytest.raises(errors.SerializationFailure):
+            stale.execute("TRUNCATE r")
+        stale.rollback()
+    conn.execute("TRUNCATE r")  # a fresh one empties the table and what is pending of it
+    assert conn.execute("SELECT pending FROM pgivm_v.deferred_table ORDER BY number").fetchall()[0] == (0,)
     assert command.verify("v", target=dsn).ok
     assert _differences(conn, "v", RST_TRIANGLE) == []

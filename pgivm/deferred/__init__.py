@@ -172,7 +172,7 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
             comment=sql.Literal(f"pgivm deferred view: the rows {table.label}'s statements inserted (m = 1) and "
                                 "deleted (m = -1), not yet processed")))
         plan.append(sql.SQL(
-            "CREATE UNLOGGED TABLE {stage} (LIKE {log}); COMMENT ON TABLE {stage} IS {comment}").format(
+            "CREATE TABLE {stage} (LIKE {log}); COMMENT ON TABLE {stage} IS {comment}").format(
             stage=names(table.stage), log=names(table.log),
             comment=sql.Literal(f"pgivm deferred view: the rows an action took from {table.log}, while it applies them")))
     return plan
@@ -244,18 +244,22 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
 
 def _lean_lock(names: Names, table: LoggedTable, view: str) -> sql.Composable:
     """The table's BEFORE statement function, replaced: writers of a deferred view only append, so
-    they take the writers' lock, not the view's, and never wait for an action or a read that is
-    applying. A TRUNCATE also takes the view's lock: it empties the table's state at once. The
-    check that the view exists in the writer's snapshot stays: a transaction older than the view
-    may hold changes it made before the triggers existed, which nothing logged."""
+    they take the writers' lock, not the view's, and never wait for an action the worker takes. A
+    TRUNCATE also takes the view's lock, after the writers' (the one order every session that
+    writes takes them in), since it empties the table's state at once, and its table's arrival
+    count: a REPEATABLE READ or SERIALIZABLE TRUNCATE that cannot see rows another writer logged
+    since its snapshot gets 40001 there instead of leaving them pending for rows that are gone.
+    A transaction older than the deferred layer (its writers' row invisible) gets 40001 too: it
+    may hold changes made before the triggers existed, which nothing logged."""
     return sql.SQL(
         "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
         "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nBEGIN\n"
         "    PERFORM FROM {writers} WHERE singleton FOR NO KEY UPDATE;\n"
-        "    IF TG_OP = 'TRUNCATE' THEN\n"
+        "    IF FOUND AND TG_OP = 'TRUNCATE' THEN\n"
         "        PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;\n"
-        "    ELSE\n"
-        "        PERFORM FROM {state} WHERE singleton;\n"
+        "        IF FOUND THEN\n"
+        "            PERFORM FROM {arrival} WHERE number = {number} FOR NO KEY UPDATE;\n"
+        "        END IF;\n"
         "    END IF;\n"
         "    IF NOT FOUND THEN\n"
         "        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',\n"
@@ -264,7 +268,7 @@ def _lean_lock(names: Names, table: LoggedTable, view: str) -> sql.Composable:
         "    END IF;\n    RETURN NULL;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {f}() IS {comment}").format(
         f=sql.Identifier(*table.on_statement), writers=names("deferred_writers"), state=names("state"),
-        view=sql.Literal(view),
+        arrival=names("deferred_arrival"), number=sql.Literal(table.number), view=sql.Literal(view),
         comment=sql.Literal(f"pgivm deferred view {view}: a statement on {table.label} takes the writers' lock "
                             "(TRUNCATE also the view's)"))
 

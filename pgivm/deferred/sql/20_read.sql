@@ -1,8 +1,9 @@
 -- Apply everything pending (what `pgivm refresh`, pgivm.refresh('view') and a read of the view
--- do): every log taken in one snapshot, then applied table by table. First the view's lock, as
--- actions take it; writers do not wait for it, and what they commit after the snapshot stays
--- pending. A REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates an action fails
--- here or at the counts (40001) rather than refresh from a stale state.
+-- do): every log taken in one snapshot, then applied table by table. First the writers' lock,
+-- then the view's: a session may write after it reads, so it takes them in the order writers
+-- do (a read waits for writers in flight; only the worker, which never writes, takes the view's
+-- lock alone). A REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates an action
+-- fails here or at the counts (40001) rather than refresh from a stale state.
 CREATE FUNCTION {refresh}()
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -16,6 +17,7 @@ DECLARE
     cost float8;
     started timestamptz;
 BEGIN
+    PERFORM FROM {writers} WHERE singleton FOR NO KEY UPDATE;
     PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
     cost := {predicted}();
     started := pg_catalog.clock_timestamp();
