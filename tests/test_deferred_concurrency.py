@@ -271,3 +271,21 @@ def test_a_stale_truncate_gets_40001_instead_of_leaving_rows_pending(conn: psyco
     assert conn.execute("SELECT pending FROM pgivm_v.deferred_table ORDER BY number").fetchall()[0] == (0,)
     assert command.verify("v", target=dsn).ok
     assert _differences(conn, "v", RST_TRIANGLE) == []
+
+
+def test_the_worker_does_not_wait_for_a_session_holding_the_views_lock(conn: psycopg.Connection, dsn: str) -> None:
+    """The worker serves every deferred view in turn: a session that keeps one view's lock (a read
+    that applied, to its commit) must not stall it, so deferred_work returns at once (under
+    lock_timeout); once the lock is free it acts."""
+    _rst_view(conn, dsn)
+    conn.execute("INSERT INTO r VALUES (0, 1)")
+    with psycopg.connect(dsn) as holder, psycopg.connect(dsn) as worker:
+        holder.execute("SELECT * FROM v").fetchall()  # applies, and keeps the locks to commit
+        worker.execute("SET lock_timeout = '2s'")
+        assert worker.execute("SELECT pgivm_v.deferred_work()").fetchone() == ([],)
+        worker.commit()
+        holder.commit()
+    conn.execute("INSERT INTO s VALUES (1, 1)")
+    conn.execute("UPDATE pgivm_v.deferred SET budget_ms = 0")  # what is pending now passes C
+    assert conn.execute("SELECT pgivm_v.deferred_work()").fetchone() == ([2],)  # free again: it acts
+    assert command.verify("v", target=dsn).ok

@@ -222,8 +222,10 @@ RETURNS integer[] LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
-    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
-    IF {predicted}() > (SELECT budget_ms FROM {deferred} WHERE singleton) THEN
+    -- Not while a session holds the view's lock (a read or a TRUNCATE, to its commit): the worker
+    -- serves every deferred view in turn and would stall them all; it comes back at the next poll.
+    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE SKIP LOCKED;
+    IF FOUND AND {predicted}() > (SELECT budget_ms FROM {deferred} WHERE singleton) THEN
         RETURN {act}(false);
     END IF;
     RETURN '{{}}';

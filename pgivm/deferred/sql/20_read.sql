@@ -56,8 +56,26 @@ CREATE FUNCTION {read}()
 RETURNS SETOF {current} LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
+DECLARE
+    pending_now boolean;
+    answer_now boolean;
 BEGIN
-    IF EXISTS (SELECT FROM {deferred_table} WHERE pending > 0) THEN
+    LOOP
+        -- With nothing pending: the answer, checked in its own snapshot (under READ COMMITTED a
+        -- check and an answer in two statements could straddle an action that applies part of a
+        -- transaction committed in between).
+        RETURN QUERY SELECT c.* FROM {current} AS c WHERE NOT EXISTS (SELECT FROM {deferred_table} WHERE pending > 0);
+        IF FOUND THEN
+            RETURN;
+        END IF;
+        SELECT EXISTS (SELECT FROM {deferred_table} WHERE pending > 0), EXISTS (SELECT FROM {current})
+          INTO pending_now, answer_now;
+        IF NOT pending_now THEN
+            IF NOT answer_now THEN
+                RETURN;  -- nothing pending and nothing to answer, in one snapshot
+            END IF;
+            CONTINUE;  -- something committed between the two statements: look again
+        END IF;
         IF pg_catalog.current_setting('transaction_read_only') = 'on' THEN
             RAISE EXCEPTION USING
                 ERRCODE = 'read_only_sql_transaction',
@@ -65,9 +83,12 @@ BEGIN
                 HINT = pg_catalog.format('Read %s for the last refreshed result (with how far it lags), or read %s in a read-write transaction.',
                                          {stale_literal}, {view_literal});
         END IF;
+        -- Apply under the writers' lock and the view's: nothing changes the logs or the state
+        -- until this transaction ends, so the answer that follows is exact.
         PERFORM {refresh}();
-    END IF;
-    RETURN QUERY SELECT * FROM {current};
+        RETURN QUERY SELECT * FROM {current};
+        RETURN;
+    END LOOP;
 END;
 $pgivm$;
 COMMENT ON FUNCTION {read}() IS {read_comment};
