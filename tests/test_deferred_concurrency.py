@@ -17,6 +17,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 import psycopg
 import pytest
@@ -155,6 +156,32 @@ def _rst_view(conn: psycopg.Connection, dsn: str) -> None:
     command.create("v", RST_TRIANGLE, system="ivme", refresh="deferred", budget=1e6, planner="naive", target=dsn)
 
 
+class _OtherSession:
+    """A second session in a thread: once ``go`` is set it runs ``body`` under a 20 s lock_timeout
+    and commits; ``finish`` joins it and fails with what it raised (a deadlock, a timeout)."""
+
+    def __init__(self, dsn: str, body: Callable[[psycopg.Connection], None]) -> None:
+        self.go = threading.Event()
+        self.failures: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                self.go.wait(10)
+                with psycopg.connect(dsn) as other:
+                    other.execute("SET lock_timeout = '20s'")
+                    body(other)
+                    other.commit()
+            except BaseException as err:  # noqa: BLE001  # reported by finish
+                self.failures.append(err)
+
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
+
+    def finish(self) -> None:
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive() and not self.failures, self.failures
+
+
 def _act_as_the_worker(session: psycopg.Connection) -> None:
     """What the worker does: the view's lock alone, then an action (NAIVE: every log)."""
     session.execute("SELECT FROM pgivm_v.state WHERE singleton FOR NO KEY UPDATE")
@@ -193,30 +220,19 @@ def test_writers_crossing_tables_queue_instead_of_deadlocking(conn: psycopg.Conn
     """Two transactions write r then s, and s then r: with per-table counts and no order among
     writers they would deadlock; the writers' lock makes the second wait for the first."""
     _rst_view(conn, dsn)
-    failures: list[BaseException] = []
-    first_in = threading.Event()
 
-    def second() -> None:
-        try:
-            first_in.wait(10)
-            with psycopg.connect(dsn) as other:
-                other.execute("SET lock_timeout = '20s'")
-                other.execute("INSERT INTO s VALUES (7, 7)")  # waits for the first writer's commit
-                other.execute("INSERT INTO r VALUES (7, 7)")
-                other.commit()
-        except BaseException as err:  # noqa: BLE001
-            failures.append(err)
+    def second(other: psycopg.Connection) -> None:
+        other.execute("INSERT INTO s VALUES (7, 7)")  # waits for the first writer's commit
+        other.execute("INSERT INTO r VALUES (7, 7)")
 
-    thread = threading.Thread(target=second)
-    thread.start()
+    session = _OtherSession(dsn, second)
     with psycopg.connect(dsn) as one:
         one.execute("INSERT INTO r VALUES (6, 6)")
-        first_in.set()
+        session.go.set()
         time.sleep(0.3)  # the second writer is waiting now
         one.execute("INSERT INTO s VALUES (6, 6)")
         one.commit()
-    thread.join(timeout=60)
-    assert not failures, failures
+    session.finish()
     assert conn.execute("SELECT count(*) FROM r WHERE a IN (6, 7)").fetchone() == (2,)
     assert command.verify("v", target=dsn).ok
     assert _differences(conn, "v", RST_TRIANGLE) == []
@@ -227,31 +243,20 @@ def test_a_session_that_reads_then_writes_and_one_that_writes_then_reads(conn: p
     and then writes and one that writes and then reads queue instead of deadlocking."""
     _rst_view(conn, dsn)
     conn.execute("INSERT INTO s VALUES (1, 1)")  # pending: the first read applies it
-    failures: list[BaseException] = []
-    reading = threading.Event()
 
-    def writes_then_reads() -> None:
-        try:
-            reading.wait(10)
-            with psycopg.connect(dsn) as other:
-                other.execute("SET lock_timeout = '20s'")
-                other.execute("INSERT INTO t VALUES (1, 1)")
-                assert other.execute("SELECT * FROM v").fetchall() == other.execute(RST_TRIANGLE).fetchall()
-                other.commit()
-        except BaseException as err:  # noqa: BLE001
-            failures.append(err)
+    def writes_then_reads(other: psycopg.Connection) -> None:
+        other.execute("INSERT INTO t VALUES (1, 1)")
+        assert other.execute("SELECT * FROM v").fetchall() == other.execute(RST_TRIANGLE).fetchall()
 
-    thread = threading.Thread(target=writes_then_reads)
-    thread.start()
+    session = _OtherSession(dsn, writes_then_reads)
     with psycopg.connect(dsn) as one:
         one.execute("SET lock_timeout = '20s'")
         one.execute("SELECT * FROM v").fetchall()
-        reading.set()
+        session.go.set()
         time.sleep(0.3)
         one.execute("INSERT INTO r VALUES (1, 1)")
         one.commit()
-    thread.join(timeout=60)
-    assert not failures, failures
+    session.finish()
     assert command.verify("v", target=dsn).ok
     assert _differences(conn, "v", RST_TRIANGLE) == []
 
