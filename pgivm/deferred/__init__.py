@@ -263,7 +263,7 @@ def _lean_lock(names: Names, table: LoggedTable, view: str) -> sql.Composable:
         "    END IF;\n"
         "    IF NOT FOUND THEN\n"
         "        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',\n"
-        "            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view}),\n"
+        "            MESSAGE = format('could not serialize access: pgivm view %s was created, or made deferred, after this transaction took its snapshot', {view}),\n"
         "            HINT = 'Retry the transaction.';\n"
         "    END IF;\n    RETURN NULL;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {f}() IS {comment}").format(

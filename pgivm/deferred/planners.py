@@ -25,12 +25,13 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from pgivm.deferred import RATE_WINDOW  # the database planner's window, so both rules stay one
+
 Vector = tuple[int, ...]
 CostFunction = Callable[[float], float]
 """f_i(k): the cost of processing k modifications of table i at once; f_i(0) = 0, monotone and
 subadditive (§1.3). Called with a real k by TIMETOFULL, which interpolates counts."""
 
-RATE_WINDOW = 1000  # as pgivm.deferred.RATE_WINDOW: ONLINE's arrival rates span 1000 to 2000 steps
 TIME_TO_FULL_CAP = 1e9  # TIMETOFULL when nothing arrives: "never", kept finite
 
 
