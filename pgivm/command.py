@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -60,16 +59,20 @@ def _check_name(name: str) -> None:
         raise PgivmError(f"invalid view name {name!r}", f"use 1 to {_MAX_NAME_BYTES} bytes, no control characters")
 
 
-def template_version(system: System) -> str:
-    """A fingerprint of the SQL a view of this system is installed from: its templates and the
-    capture layer's. ``upgrade`` reinstalls views whose fingerprint differs."""
+def template_version() -> str:
+    """A fingerprint of the SQL views are installed from. ``upgrade`` reinstalls views whose
+    fingerprint differs."""
+    # Every template folder of the package, not only the system's own: systems render each other's
+    # (first-order renders F-IVM's and IVMε's), and the capture and deferred layers wrap them all.
     digest = hashlib.sha256()
-    packages = [name for name in (type(system).__module__, "pgivm.capture") if hasattr(sys.modules[name], "__path__")]
-    for package in packages:
-        folder = files(package).joinpath("sql")
-        for entry in sorted(folder.iterdir() if folder.is_dir() else [], key=lambda e: e.name):
+    root = files("pgivm")
+    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",))]
+    folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()), key=lambda e: e.name)
+    for folder in folders:
+        templates = folder.joinpath("sql")
+        for entry in sorted(templates.iterdir() if templates.is_dir() else [], key=lambda e: e.name):
             if entry.name.endswith(".sql"):
-                digest.update(entry.name.encode() + b"\0" + entry.read_bytes())
+                digest.update(folder.name.encode() + b"/" + entry.name.encode() + b"\0" + entry.read_bytes())
     return digest.hexdigest()[:16]
 
 
@@ -92,7 +95,7 @@ def init(target: Target = None) -> InitResult:
                 "SELECT count(*) = 2 FROM pg_catalog.pg_event_trigger "
                 "WHERE evtname IN ('pgivm_ddl_command_end', 'pgivm_sql_drop') AND evtenabled <> 'D'").fetchone()
             outdated = [r.name for r in catalog.all_views(conn)
-                        if r.template_version != template_version(registry.get(r.system))]
+                        if r.template_version != template_version()]
     return InitResult(applied=applied, ddl_guards=bool(guards and guards[0]), outdated=outdated)
 
 
@@ -254,6 +257,8 @@ def create(
             if not _uses_cofactor(query):  # cofactor() is pgivm's, not PostgreSQL's
                 _check_postgres_accepts(conn, query.sql)
             fixed_search_path(conn)
+            if refresh_mode:
+                params = {**params, "refresh": "deferred"}  # the plan may depend on it (first-order's does)
             logged = _deferred_tables(chosen, resolved, name, params) if refresh_mode else None
             plan = chosen.plan(resolved, name, view_schema, params)
             for phase in plan.phases:
@@ -267,7 +272,6 @@ def create(
                 for statement in deferred.state_plan(names, logged, refresh_mode["budget"], refresh_mode["planner"]):
                     conn.execute(statement)
                 deferred.wrap(conn, names, logged, name, view_schema)
-                params = {**params, "refresh": "deferred"}
             _record(conn, chosen, name, view_schema, query, resolved, params)
             reported = chosen.status(conn, name)
             value = _maintained(conn, view_schema, name)
@@ -322,7 +326,7 @@ def _record(conn: psycopg.Connection, system: System, name: str, view_schema: st
         model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
         definition=query.sql, model=catalog.model_to_json(query, resolved),
         params={k: v for k, v in params.items() if k in in_catalog},
-        template_version=template_version(system),
+        template_version=template_version(),
         objects=[{"kind": "view", "schema": view_schema, "name": name}, *stale, {"kind": "schema", "name": state_schema}],
     ))
     catalog.insert_base_tables(conn, name, resolved, {
@@ -411,7 +415,7 @@ def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait:
         with transaction(conn):
             record = catalog.get(conn, name)
             system = registry.get(record.system)
-            version = template_version(system)
+            version = template_version()
             if record.template_version == version and not force:
                 return UpgradeResult(name, False, version, time.perf_counter() - started)
             oids = _existing(conn, sorted(set(record.table_oids.values())))
@@ -467,12 +471,15 @@ def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, 
             params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
             stale = {"kind": "view", "schema": record.view_schema, "name": deferred.stale_name(name)}
             if mode == "deferred" and was == "immediate":
+                params["refresh"] = "deferred"
                 tables = _deferred_tables(system, resolved, name, params)
-                lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
+                lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
                 for statement in deferred.state_plan(names, tables, new_budget if new_budget is not None else deferred.BUDGET.default,
                                                      new_planner or deferred.PLANNER.default):
                     conn.execute(statement)
-                deferred.wrap(conn, names, tables, name, record.view_schema)
+                # reinstalled, not only wrapped: a system's SQL may depend on the mode (first-order
+                # then reads base tables less what is pending)
+                _reinstall(conn, record, system, resolved, params, oids, deferring=True)
                 objects = [*record.objects[:1], stale, *record.objects[1:]]
                 catalog.set_params(conn, name, {**record.params, "refresh": "deferred"}, objects)
             elif mode == "deferred":
@@ -481,7 +488,7 @@ def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, 
             elif was == "deferred":
                 lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
                 deferred.refresh(conn, name)
-                _reinstall(conn, record, system, resolved, params, oids, deferring=False)
+                _reinstall(conn, record, system, resolved, {**params, "refresh": "immediate"}, oids, deferring=False)
                 deferred.drop_state(conn, names, _deferred_tables(system, resolved, name, params))
                 catalog.set_params(conn, name, {k: v for k, v in record.params.items() if k != "refresh"},
                                    [o for o in record.objects if o != stale])

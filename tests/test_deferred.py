@@ -50,6 +50,8 @@ CASES = {
     "ivme-edge": Case("ivme", {"e": ("src", "dst")}, EDGE, {"epsilon": 0.25}),
     "ivme-rst-batch": Case("ivme", RST, TRIANGLE, {"epsilon": 0.5, "batch_threshold": 0}),
     "first-order-rst": Case("first-order", RST, TRIANGLE),
+    "first-order-path": Case("first-order", PATH, PATH_SUMS),
+    "first-order-self-join": Case("first-order", {"r": PATH["r"], "s": PATH["s"]}, SELF_JOIN),
     "fivm-path": Case("fivm", PATH, PATH_SUMS),
     "fivm-self-join": Case("fivm", {"r": PATH["r"], "s": PATH["s"]}, SELF_JOIN),
     "sample-path": Case("sample", PATH, "SELECT a0.k1, a1.k2, a2.y FROM r a0 JOIN s a1 ON a0.k2 = a1.k1 "
@@ -108,7 +110,8 @@ def _deferred(conn: psycopg.Connection) -> tuple[int, float, float, list[int]]:
 @pytest.mark.parametrize(("case_name", "planner", "seed"), [
     ("ivme-rst", "online", 1), ("ivme-rst", "naive", 2), ("ivme-edge", "online", 3), ("ivme-rst-batch", "online", 4),
     ("first-order-rst", "online", 5), ("fivm-path", "online", 6), ("fivm-path", "naive", 7),
-    ("fivm-self-join", "online", 8), ("sample-path", "online", 9),
+    ("fivm-self-join", "online", 8), ("sample-path", "online", 9), ("first-order-path", "online", 10),
+    ("first-order-self-join", "online", 11),
 ])
 def test_deferred_stream_matches_postgres(conn: psycopg.Connection, dsn: str, case_name: str, planner: str, seed: int) -> None:
     case = CASES[case_name]
@@ -324,14 +327,6 @@ def test_refresh_of_an_immediate_view_is_refused(conn: psycopg.Connection, dsn: 
         conn.execute("SELECT pgivm.refresh('v')")
 
 
-def test_first_order_join_aggregates_are_refused_with_the_reason(conn: psycopg.Connection, dsn: str) -> None:
-    for table in ("r", "s"):
-        conn.execute(f"CREATE TABLE {table} (k1 int, k2 int, x int, y int)")
-    with pytest.raises(PgivmError, match="fivm"):
-        command.create("v", "SELECT count(*) FROM r JOIN s ON r.k2 = s.k1", system="first-order", refresh="deferred",
-                       target=dsn)
-
-
 def test_upgrade_and_drop_keep_and_remove_the_deferred_layer(conn: psycopg.Connection, dsn: str) -> None:
     conn.execute("CREATE TABLE e (src int, dst int); INSERT INTO e VALUES (1, 2), (2, 3)")
     command.create("v", EDGE, refresh="deferred", budget=1000, target=dsn)
@@ -464,7 +459,7 @@ def test_the_worker_takes_the_actions_off_the_writers(conn: psycopg.Connection, 
             worker.communicate()
 
 
-@pytest.mark.parametrize("case_name", ["ivme-rst", "fivm-path", "sample-path"])
+@pytest.mark.parametrize("case_name", ["ivme-rst", "fivm-path", "sample-path", "first-order-path"])
 def test_alter_switches_between_immediate_and_deferred_with_changes_pending(conn: psycopg.Connection, dsn: str,
                                                                               case_name: str) -> None:
     case = CASES[case_name]

@@ -11,9 +11,10 @@ NAIVE or ONLINE) empties the logs of some tables through the system's own set-at
 This layer knows no system by name. It wraps what every system's capture layer calls, per atom K:
 ``apply_batch_K()`` (and ``apply_K(...)``, the tuple-at-a-time path) append to ``K_log`` instead of
 maintaining, ``clear_K()`` (TRUNCATE) drops the log with the state. The system's originals stay as
-``maintain_batch_K``, ``maintain_K`` and ``maintain_clear_K``, which processing calls. Since every
-system joins a delta with its *own* state of the other atoms (never the live base tables), applying
-ΔR_i while ΔR_j waits joins with exactly the state the view reflects: no state bug (§6.1.3).
+``maintain_batch_K``, ``maintain_K`` and ``maintain_clear_K``, which processing calls. A system that
+joins a delta with its *own* state of the other atoms (IVMε, F-IVM, the sample) applies ΔR_i while
+ΔR_j waits against exactly the state the view reflects: no state bug (§6.1.3). One that reads the
+live base tables (first-order) reads them less ``pending_rows``, which comes to the same.
 
 The view ``NAME`` applies what is pending, then answers (exact); ``NAME_stale`` answers from the
 last processed state with the number of pending changes and how many seconds they lag.
@@ -99,12 +100,32 @@ class LoggedTable:
         return list(seen.values())
 
 
+def table_numbers(atoms: dict[TableRef, list[capture.CaptureAtom]]) -> dict[TableRef, int]:
+    """The number i of each base table a deferred view logs (its log is ``table_i_log``)."""
+    return {table: i + 1 for i, table in enumerate(t for t, found in atoms.items() if found)}
+
+
 def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView,
                   functions: dict[TableRef, tuple[tuple[str, str], tuple[str, str]]]) -> list[LoggedTable]:
     """The base tables a deferred view logs; ``functions`` gives each one's (on_statement,
     on_change) capture functions, which deferred mode replaces."""
-    return [LoggedTable(i + 1, str(view.qualified(table)), tuple(found), table, *functions[table])
-            for i, (table, found) in enumerate((t, a) for t, a in atoms.items() if a)]
+    return [LoggedTable(number, str(view.qualified(table)), tuple(atoms[table]), table, *functions[table])
+            for table, number in table_numbers(atoms).items()]
+
+
+def pending_rows(names: Names, number: int, atom: capture.CaptureAtom) -> sql.Composable:
+    """Rows of base table ``number`` that the view does not reflect yet, as the atom's columns and
+    a multiplicity (1 inserted, -1 deleted): its log, the rows an action took but has not applied,
+    and the atom's own log. A system whose delta queries read live base tables (first-order)
+    subtracts these to read the tables as the view last saw them, the state bug's remedy (§6.1.3).
+    Live table and logs are read in one statement, so in one snapshot: a writer's change and its
+    log rows are both in it or both not."""
+    base = sql.SQL(", ").join(_q(c.column) for c in atom.columns)
+    own = sql.SQL(", ").join(sql.SQL("{} AS {}").format(_q(c.name), _q(c.column)) for c in atom.columns)
+    return sql.SQL("SELECT {base}, m::bigint AS mult FROM {log} UNION ALL SELECT {base}, m::bigint FROM {stage} "
+                   "UNION ALL SELECT {own}, mult FROM {atom_log}").format(
+        base=base, own=own, log=names(f"table_{number}_log"), stage=names(f"table_{number}_stage"),
+        atom_log=names(f"{atom.name}_log"))
 
 
 def _q(name: str) -> sql.Identifier:

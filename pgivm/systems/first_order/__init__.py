@@ -138,9 +138,7 @@ def _capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[An
 def _deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> Any:
     if isinstance(view.query, TriangleCount):
         return triangle_capture_atoms(view, name, params)
-    # its delta query reads the live base tables, which run ahead of the view by what is pending
-    return ("first-order joins each change with the base tables as they are now, not as the view last saw "
-            "them; defer this query with --system fivm")
+    return cq.deferred_atoms(view)
 
 
 def _verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:

@@ -10,7 +10,10 @@ net change, so that a self-join's cross terms are counted once). The result carr
 entries as F-IVM's root (counts and sums of products), so both read out the same way.
 
 The base tables are read inside the writer's trigger, so they are named from their oids at that
-moment (dynamic SQL through ``format()``, every query naming tableoid), as ``recompute`` does.
+moment (dynamic SQL through ``format()``, every query naming tableoid), as ``recompute`` does. A
+deferred view reads them less what is still pending in its logs (``deferred.pending_rows``): the
+state the view reflects, so that applying one table's log while another's waits counts nothing
+twice.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import capture
+from pgivm import capture, deferred
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.plain import from_where
@@ -62,6 +65,11 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
 def _letters(view: ResolvedView, table: TableRef) -> str:
     aliases = [a.alias for a in view.query.atoms]
     return "".join(f"a{aliases.index(a.alias) + 1}" for a in view.query.atoms_of(table))
+
+
+def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAtom]]:
+    ctx = _context(view, "")
+    return {table: [ctx.capture_atom(a.alias) for a in view.query.atoms_of(table)] for table in view.query.tables}
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
@@ -120,6 +128,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                                     for c in captured.columns)))
     functions: list[sql.Composable] = [render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
     tables = cq.tables
+    # deferred: the live base tables run ahead of the view by what is pending; read them without it
+    numbers = deferred.table_numbers(deferred_atoms(view)) if deferred.is_deferred(params) else None
     holes = capture.FormatHoles(len(tables))
     hole_of = {t: holes[i] for i, t in enumerate(tables)}
     oids = sql.SQL(", ").join(sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables)
@@ -136,13 +146,15 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                 continue
             table = sql.SQL("{} AS b").format(hole_of[other.table])
             guard = sql.SQL("b.tableoid IS NOT NULL")
-            base = sql.SQL("SELECT b.*, 1::bigint AS mult FROM {} WHERE {}").format(table, guard)
+            columns = sql.SQL(", ").join(sql.Identifier(c) for c in other.columns)
+            parts = [sql.SQL("SELECT {}, 1::bigint AS mult FROM {} WHERE {}").format(columns, table, guard)]
+            if numbers is not None:
+                parts.append(sql.SQL("SELECT {}, -mult FROM ({}) AS pending").format(
+                    columns, deferred.pending_rows(names, numbers[other.table], ctx.capture_atom(other.alias))))
             if other.table == atom.table and j > i:  # old state of the same table: new minus the net change
-                columns = sql.SQL(", ").join(sql.Identifier(c) for c in other.columns)
                 other_delta = names(f"{ctx.atom_name(other.alias)}_delta")  # captured before any atom is applied
-                base = sql.SQL("SELECT {c}, 1::bigint AS mult FROM {t} WHERE {g} UNION ALL SELECT {c}, -mult FROM {d}").format(
-                    c=columns, t=table, g=guard, d=other_delta)
-            sources[other.alias] = sql.SQL("({})").format(base)
+                parts.append(sql.SQL("SELECT {}, -mult FROM {}").format(columns, other_delta))
+            sources[other.alias] = sql.SQL("({})").format(sql.SQL(" UNION ALL ").join(parts))
             factors.append(sql.SQL("{}.mult").format(alias))
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
             _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
