@@ -673,8 +673,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--deferred-single-rows", type=int, default=2000, help="single-row INSERTs per setting (default 2000)")
     g.add_argument("--deferred-copy-rows", type=int, default=100_000, help="rows of the one COPY (default 100000)")
     g.add_argument("--deferred-tpch-scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
-    g.add_argument("--deferred-steps", type=int, default=1000,
-                   help="TPC-H steps, each one partsupp and one supplier update (default 1000)")
+    g.add_argument("--deferred-steps", type=int, default=2000,
+                   help="TPC-H steps, each one partsupp and one supplier update (default 2000)")
     g.add_argument("--recompute-budget", type=float, default=60.0,
                    help="statement timeout of one ORDER BY random() LIMIT K recompute (default 60)")
     p.set_defaults(func=_cmd_bench)
