@@ -497,3 +497,38 @@ def test_alter_switches_between_immediate_and_deferred_with_changes_pending(conn
     assert "refresh" not in command.status("v", target=dsn).params
     with pytest.raises(PgivmError, match="deferred views only"):
         command.alter_refresh("v", budget=3, target=dsn)
+
+
+def test_writers_sum_the_cost_only_when_an_allowance_runs_out_and_new_costs_or_budget_reset_it(
+        conn: psycopg.Connection, dsn: str) -> None:
+    """A writer sums f(s) over every table only once its table's allowance (its share of the
+    headroom C − f(s) over its cost's slope) is used up; the prediction stays ≤ C after every
+    statement all the same, and a lower C or steeper cost functions take effect at the next write."""
+    for table, cols in RST.items():
+        conn.execute(f"CREATE TABLE {table} ({cols[0]} int, {cols[1]} int)")
+    command.create("v", TRIANGLE, system="ivme", refresh="deferred", budget=30, target=dsn)
+    rng = random.Random(5)
+
+    def write(statements: int, budget: float) -> None:
+        for _ in range(statements):
+            conn.execute(f"INSERT INTO {rng.choice('rst')} VALUES (%s, %s)", [rng.randint(0, 4), rng.randint(0, 4)])
+            assert _deferred(conn)[1] <= budget + 1e-9
+
+    def checks() -> int:
+        return conn.execute("SELECT sum(checks) FROM pgivm_v.deferred_arrival").fetchone()[0]  # type: ignore[index]
+
+    write(700, 30)
+    # default f_i(k) = 0.05 k + 2: 30 ms holds about 480 rows; the headroom lets each table take
+    # dozens of rows between checks, fewer as it shrinks
+    assert 0 < checks() < 100 and _deferred(conn)[0] > 0, (checks(), _deferred(conn))
+    command.alter_refresh("v", budget=5, target=dsn)
+    before = checks()
+    conn.execute("INSERT INTO r VALUES (1, 1)")
+    assert checks() == before + 1 and _deferred(conn)[1] <= 5
+    write(50, 5)
+    conn.execute("UPDATE pgivm_v.deferred_table SET a_ms = '{1.0}', b_ms = '{0.5}'")  # steeper: 1 ms a row
+    before = checks()
+    conn.execute("INSERT INTO s VALUES (2, 2), (3, 3)")
+    assert checks() == before + 1 and _deferred(conn)[1] <= 5
+    write(50, 5)
+    assert _differences(conn, "v", TRIANGLE) == []

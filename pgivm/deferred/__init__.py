@@ -145,13 +145,20 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
         "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
-        "steps": names("deferred_steps"), "steps_literal": sql.Literal(f"{names.schema}.deferred_steps"),
+        "steps": names("deferred_steps"), "steps_literal": _regclass(names, "deferred_steps"),
         "work": names("deferred_work"), "channel": sql.Literal(CHANNEL),
+        "allow": names("deferred_allow"), "reset_allowance": names("deferred_reset_allowance"),
+        "check": names("deferred_check"),
         "worker_key_1": sql.Literal(WORKER_KEY[0]), "worker_key_2": sql.Literal(WORKER_KEY[1]),
         "view": sql.Identifier(view_schema, name), "stale": sql.Identifier(view_schema, stale_name(name)),
         "view_literal": sql.Literal(sql.Identifier(view_schema, name).as_string(None)),
         "stale_literal": sql.Literal(sql.Identifier(view_schema, stale_name(name)).as_string(None)),
     }
+
+
+def _regclass(names: Names, relation: str) -> sql.Literal:
+    """A state relation's name as a quoted string literal, for functions that take a regclass."""
+    return sql.Literal(sql.Identifier(names.schema, relation).as_string(None))
 
 
 def stale_name(name: str) -> str:
@@ -360,17 +367,27 @@ def _lean_capture(names: Names, table: LoggedTable) -> sql.Composable:
     def rows(source: str, sign: str) -> sql.Composable:
         return sql.SQL("SELECT {cols}, {sign} FROM {source}").format(cols=cols, sign=sql.SQL(sign), source=sql.SQL(source))  # type: ignore[arg-type]
 
+    # deferred_appended inline (10_planner.sql): a function call less on every writing statement
     return sql.SQL(
         "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
-        "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nDECLARE\n    n bigint;\nBEGIN\n"
+        "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nDECLARE\n    n bigint;\n"
+        "    allowed boolean := true;\nBEGIN\n"
         "    IF TG_OP = 'INSERT' THEN\n        INSERT INTO {log} ({cols}, m) {inserted};\n"
         "    ELSIF TG_OP = 'DELETE' THEN\n        INSERT INTO {log} ({cols}, m) {deleted};\n"
         "    ELSE\n        INSERT INTO {log} ({cols}, m) {deleted} UNION ALL {inserted};\n    END IF;\n"
         "    GET DIAGNOSTICS n = ROW_COUNT;\n"
-        "    PERFORM {appended}({number}, n, true);\n    RETURN NULL;\nEND;\n$pgivm$;\n"
+        "    IF n > 0 THEN\n"
+        "        UPDATE {arrival} SET appended = appended + n, arrived = arrived + n WHERE number = {number}\n"
+        "            RETURNING appended <= check_at INTO allowed;\n    END IF;\n"
+        "    IF pg_catalog.nextval({steps}) % {window} = 0 THEN\n"
+        "        UPDATE {arrival} SET arrived = arrived / 2;\n    END IF;\n"
+        "    IF NOT allowed THEN\n        PERFORM {check}({number});\n    END IF;\n"
+        "    RETURN NULL;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {f}() IS {comment}").format(
         f=sql.Identifier(*table.on_change), log=names(table.log), cols=cols, inserted=rows("new_rows", "1"),
-        deleted=rows("old_rows", "-1"), appended=names("deferred_appended"), number=sql.Literal(table.number),
+        deleted=rows("old_rows", "-1"), arrival=names("deferred_arrival"), check=names("deferred_check"),
+        steps=_regclass(names, "deferred_steps"), window=sql.Literal(RATE_WINDOW),
+        number=sql.Literal(table.number),
         comment=sql.Literal(f"pgivm deferred view: log the rows a statement changed in {table.label}"))
 
 
@@ -390,6 +407,9 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
         "stale_comment": sql.Literal(f"pgivm: the result of {name} as last refreshed, with the changes pending "
                                      f"and how many seconds they lag"),
     })
+    # columns later versions added to the deferred layer's tables, for views made deferred before
+    conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS check_at bigint NOT NULL DEFAULT -1, "
+                         "ADD COLUMN IF NOT EXISTS checks bigint NOT NULL DEFAULT 0").format(names("deferred_arrival")))
     for table in tables:
         for statement in _wrappers(conn, names, table, name):
             conn.execute(statement)
@@ -449,12 +469,14 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
     assert d is not None
     lag = conn.execute(sql.SQL("SELECT pending, lag_seconds FROM {}()").format(names("lag"))).fetchone()
     predicted = conn.execute(sql.SQL("SELECT {}()").format(names("deferred_predicted"))).fetchone()
-    assert lag is not None and predicted is not None
+    sums = conn.execute(sql.SQL("SELECT (SELECT sum(checks) FROM {}), (SELECT CASE WHEN is_called THEN last_value "
+                                "ELSE 0 END FROM {})").format(names("deferred_arrival"), names("deferred_steps"))).fetchone()
+    assert lag is not None and predicted is not None and sums is not None
     out = {
         "refresh": "deferred", "budget_ms": d[0], "planner": d[1], "pending_changes": lag[0],
         "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
         "actions": d[4], "refreshes": d[6], "actions_run_in": _actions_run_in(conn),
-        "actions_in_writers": d[5], "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
+        "actions_in_writers": d[5], "cost_summed": f"after {sums[0]:,} of {sums[1]:,} writing statements", "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
     }
     rows = conn.execute(sql.SQL(
         "SELECT number, label, array_to_string(atoms, ', '), pending, a_ms, b_ms, "

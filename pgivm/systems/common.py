@@ -193,9 +193,14 @@ def no_op_trigger_function(function: tuple[str, str], view: str) -> sql.Composab
 
 
 def drop_functions(schema: str) -> sql.Composable:
-    """DROP every function of a state schema (``upgrade`` then creates them from the templates)."""
+    """DROP every function of a state schema, and the triggers on its tables that call them
+    (``upgrade`` then creates them from the templates)."""
     return sql.SQL(
         "DO $pgivm$ DECLARE f record; BEGIN "
+        "FOR f IN SELECT tg.tgname, tg.tgrelid::pg_catalog.regclass AS rel FROM pg_catalog.pg_trigger tg "
+        "JOIN pg_catalog.pg_class c ON c.oid = tg.tgrelid JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = {schema} AND NOT tg.tgisinternal LOOP "
+        "EXECUTE pg_catalog.format('DROP TRIGGER %I ON %s', f.tgname, f.rel); END LOOP; "
         "FOR f IN SELECT p.oid::pg_catalog.regprocedure AS fn FROM pg_catalog.pg_proc p "
         "JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = {schema} LOOP "
         "EXECUTE pg_catalog.format('DROP FUNCTION %s', f.fn); END LOOP; END $pgivm$"

@@ -58,7 +58,9 @@ COMMENT ON TABLE {action} IS {action_comment};
 CREATE TABLE {arrival} (
     number     integer PRIMARY KEY REFERENCES {action},
     appended   bigint NOT NULL DEFAULT 0,     -- log rows appended, ever
-    arrived    bigint NOT NULL DEFAULT 0      -- log rows appended lately, halved every {rate_window} steps (see choose)
+    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately, halved every {rate_window} steps (see choose)
+    check_at   bigint NOT NULL DEFAULT -1,    -- appended may reach this before f(s) is summed again (see allow)
+    checks     bigint NOT NULL DEFAULT 0      -- times a writer summed f(s) after appending to this table
 );
 COMMENT ON TABLE {arrival} IS {arrival_comment};
 

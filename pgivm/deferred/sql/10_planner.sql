@@ -171,9 +171,40 @@ BEGIN
 END;
 $pgivm$;
 
--- Called by the log wrappers after an append (the writer holds the writers' lock): count it, and
--- act if f(s) now passes C.
-CREATE FUNCTION {appended}(table_number integer, rows bigint, last_atom boolean)
+-- How many more rows each table may append before a writer must sum f(s) again: summing it
+-- over every table is most of what an append costs, and it cannot pass C sooner. f_i is
+-- nondecreasing and, past k = 0, the least of lines, so from s_i pending r more rows add at most
+-- r·a_i (a_i: the slope of the line f_i(s_i) lies on; for s_i = 0 add the jump f_i(1) and take
+-- the line at k = 1). Each of the n tables gets an equal share of the headroom C − f(s). Actions
+-- and TRUNCATEs only lower s, so the allowance stays safe; new cost functions or a new C reset it
+-- (reset_allowance, below). The caller holds the writers' lock.
+CREATE FUNCTION {allow}(checked integer[])
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    share float8;
+BEGIN
+    SELECT ((SELECT budget_ms FROM {deferred} WHERE singleton) - coalesce(sum({cost}(a_ms, b_ms, pending)), 0))
+           / greatest(count(*), 1)
+      INTO share FROM {deferred_table};
+    UPDATE {arrival} AS a
+       SET check_at = a.appended + CASE WHEN share < d.jump THEN 0
+                                        WHEN d.slope = 0 THEN 1e15
+                                        ELSE least(floor((share - d.jump) / d.slope), 1e15) END::bigint,
+           checks = a.checks + CASE WHEN a.number = ANY (checked) THEN 1 ELSE 0 END
+      FROM (SELECT t.number,
+                   CASE WHEN t.pending > 0 THEN 0 ELSE {cost}(t.a_ms, t.b_ms, 1) END AS jump,
+                   (SELECT l.x FROM unnest(t.a_ms, t.b_ms) AS l(x, y)
+                     ORDER BY l.x * greatest(t.pending, 1) + l.y, l.x DESC LIMIT 1) AS slope
+              FROM {deferred_table} AS t) AS d
+     WHERE a.number = d.number;
+END;
+$pgivm$;
+
+-- A writer's append passed its table's allowance: sum f(s), act if it passes C (or wake the
+-- worker), and hand out new allowances. The writer holds the writers' lock.
+CREATE FUNCTION {check}(table_number integer)
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -181,17 +212,6 @@ DECLARE
     cost float8;
     budget float8;
 BEGIN
-    IF rows > 0 THEN
-        UPDATE {arrival} SET appended = appended + rows, arrived = arrived + rows WHERE number = table_number;
-    END IF;
-    -- A table's atoms are logged in order: only after its last one is the statement's change
-    -- whole (a self-join's other atoms may still hold it in their _delta tables before that).
-    IF NOT last_atom THEN
-        RETURN;
-    END IF;
-    IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
-        UPDATE {arrival} SET arrived = arrived / 2;
-    END IF;
     SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0),
            (SELECT budget_ms FROM {deferred} WHERE singleton)
       INTO cost, budget FROM {deferred_table};
@@ -212,8 +232,52 @@ BEGIN
             END IF;
         END IF;
     END IF;
+    PERFORM {allow}(ARRAY[table_number]);
 END;
 $pgivm$;
+
+-- Called after an append (the writer holds the writers' lock): count it, and check f(s) once the
+-- table's allowance is used up. The lean capture function of each table does the same inline.
+CREATE FUNCTION {appended}(table_number integer, rows bigint, last_atom boolean)
+RETURNS void LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    allowed boolean := true;
+BEGIN
+    IF rows > 0 THEN
+        UPDATE {arrival} SET appended = appended + rows, arrived = arrived + rows WHERE number = table_number
+            RETURNING appended <= check_at INTO allowed;
+    END IF;
+    -- A table's atoms are logged in order: only after its last one is the statement's change
+    -- whole (a self-join's other atoms may still hold it in their _delta tables before that).
+    IF NOT last_atom THEN
+        RETURN;
+    END IF;
+    IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
+        UPDATE {arrival} SET arrived = arrived / 2;
+    END IF;
+    IF NOT allowed THEN
+        PERFORM {check}(table_number);
+    END IF;
+END;
+$pgivm$;
+
+-- New cost functions (calibrate, or an UPDATE of deferred_table) or a new C: every writer sums
+-- f(s) at its next append. Waits for the writers in flight (their arrival rows).
+CREATE FUNCTION {reset_allowance}()
+RETURNS trigger LANGUAGE plpgsql
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    UPDATE {arrival} SET check_at = -1;
+    RETURN NULL;
+END;
+$pgivm$;
+CREATE OR REPLACE TRIGGER costs_changed AFTER UPDATE OF a_ms, b_ms ON {action}
+    FOR EACH STATEMENT EXECUTE FUNCTION {reset_allowance}();
+CREATE OR REPLACE TRIGGER budget_changed AFTER UPDATE OF budget_ms ON {deferred}
+    FOR EACH STATEMENT EXECUTE FUNCTION {reset_allowance}();
 
 -- The worker's turn (pgivm.deferred.worker): take the view's lock, act if f(s) > C. Writers do
 -- not wait for it, nor it for them.
