@@ -858,10 +858,15 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
             fixed_search_path(conn)
             if found.locks_state:
                 # The view's lock, as writers take it: we wait for the writer holding it and queue
-                # writers behind us; no base-table lock, so no cycle with a writer is possible.
-                state = common.Names.of(name)("state")
-                with_lock_retries(conn, f"the state of view {name}", lambda attempt: conn.execute(
-                    sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(state)), lock_wait)
+                # writers behind us; no base-table lock, so no cycle with a writer is possible. A
+                # deferred view's writers take their own lock first, and so does every session that
+                # also applies (one order, so a transaction that goes on writing cannot deadlock).
+                names = common.Names.of(name)
+                locks = [names("deferred_writers"), names("state")] if deferred.is_deferred(record.params) \
+                    else [names("state")]
+                for lock in locks:
+                    with_lock_retries(conn, f"the state of view {name}", lambda attempt, lock=lock: conn.execute(
+                        sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(lock)), lock_wait)
             # An action may also hand back rows to show ("columns" and "rows": sample --fresh).
             produced = found.run(conn, name, values) or {}
             return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"], **produced}

@@ -298,3 +298,27 @@ def test_the_worker_does_not_wait_for_a_session_holding_the_views_lock(conn: psy
     conn.execute("UPDATE pgivm_v.deferred SET budget_ms = 0")  # what is pending now passes C
     assert conn.execute("SELECT pgivm_v.deferred_work()").fetchone() == ([2],)  # free again: it acts
     assert command.verify("v", target=dsn).ok
+
+
+def test_an_action_then_a_write_and_a_write_then_a_read_queue_instead_of_deadlocking(conn: psycopg.Connection,
+                                                                                       dsn: str) -> None:
+    """``pgivm rebalance`` (an action that locks the view) inside a transaction that goes on to
+    write takes the writers' lock first, as reads do: a session that writes and then reads waits
+    for it instead of closing a cycle."""
+    _rst_view(conn, dsn)
+
+    def writes_then_reads(other: psycopg.Connection) -> None:
+        other.execute("INSERT INTO t VALUES (2, 2)")  # waits for the action's transaction
+        assert other.execute("SELECT * FROM v").fetchall() == other.execute(RST_TRIANGLE).fetchall()
+
+    session = _OtherSession(dsn, writes_then_reads)
+    with psycopg.connect(dsn) as one:
+        one.execute("SET lock_timeout = '20s'")
+        with one.transaction():
+            command.action("v", "rebalance", target=one)
+            session.go.set()
+            time.sleep(0.3)  # the other session is waiting now
+            one.execute("INSERT INTO r VALUES (2, 2)")
+    session.finish()
+    assert command.verify("v", target=dsn).ok
+    assert _differences(conn, "v", RST_TRIANGLE) == []

@@ -136,16 +136,24 @@ def _columns(atom: capture.CaptureAtom) -> list[sql.Composable]:
     return [_q(c.name) for c in atom.columns]
 
 
+def _tables(names: Names) -> dict[str, sql.Composable]:
+    """The deferred layer's tables, as its templates name them."""
+    return {
+        "deferred": names("deferred"), "deferred_table": names("deferred_table"), "steps": names("deferred_steps"),
+        "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
+        "rate_window": sql.Literal(RATE_WINDOW),
+    }
+
+
 def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composable]:
     return {
-        "state": names("state"), "deferred": names("deferred"), "deferred_table": names("deferred_table"),
+        **_tables(names), "state": names("state"),
         "predicted": names("deferred_predicted"), "time_to_full": names("deferred_time_to_full"),
         "cost": names("deferred_cost"), "settle": names("deferred_settle"), "take": names("deferred_take"),
-        "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
         "choose": names("deferred_choose"), "act": names("deferred_act"), "appended": names("deferred_appended"),
         "process": names("deferred_process"), "refresh": names("refresh"), "lag": names("lag"),
-        "read": names("read"), "current": names("refreshed"), "rate_window": sql.Literal(RATE_WINDOW),
-        "steps": names("deferred_steps"), "steps_literal": _regclass(names, "deferred_steps"),
+        "read": names("read"), "current": names("refreshed"),
+        "steps_literal": _regclass(names, "deferred_steps"),
         "work": names("deferred_work"), "channel": sql.Literal(CHANNEL),
         "allow": names("deferred_allow"), "reset_allowance": names("deferred_reset_allowance"),
         "check": names("deferred_check"),
@@ -172,12 +180,9 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
     """The tables of the deferred layer (created once, kept by ``upgrade``): the budget and
     counters, one row per base table, one log per atom."""
     values = {
-        "deferred": names("deferred"), "deferred_table": names("deferred_table"), "steps": names("deferred_steps"),
-        "rate_window": sql.Literal(RATE_WINDOW),
-        "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
+        **_tables(names), "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
         "deferred_comment": sql.Literal("pgivm deferred view: the budget C, the planner, and counters since the last refresh"),
         "deferred_table_comment": sql.Literal("pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i"),
-        "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
         "writers_comment": sql.Literal("pgivm deferred view: the lock writers take (one at a time, none waits for an action)"),
         "action_comment": sql.Literal("pgivm deferred view: per base table, what actions took, and its cost function"),
         "arrival_comment": sql.Literal("pgivm deferred view: per base table, what writers appended"),
