@@ -43,6 +43,24 @@ def deferred_views(conn: psycopg.Connection) -> list[str]:
         "SELECT name FROM pgivm.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
 
 
+def _take_worker_lock(conn: psycopg.Connection) -> None:
+    """The worker's advisory lock, exclusive. Writers that pass C try it shared for an instant to
+    learn whether a worker runs, so a failed try is retried unless another worker holds it."""
+    for _ in range(100):
+        taken = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", list(WORKER_KEY)).fetchone()
+        if taken and taken[0]:
+            return
+        holder = conn.execute(
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND mode = 'ExclusiveLock' "
+            "AND classid = %s AND objid = %s AND objsubid = 2 "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())", list(WORKER_KEY)).fetchone()
+        if holder:
+            raise PgivmError(f"another pgivm worker already serves this database (server pid {holder[0]})",
+                             "one worker serves every deferred view of a database: stop the other one first")
+        time.sleep(0.01)  # a writer held it shared for an instant
+    raise PgivmError("could not take the worker's advisory lock: writers kept it busy for a second", "start the worker again")
+
+
 def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,
           report: Callable[[str], None] | None = None) -> WorkerSummary:
     """Serve every deferred view of the database until ``stop`` is set."""
@@ -50,13 +68,7 @@ def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,
     summary = WorkerSummary()
     started = time.perf_counter()
     with psycopg.connect(dsn, autocommit=True) as listener, psycopg.connect(dsn, autocommit=True) as work:
-        taken = listener.execute("SELECT pg_try_advisory_lock(%s, %s)", list(WORKER_KEY)).fetchone()
-        if not taken or not taken[0]:
-            holder = listener.execute(
-                "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
-                "AND objsubid = 2", list(WORKER_KEY)).fetchone()
-            raise PgivmError(f"another pgivm worker already serves this database (server pid {holder[0] if holder else '?'})",
-                             "one worker serves every deferred view of a database: stop the other one first")
+        _take_worker_lock(listener)
         listener.execute(sql.SQL("LISTEN {}").format(sql.Identifier(CHANNEL)))
         work.execute("SET application_name = 'pgivm worker'")
         while not stop.is_set():
@@ -84,6 +96,9 @@ def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,
                         report(f"{name}: emptied the logs of table{'s' if len(chosen) > 1 else ''} "
                                f"{', '.join(map(str, chosen))}")
             for _ in listener.notifies(timeout=poll, stop_after=1):
+                summary.wakeups += 1
+            # the writers that passed C while this pass acted: one more pass serves them all
+            for _ in listener.notifies(timeout=0):
                 summary.wakeups += 1
     summary.seconds = time.perf_counter() - started
     return summary
