@@ -175,9 +175,14 @@ def writes(conn: psycopg.Connection, config: Config) -> None:
     print_table(["setting", "single rows/s", "× no view", "COPY s", "× no view", "processing of the COPY s"], rows)
     immediate_maintenance = copies["immediate"] - copies["no view"]
     print(f"immediate maintenance of the COPY: {immediate_maintenance:.2f} s (its COPY minus the COPY with no view)")
+    plain, logged = _append_alone(conn, base, fresh)
+    print(f"the log append alone, interleaved (5 rounds of {len(fresh) // 5:,} INSERTs into a table with no view and into "
+          f"one under a deferred view with nothing applied, medians of the rounds' means): {plain:.1f} µs against "
+          f"{logged:.1f} µs a statement, {plain / logged:.2f}× the no-view rate")
     config.targets += [
         ["single-row writes under a deferred IVMε view ≥ 0.8× no view",
          f"{single['deferred + worker'] / single['no view']:.2f}× with the worker, "
+         f"{plain / logged:.2f}× for the log append alone (interleaved), "
          f"{single['deferred (writers act)'] / single['no view']:.2f}× without (immediate "
          f"{single['immediate'] / single['no view']:.2f}×)"],
         [f"COPY of {config.copy_rows:,} rows under a deferred view with the worker ≤ 1.5× no view",
@@ -185,6 +190,28 @@ def writes(conn: psycopg.Connection, config: Config) -> None:
         ["the worker's processing of it ≤ the immediate path's maintenance of it",
          f"{processing['deferred + worker'][0]:.2f} s against {immediate_maintenance:.2f} s"],
     ]
+
+
+def _append_alone(conn: psycopg.Connection, base: list[tuple[int, int]],
+                  fresh: list[tuple[int, int]]) -> tuple[float, float]:
+    """What a writer pays for the log append, measured in alternating rounds (one run after the
+    other drifts by more than the difference on a 2-core machine): µs a statement with no view
+    and under a deferred view with nothing applied."""
+    _reset_edges(conn, base)
+    _setting(conn, "deferred, nothing applied", 0)
+    conn.execute("DROP TABLE IF EXISTS edges_plain; CREATE TABLE edges_plain (LIKE edges); "
+                  "INSERT INTO edges_plain SELECT * FROM edges; ANALYZE edges_plain")
+    means: dict[str, list[float]] = {"edges_plain": [], "edges": []}
+    size = max(len(fresh) // 5, 1)
+    for start in range(0, size * 5, size):
+        for table in means:
+            statement = sql.SQL("INSERT INTO {} VALUES (%s, %s)").format(sql.Identifier(table))
+            began = time.perf_counter()
+            for row in fresh[start:start + size]:
+                conn.execute(statement, row)
+            means[table].append((time.perf_counter() - began) / size * 1e6)
+    conn.execute("DROP TABLE edges_plain")
+    return statistics.median(means["edges_plain"]), statistics.median(means["edges"])
 
 
 # --- latency: reads of a deferred view -------------------------------------------------------------
