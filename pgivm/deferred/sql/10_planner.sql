@@ -177,8 +177,9 @@ $pgivm$;
 -- r·a_i (a_i: the slope of the line f_i(s_i) lies on; for s_i = 0 add the jump f_i(1) and take
 -- the line at k = 1). Each of the n tables gets an equal share of the headroom C − f(s). Actions
 -- and TRUNCATEs only lower s, so the allowance stays safe; new cost functions or a new C reset it
--- (reset_allowance, below). The caller holds the writers' lock.
-CREATE FUNCTION {allow}(checked integer[])
+-- (reset_allowance, below). checked: the table whose append summed f(s). The caller
+-- holds the writers' lock.
+CREATE FUNCTION {allow}(checked integer)
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -192,7 +193,7 @@ BEGIN
        SET check_at = a.appended + CASE WHEN share < d.jump THEN 0
                                         WHEN d.slope = 0 THEN 1e15
                                         ELSE least(floor((share - d.jump) / d.slope), 1e15) END::bigint,
-           checks = a.checks + CASE WHEN a.number = ANY (checked) THEN 1 ELSE 0 END
+           checks = a.checks + CASE WHEN a.number = checked THEN 1 ELSE 0 END
       FROM (SELECT t.number,
                    CASE WHEN t.pending > 0 THEN 0 ELSE {cost}(t.a_ms, t.b_ms, 1) END AS jump,
                    (SELECT l.x FROM unnest(t.a_ms, t.b_ms) AS l(x, y)
@@ -232,7 +233,7 @@ BEGIN
             END IF;
         END IF;
     END IF;
-    PERFORM {allow}(ARRAY[table_number]);
+    PERFORM {allow}(table_number);
 END;
 $pgivm$;
 
