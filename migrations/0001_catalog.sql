@@ -1,7 +1,7 @@
 -- pgivm catalog, version 1: which maintained views exist in this database and how they are built.
 -- The state of each view lives in its own schema (views.state_schema); this table only describes it.
 
-CREATE TABLE pgivm.views (
+CREATE TABLE pgivm_catalog.views (
     name         text PRIMARY KEY,              -- the name given to `pgivm create`
     view_schema  text NOT NULL,                 -- schema of the user-facing view that exposes the result
     state_schema text NOT NULL UNIQUE,          -- schema holding the state tables and trigger functions
@@ -11,4 +11,4 @@ CREATE TABLE pgivm.views (
     model        jsonb NOT NULL,                -- the parsed query: tables, join columns, aggregate
     created_at   timestamptz NOT NULL DEFAULT now()
 );
-COMMENT ON TABLE pgivm.views IS 'pgivm: one row per maintained view';
+COMMENT ON TABLE pgivm_catalog.views IS 'pgivm: one row per maintained view';

@@ -3,26 +3,26 @@
 -- A view's base tables are recorded once, by oid, with the columns it reads (by attribute number,
 -- name and type) and the capture triggers it put on them. pgivm never looks a base table up by a
 -- name again: renaming a table (or its schema) changes nothing, and an object put under the old
--- name is never read. pgivm.check_base_table() compares a base table with that record; `verify`
+-- name is never read. pgivm_catalog.check_base_table() compares a base table with that record; `verify`
 -- reports what it finds, and the DDL event triggers below refuse a command that breaks a view
 -- (renaming, retyping or dropping a column it reads, dropping the table, disabling its triggers)
 -- and give a new partition of a partitioned base table the view's triggers.
 
-CREATE TABLE pgivm.base_tables (
-    view_name   text NOT NULL REFERENCES pgivm.views (name) ON DELETE CASCADE,
+CREATE TABLE pgivm_catalog.base_tables (
+    view_name   text NOT NULL REFERENCES pgivm_catalog.views (name) ON DELETE CASCADE,
     table_oid   oid NOT NULL,
     partitioned boolean NOT NULL,
     columns     jsonb NOT NULL,  -- [{"attnum": 1, "name": "a", "type": "integer"}, ...]: the columns the view reads
     triggers    jsonb NOT NULL,  -- [pgivm.capture.CaptureTrigger as JSON, ...]: its capture triggers
     PRIMARY KEY (view_name, table_oid)
 );
-CREATE INDEX ON pgivm.base_tables (table_oid);
-COMMENT ON TABLE pgivm.base_tables IS 'pgivm: the base tables of each view, by oid, with the columns it reads and its capture triggers';
+CREATE INDEX ON pgivm_catalog.base_tables (table_oid);
+COMMENT ON TABLE pgivm_catalog.base_tables IS 'pgivm: the base tables of each view, by oid, with the columns it reads and its capture triggers';
 
 -- Views created by version 1 recorded their tables by name: pin them now. Their triggers are the
 -- version 1 set (lock, insert, delete, update, truncate or refresh); `pgivm upgrade` reinstalls
 -- them from the current templates.
-INSERT INTO pgivm.base_tables (view_name, table_oid, partitioned, columns, triggers)
+INSERT INTO pgivm_catalog.base_tables (view_name, table_oid, partitioned, columns, triggers)
 SELECT v.name, c.oid, c.relkind = 'p',
        (SELECT jsonb_agg(DISTINCT jsonb_build_object('attnum', a.attnum, 'name', a.attname,
                                                      'type', pg_catalog.format_type(a.atttypid, a.atttypmod)))
@@ -50,7 +50,7 @@ SELECT v.name, c.oid, c.relkind = 'p',
                        FROM jsonb_array_elements(v.model -> 'atoms') x
                       WHERE x -> 'table' ->> 'name' = c.relname AND x -> 'table' ->> 'schema' = n.nspname) letters)
        END
-  FROM pgivm.views v
+  FROM pgivm_catalog.views v
   JOIN LATERAL (SELECT DISTINCT x -> 'table' ->> 'schema' AS schema_name, x -> 'table' ->> 'name' AS table_name
                   FROM jsonb_array_elements(v.model -> 'atoms') x) t ON true
   JOIN pg_catalog.pg_namespace n ON n.nspname = t.schema_name
@@ -58,7 +58,7 @@ SELECT v.name, c.oid, c.relkind = 'p',
 
 
 -- Does the capture trigger described by t belong on a relation of this kind? (pgivm.capture.CaptureTrigger.applies_to)
-CREATE FUNCTION pgivm.trigger_applies(t jsonb, is_base boolean, partitioned boolean, leaf boolean)
+CREATE FUNCTION pgivm_catalog.trigger_applies(t jsonb, is_base boolean, partitioned boolean, leaf boolean)
 RETURNS boolean LANGUAGE sql IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -73,7 +73,7 @@ $$;
 
 -- The CREATE TRIGGER statement for a capture trigger on a relation, built from the record's parts
 -- (each checked against the few values it may take, names quoted), never from stored SQL text.
-CREATE FUNCTION pgivm.trigger_sql(t jsonb, rel regclass)
+CREATE FUNCTION pgivm_catalog.trigger_sql(t jsonb, rel regclass)
 RETURNS text LANGUAGE plpgsql STABLE
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -103,7 +103,7 @@ $$;
 -- Does a relation (with everything below it) hold any row? Read by the oid's name at this moment;
 -- the query names tableoid, so a view under that name could not even be parsed, and row_security
 -- is off (a policy is an error, not code that runs here).
-CREATE FUNCTION pgivm.has_rows(rel regclass)
+CREATE FUNCTION pgivm_catalog.has_rows(rel regclass)
 RETURNS boolean LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 SET row_security = off
@@ -121,12 +121,12 @@ $$;
 -- problem, none when all is well. With p_repair (only the DDL event trigger, as the catalog's
 -- owner), a new partition that holds no rows gets the view's capture triggers, and a detached one
 -- that holds no rows loses them, instead of being reported.
-CREATE FUNCTION pgivm.check_base_table(p_view text, p_table oid, p_repair boolean DEFAULT false)
+CREATE FUNCTION pgivm_catalog.check_base_table(p_view text, p_table oid, p_repair boolean DEFAULT false)
 RETURNS SETOF text LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
 DECLARE
-    b        pgivm.base_tables%ROWTYPE;
+    b        pgivm_catalog.base_tables%ROWTYPE;
     rel      record;
     col      jsonb;
     att      record;
@@ -135,7 +135,7 @@ DECLARE
     missing  jsonb;
     tg       record;
 BEGIN
-    SELECT * INTO b FROM pgivm.base_tables WHERE view_name = p_view AND table_oid = p_table;
+    SELECT * INTO b FROM pgivm_catalog.base_tables WHERE view_name = p_view AND table_oid = p_table;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -195,7 +195,7 @@ BEGIN
         END IF;
         SELECT jsonb_agg(x) INTO missing
           FROM jsonb_array_elements(b.triggers) x
-         WHERE pgivm.trigger_applies(x, part.is_base, b.partitioned, part.relkind = 'r')
+         WHERE pgivm_catalog.trigger_applies(x, part.is_base, b.partitioned, part.relkind = 'r')
            AND NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = part.oid AND g.tgname = x ->> 'name');
         IF missing IS NOT NULL THEN
             IF part.is_base THEN
@@ -204,7 +204,7 @@ BEGIN
             ELSIF NOT p_repair THEN
                 RETURN NEXT format('partition %s of %s has no capture triggers of pgivm view %s (the DDL event trigger installs them; '
                                    'it needs `pgivm init` run by a superuser)', part.name, rel.name, p_view);
-            ELSIF pgivm.has_rows(part.oid) THEN
+            ELSIF pgivm_catalog.has_rows(part.oid) THEN
                 RETURN NEXT format('partition %s was attached to %s with rows, which pgivm view %s would never see: '
                                    'attach it empty and insert its rows through %s', part.name, rel.name, p_view, rel.name);
             ELSE
@@ -213,14 +213,14 @@ BEGIN
                     -- owner, the view owner, whoever writes the partition.
                     IF NOT EXISTS (SELECT 1 FROM pg_proc p
                                      JOIN pg_namespace n ON n.oid = p.pronamespace
-                                     JOIN pgivm.views v ON v.state_schema = n.nspname AND v.name = p_view
+                                     JOIN pgivm_catalog.views v ON v.state_schema = n.nspname AND v.name = p_view
                                     WHERE n.nspname = t -> 'function' ->> 0 AND p.proname = t -> 'function' ->> 1
                                       AND p.prosecdef AND p.pronargs = 0) THEN
                         RETURN NEXT format('capture function %I.%I of pgivm view %s is missing: drop the view (pgivm drop %s) and create it again',
                                            t -> 'function' ->> 0, t -> 'function' ->> 1, p_view, p_view);
                         CONTINUE;
                     END IF;
-                    EXECUTE pgivm.trigger_sql(t, part.oid);
+                    EXECUTE pgivm_catalog.trigger_sql(t, part.oid);
                 END LOOP;
             END IF;
         END IF;
@@ -240,7 +240,7 @@ $$;
 -- Tables that still carry capture triggers of view p_view but belong to none of its base tables:
 -- partitions detached since. One that holds no rows loses the triggers (with p_repair); one that
 -- does took rows out of the view that pgivm never saw leave.
-CREATE FUNCTION pgivm.check_detached(p_view text, p_repair boolean DEFAULT false)
+CREATE FUNCTION pgivm_catalog.check_detached(p_view text, p_repair boolean DEFAULT false)
 RETURNS SETOF text LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -252,16 +252,16 @@ BEGIN
           FROM pg_trigger g
           JOIN pg_proc p ON p.oid = g.tgfoid
           JOIN pg_namespace n ON n.oid = p.pronamespace
-          JOIN pgivm.views v ON v.state_schema = n.nspname AND v.name = p_view
+          JOIN pgivm_catalog.views v ON v.state_schema = n.nspname AND v.name = p_view
          WHERE g.tgname LIKE 'pgivm\_%'
-           AND NOT EXISTS (SELECT 1 FROM pgivm.base_tables b
+           AND NOT EXISTS (SELECT 1 FROM pgivm_catalog.base_tables b
                             WHERE b.view_name = p_view
                               AND (b.table_oid = g.tgrelid OR g.tgrelid IN (SELECT relid FROM pg_partition_tree(b.table_oid))))
          GROUP BY g.tgrelid
     LOOP
         IF NOT p_repair THEN
             RETURN NEXT format('%s carries capture triggers of pgivm view %s but is not part of its base tables', orphan.name, p_view);
-        ELSIF pgivm.has_rows(orphan.tgrelid) THEN
+        ELSIF pgivm_catalog.has_rows(orphan.tgrelid) THEN
             RETURN NEXT format('partition %s was detached with rows, which would leave pgivm view %s without it noticing: '
                                'delete them through the parent table first, then detach it', orphan.name, p_view);
         ELSE
@@ -275,7 +275,7 @@ $$;
 -- The DDL event triggers. They run as the catalog's owner (SECURITY DEFINER, which requires the
 -- superuser that creates event triggers), read only the catalogs and pgivm's own tables, and
 -- either refuse the command with one line naming the view and what to do, or repair partitions.
-CREATE FUNCTION pgivm.on_ddl_command_end()
+CREATE FUNCTION pgivm_catalog.on_ddl_command_end()
 RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -286,7 +286,7 @@ BEGIN
     FOR affected IN
         SELECT DISTINCT b.view_name, b.table_oid
           FROM pg_event_trigger_ddl_commands() cmd
-          JOIN pgivm.base_tables b
+          JOIN pgivm_catalog.base_tables b
             ON (cmd.classid = 'pg_class'::regclass
                 AND (b.table_oid = cmd.objid
                      OR b.table_oid IN (SELECT relid FROM pg_partition_ancestors(cmd.objid))
@@ -298,9 +298,9 @@ BEGIN
                                AND (g.tgrelid = b.table_oid OR g.tgrelid IN (SELECT relid FROM pg_partition_tree(b.table_oid)))))
     LOOP
         FOR problem IN
-            SELECT * FROM pgivm.check_base_table(affected.view_name, affected.table_oid, true)
+            SELECT * FROM pgivm_catalog.check_base_table(affected.view_name, affected.table_oid, true)
             UNION ALL
-            SELECT * FROM pgivm.check_detached(affected.view_name, true)
+            SELECT * FROM pgivm_catalog.check_detached(affected.view_name, true)
         LOOP
             RAISE EXCEPTION 'pgivm: %', problem USING ERRCODE = 'object_in_use';
         END LOOP;
@@ -308,7 +308,7 @@ BEGIN
 END;
 $$;
 
-CREATE FUNCTION pgivm.on_sql_drop()
+CREATE FUNCTION pgivm_catalog.on_sql_drop()
 RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $$
@@ -318,7 +318,7 @@ BEGIN
     FOR dropped IN
         SELECT d.object_type, d.object_identity, d.objsubid, b.view_name, b.columns
           FROM pg_event_trigger_dropped_objects() d
-          JOIN pgivm.base_tables b ON d.classid = 'pg_class'::regclass AND d.objid = b.table_oid
+          JOIN pgivm_catalog.base_tables b ON d.classid = 'pg_class'::regclass AND d.objid = b.table_oid
     LOOP
         IF dropped.objsubid = 0 THEN
             RAISE EXCEPTION 'pgivm: % is a base table of pgivm view %: drop the view first (pgivm drop %)',
@@ -331,12 +331,12 @@ BEGIN
     -- A capture trigger dropped while its view is still in the catalog: by hand, with the view's
     -- state schema, or with its table (a partition, whose rows would leave the view unseen). The
     -- one drop allowed is of the triggers of a table that is no longer part of the view (an empty
-    -- detached partition, which pgivm.check_detached() cleans up).
+    -- detached partition, which pgivm_catalog.check_detached() cleans up).
     FOR dropped IN
         SELECT DISTINCT d.object_identity, b.view_name,
                substr(d.object_identity, length(quote_ident(x ->> 'name')) + 5) AS table_identity
           FROM pg_event_trigger_dropped_objects() d
-          JOIN pgivm.base_tables b ON d.object_type = 'trigger'
+          JOIN pgivm_catalog.base_tables b ON d.object_type = 'trigger'
           JOIN LATERAL jsonb_array_elements(b.triggers) x
             ON starts_with(d.object_identity, quote_ident(x ->> 'name') || ' on ')
     LOOP
@@ -346,7 +346,7 @@ BEGIN
                             'or drop the view first (pgivm drop %)', dropped.table_identity, dropped.view_name, dropped.view_name
                 USING ERRCODE = 'dependent_objects_still_exist';
         END IF;
-        IF EXISTS (SELECT 1 FROM pgivm.base_tables b
+        IF EXISTS (SELECT 1 FROM pgivm_catalog.base_tables b
                     WHERE b.view_name = dropped.view_name
                       AND (b.table_oid = pg_catalog.to_regclass(dropped.table_identity)
                            OR pg_catalog.to_regclass(dropped.table_identity) IN (SELECT relid FROM pg_partition_tree(b.table_oid)))) THEN
@@ -358,18 +358,18 @@ END;
 $$;
 
 -- Event triggers need a superuser: anyone else gets the catalog without them (and `pgivm init`
--- says so); `verify` still reports every problem pgivm.check_base_table() finds.
+-- says so); `verify` still reports every problem pgivm_catalog.check_base_table() finds.
 DO $$
 BEGIN
     IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
-        CREATE EVENT TRIGGER pgivm_ddl_command_end ON ddl_command_end EXECUTE FUNCTION pgivm.on_ddl_command_end();
-        CREATE EVENT TRIGGER pgivm_sql_drop ON sql_drop EXECUTE FUNCTION pgivm.on_sql_drop();
+        CREATE EVENT TRIGGER pgivm_ddl_command_end ON ddl_command_end EXECUTE FUNCTION pgivm_catalog.on_ddl_command_end();
+        CREATE EVENT TRIGGER pgivm_sql_drop ON sql_drop EXECUTE FUNCTION pgivm_catalog.on_sql_drop();
     END IF;
 END;
 $$;
 
 -- The stored query model names each atom's table as it was written; add the oid it was pinned to.
-UPDATE pgivm.views v
+UPDATE pgivm_catalog.views v
    SET model = jsonb_set(v.model, '{atoms}', (
        SELECT jsonb_agg(jsonb_set(x, '{table,oid}',
                         to_jsonb(pg_catalog.to_regclass(format('%I.%I', x -> 'table' ->> 'schema', x -> 'table' ->> 'name'))::oid::int8))

@@ -1,10 +1,10 @@
 -- pgivm catalog, version 4: deferred views (pgivm.deferred).
 --
--- SELECT pgivm.refresh('view') applies every pending change of a deferred view, as `pgivm
+-- SELECT pgivm_catalog.refresh('view') applies every pending change of a deferred view, as `pgivm
 -- refresh` does, from any SQL client. SECURITY DEFINER to read the catalog; it runs nothing but the
 -- view's own refresh function, named from the catalog, and takes the view's lock as writers do.
 
-CREATE FUNCTION pgivm.refresh(view_name text)
+CREATE FUNCTION pgivm_catalog.refresh(view_name text)
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -12,7 +12,7 @@ DECLARE
     found_view record;
     applied bigint;
 BEGIN
-    SELECT * INTO found_view FROM pgivm.views WHERE name = view_name;
+    SELECT * INTO found_view FROM pgivm_catalog.views WHERE name = view_name;
     IF NOT FOUND THEN
         RAISE EXCEPTION USING ERRCODE = 'undefined_object',
             MESSAGE = format('no pgivm view named %s', view_name),
@@ -27,4 +27,4 @@ BEGIN
     RETURN applied;
 END;
 $pgivm$;
-COMMENT ON FUNCTION pgivm.refresh(text) IS 'apply every pending change of a deferred pgivm view; returns the log rows applied';
+COMMENT ON FUNCTION pgivm_catalog.refresh(text) IS 'apply every pending change of a deferred pgivm view; returns the log rows applied';

@@ -48,6 +48,10 @@ SLOW_NOTE_AFTER_S = 2.0
 def _cmd_init(args: argparse.Namespace) -> int:
     result = command.init(target=args.dsn)
     print(f"catalog migrations applied: {', '.join(result.applied)}" if result.applied else "catalog is up to date")
+    if result.applied:
+        print(f"catalog schema pgivm_catalog, owned by {result.owner}; what other roles need:")
+        for line in result.rights:
+            print(f"  {line}")
     if not result.ddl_guards:
         print("pgivm: note: the DDL event triggers are not installed (creating them needs a superuser): DDL that "
               "breaks a view is not refused, but `pgivm verify` reports it; run `pgivm init` as a superuser",
@@ -245,8 +249,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     report = command.verify(args.name, strict=args.strict, target=args.dsn)
     print(f"maintained: {report.maintained}")
     print(f"recount:    {report.recount}")
-    for failure in report.failures:
-        print(f"invariant violated: {failure}")
+    for failure in report.failures:  # one line per difference found
+        for row in failure.rows[:20]:
+            print(f"invariant violated: {failure.check}: {', '.join(map(str, row))}")
+        if len(failure.rows) > 20:
+            print(f"invariant violated: {failure.check}: ... and {len(failure.rows) - 20:,} more")
     if report.ok:
         print(f"OK: {args.name} equals its recount and every invariant of its system holds ({report.seconds:.2f} s)")
         return 0
@@ -587,7 +594,7 @@ def build_parser() -> argparse.ArgumentParser:
                           "Spark loads and builds",
                      description="Benchmark pgivm's strategies in a scratch database; each workload prints a "
                                  "table, updates and scaling also write a PNG plot to --out.")
-    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "all"],
+    p.add_argument("workload", nargs="?", default="updates", choices=["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "writers", "all"],
                    help="updates (default): single-row updates on a graph under every strategy and ε; "
                         "scaling: per-update time against N on adversarial skew, with fitted slopes; "
                         "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
@@ -602,7 +609,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "enumerating reservoir, recompute and no view; "
                         "deferred: deferred views: the planners on the paper's experiments, writes under IVMε "
                         "against no view and immediate (with pgivm worker), the paper's TPC-H case (NAIVE against ONLINE); "
-                        "all: updates, scaling and bulk in order (not load, not fivm, not sample, not deferred)")
+                        "writers: concurrent writers under 1, 2 and 4 views over shared tables, immediate and "
+                        "deferred, against no view; "
+                        "all: updates, scaling and bulk in order (not load, not fivm, not sample, not deferred, not writers)")
     p.add_argument("--database", default="pgivm_bench",
                    help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)")
     p.add_argument("--out", default="benchmarks/out",
@@ -675,6 +684,9 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--deferred-tpch-scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
     g.add_argument("--deferred-steps", type=int, default=2000,
                    help="TPC-H steps, each one partsupp and one supplier update (default 2000)")
+    g = p.add_argument_group("writers (concurrent writers under views over shared tables, pgivm.bench.writers)")
+    g.add_argument("--writers", type=int, default=4, help="writer threads (default 4)")
+    g.add_argument("--writers-seconds", type=float, default=10.0, help="seconds per setting (default 10)")
     g.add_argument("--recompute-budget", type=float, default=60.0,
                    help="statement timeout of one ORDER BY random() LIMIT K recompute (default 60)")
     p.set_defaults(func=_cmd_bench)

@@ -12,6 +12,7 @@ No maintenance system is named here: each one lives in ``pgivm/systems/`` and is
 from __future__ import annotations
 
 import hashlib
+import random
 import re
 import time
 from contextlib import nullcontext
@@ -22,9 +23,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import capture, deferred
+from pgivm import capture, deferred, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
+from pgivm.connection import user_path, user_search_path
 from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
@@ -37,6 +39,8 @@ from pgivm.transactions import (
     Target,
     fixed_search_path,
     lock_base_tables,
+    lock_by_creating_triggers,
+    read_committed,
     session,
     snapshot,
     transaction,
@@ -54,9 +58,19 @@ __all__ = [
 ]
 
 
+def _open(conn: psycopg.Connection, name: str, *, replacing_functions: bool = False) -> catalog.ViewRecord:
+    """The view's catalog record, its state checked (and, for a superuser, locked) as safe to use
+    by this session's role when that is not the view's owner (``pgivm.owners``)."""
+    record = catalog.get(conn, name)
+    owners.pin(conn, record, replacing_functions=replacing_functions)
+    return record
+
+
 def _check_name(name: str) -> None:
     if not name or len(name.encode()) > _MAX_NAME_BYTES or re.search(r"[\x00-\x1f]", name):
         raise PgivmError(f"invalid view name {name!r}", f"use 1 to {_MAX_NAME_BYTES} bytes, no control characters")
+    if common.state_schema_for(name) == migrate.SCHEMA:
+        raise PgivmError(f"invalid view name {name!r}: its state schema would be pgivm's catalog", "choose another name")
 
 
 def template_version() -> str:
@@ -84,6 +98,19 @@ class InitResult:
     applied: list[str]  # migrations applied now
     ddl_guards: bool  # pgivm's DDL event triggers are installed (they need a superuser)
     outdated: list[str]  # views installed from older templates: `pgivm upgrade` reinstalls them
+    owner: str = ""  # the role that owns the catalog (and runs pgivm's SECURITY DEFINER catalog functions)
+    rights: list[str] = field(default_factory=list)  # what other roles need, for the admin to grant
+
+
+# What a role other than the catalog's owner needs (init prints it): the catalog's functions do the
+# rest (pgivm_catalog.create_state_schema, record_view, ...), checking what each role may do.
+RIGHTS = [
+    "to create a view: CREATE on the schema it goes in, and SELECT and TRIGGER on its tables (or owning them): "
+    "GRANT CREATE ON SCHEMA <schema> TO <role>; GRANT SELECT, TRIGGER ON <table> TO <role>",
+    "to drop or upgrade it: the tables' owner or a superuser (DROP TRIGGER needs the table's owner)",
+    "to read it: SELECT on the view (and on NAME_stale for a deferred view), as for any view",
+    "to run `pgivm worker`: a superuser, or GRANT EXECUTE ON FUNCTION pgivm_catalog.register_worker() TO <role>",
+]
 
 
 def init(target: Target = None) -> InitResult:
@@ -96,7 +123,10 @@ def init(target: Target = None) -> InitResult:
                 "WHERE evtname IN ('pgivm_ddl_command_end', 'pgivm_sql_drop') AND evtenabled <> 'D'").fetchone()
             outdated = [r.name for r in catalog.all_views(conn)
                         if r.template_version != template_version()]
-    return InitResult(applied=applied, ddl_guards=bool(guards and guards[0]), outdated=outdated)
+            owner = conn.execute("SELECT pg_catalog.pg_get_userbyid(nspowner) FROM pg_catalog.pg_namespace "
+                                 "WHERE nspname = 'pgivm_catalog'").fetchone()[0]  # type: ignore[index]
+    return InitResult(applied=applied, ddl_guards=bool(guards and guards[0]), outdated=outdated, owner=owner,
+                      rights=list(RIGHTS))
 
 
 # --- create -------------------------------------------------------------------------------------
@@ -155,7 +185,7 @@ def _check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
     """The definition is what users read as the view's meaning: PostgreSQL itself must accept it.
     (Run once the base tables are locked and pinned, so the names lead where resolve() found.)"""
     try:
-        with conn.transaction():
+        with conn.transaction(), user_search_path(conn):  # the user's names, as in their own query
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
     except psycopg.Error as err:
         first = (str(err).strip().splitlines() or ["error"])[0]
@@ -231,42 +261,28 @@ def create(
     started = time.perf_counter()
     with session(target) as conn:
         migrate.upgrade(conn)
-        with builder.around(conn) if builder else nullcontext() as context, transaction(conn):
-            view_schema = schema or conn.execute("SELECT current_schema()").fetchone()[0]  # type: ignore[index]
-            if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
-                raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
-            if _RESERVED_SCHEMA.match(view_schema):
-                raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
-            if catalog.exists(conn, name):
-                raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
-            taken = conn.execute(
-                "SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(view_schema, name).as_string(conn)]
-            ).fetchone()
-            if taken and taken[0]:
-                raise PgivmError(f"relation {view_schema}.{name} already exists", "choose another view name")
-            stale = deferred.stale_name(name)
-            if refresh_mode and conn.execute("SELECT to_regclass(%s) IS NOT NULL",
-                                             [sql.Identifier(view_schema, stale).as_string(conn)]).fetchone()[0]:  # type: ignore[index]
-                raise PgivmError(f"relation {view_schema}.{stale} already exists, and a deferred view needs that name "
-                                 "for its stale result", "choose another view name")
+        with builder.around(conn) if builder else nullcontext() as context, read_committed(conn), transaction(conn):
+            view_schema = _preflight(conn, name, schema, deferring=refresh_mode is not None)
             resolved = resolve(conn, query)
-            oids = sorted({base.oid for base in resolved.base.values()})
-            # Writers wait from here to the commit, so no change slips between build and triggers.
-            lock_base_tables(conn, oids, "SHARE ROW EXCLUSIVE", lock_wait)
-            resolved = resolve(conn, query, {t: b.oid for t, b in resolved.base.items()})  # as locked
-            if not _uses_cofactor(query):  # cofactor() is pgivm's, not PostgreSQL's
-                _check_postgres_accepts(conn, query.sql)
             fixed_search_path(conn)
             if refresh_mode:
                 params = {**params, "refresh": "deferred"}  # the plan may depend on it (first-order's does)
             logged = _deferred_tables(chosen, resolved, name, params) if refresh_mode else None
             plan = chosen.plan(resolved, name, view_schema, params)
-            for phase in plan.phases:
-                if phase.name == "build" and builder is not None:
-                    builder.build(conn, resolved, name, params, context)
-                    continue
-                for statement in phase.statements:
-                    conn.execute(statement)
+            conn.execute("SELECT pgivm_catalog.create_state_schema(%s, (SELECT oid FROM pg_catalog.pg_roles "
+                         "WHERE rolname = current_user), %s)", [name, view_schema])
+            _run_phases(conn, plan, "state", "functions")
+            # Writers wait from here to the commit, so no change slips between build and triggers.
+            lock_by_creating_triggers(conn, plan.phase("capture").statements,
+                                      {b.oid: str(b.ref) for b in resolved.base.values()},
+                                      capture.lock_trigger(name).name, lock_wait)
+            if not _uses_cofactor(query):  # cofactor() is pgivm's, not PostgreSQL's
+                _check_postgres_accepts(conn, query.sql)
+            if builder is not None:
+                builder.build(conn, resolved, name, params, context)
+            else:
+                _run_phases(conn, plan, "build")
+            _run_phases(conn, plan, "expose")
             if logged is not None and refresh_mode is not None:
                 names = common.Names.of(name)
                 for statement in deferred.state_plan(names, logged, refresh_mode["budget"], refresh_mode["planner"]):
@@ -279,6 +295,33 @@ def create(
                         figures=reported.figures,
                         headline={reported.label(k): reported.figures[k] for k in reported.headline},
                         seconds=time.perf_counter() - started)
+
+
+def _preflight(conn: psycopg.Connection, name: str, schema: str | None, deferring: bool) -> str:
+    """The schema the view goes into, once everything create needs is free; else one line."""
+    view_schema = schema or user_path(conn).current
+    if view_schema is None:
+        raise PgivmError("no schema on the search_path exists to put the view in", "pass --schema")
+    if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
+        raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
+    if _RESERVED_SCHEMA.match(view_schema):
+        raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
+    if catalog.exists(conn, name):
+        raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
+    wanted = [name, deferred.stale_name(name)] if deferring else [name]
+    for relation in wanted:
+        taken = conn.execute("SELECT pg_catalog.to_regclass(%s) IS NOT NULL",
+                             [sql.Identifier(view_schema, relation).as_string(conn)]).fetchone()
+        if taken and taken[0]:
+            why = "" if relation == name else ", and a deferred view needs that name for its stale result"
+            raise PgivmError(f"relation {view_schema}.{relation} already exists{why}", "choose another view name")
+    return view_schema
+
+
+def _run_phases(conn: psycopg.Connection, plan: Any, *phases: str) -> None:
+    for phase in phases:
+        for statement in plan.phase(phase).statements:
+            conn.execute(statement)
 
 
 def _refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
@@ -307,9 +350,8 @@ def _deferred_tables(system: System, resolved: ResolvedView, name: str,
     functions = {}
     for table in atoms:
         triggers = system.capture_triggers(resolved, name, table)
-        functions[table] = (next(t.function for t in triggers if t.timing == "BEFORE" and "INSERT" in t.events),
-                            next(t.function for t in triggers if t.timing == "AFTER" and "INSERT" in t.events))
-    tables = deferred.logged_tables(atoms, resolved, functions)
+        functions[table] = next(t.function for t in triggers if t.timing == "AFTER" and "INSERT" in t.events)
+    tables = list(deferred.logged_tables(atoms, resolved, functions).values())
     if not tables:
         raise PgivmError("cannot defer this view: none of its tables can change", "use --refresh immediate")
     return tables
@@ -321,8 +363,9 @@ def _record(conn: psycopg.Connection, system: System, name: str, view_schema: st
     in_catalog = {o.name for o in system.options if not o.in_state} | {"refresh"}
     state_schema = common.state_schema_for(name)
     stale = [{"kind": "view", "schema": view_schema, "name": deferred.stale_name(name)}] if deferred.is_deferred(params) else []
+    owner = conn.execute("SELECT oid::int8 FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0]  # type: ignore[index]
     catalog.insert(conn, catalog.ViewRecord(
-        name=name, view_schema=view_schema, state_schema=state_schema, system=system.name,
+        name=name, view_schema=view_schema, state_schema=state_schema, system=system.name, owner=owner,
         model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
         definition=query.sql, model=catalog.model_to_json(query, resolved),
         params={k: v for k, v in params.items() if k in in_catalog},
@@ -413,7 +456,7 @@ def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait:
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name, replacing_functions=True)
             system = registry.get(record.system)
             version = template_version()
             if record.template_version == version and not force:
@@ -437,15 +480,16 @@ def _reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: Sys
     names = common.Names.of(name)
     if deferred.is_deferred(record.params):
         deferred.unwrap_views(conn, names, name, record.view_schema)
-    _drop_installed(conn, record, oids, keep_state=True)
-    conn.execute(common.state_logged(record.state_schema))
-    for phase in ("functions", "capture", "expose"):
-        for statement in plan.phase(phase).statements:
-            conn.execute(statement)
-    if deferring:
-        deferred.wrap(conn, names, _deferred_tables(system, resolved, name, params), name, record.view_schema)
-    catalog.insert_base_tables(conn, name, resolved, {
-        table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+    _drop_installed(conn, record, oids, keep_state=True)  # as the caller: a base table's triggers are its owner's
+    with owners.acting_as(conn, record):  # what is created belongs to the view's owner, whoever upgrades
+        conn.execute(common.state_logged(record.state_schema))
+        for phase in ("functions", "capture", "expose"):
+            for statement in plan.phase(phase).statements:
+                conn.execute(statement)
+        if deferring:
+            deferred.wrap(conn, names, _deferred_tables(system, resolved, name, params), name, record.view_schema)
+        catalog.insert_base_tables(conn, name, resolved, {
+            table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
 
 
 def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, planner: str | None = None,
@@ -456,7 +500,7 @@ def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, 
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name)
             system = registry.get(record.system)
             was = "deferred" if deferred.is_deferred(record.params) else "immediate"
             mode = deferred.REFRESH.validate(refresh) if refresh is not None else was
@@ -474,9 +518,10 @@ def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, 
                 params["refresh"] = "deferred"
                 tables = _deferred_tables(system, resolved, name, params)
                 lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
-                for statement in deferred.state_plan(names, tables, new_budget if new_budget is not None else deferred.BUDGET.default,
-                                                     new_planner or deferred.PLANNER.default):
-                    conn.execute(statement)
+                with owners.acting_as(conn, record):
+                    for statement in deferred.state_plan(names, tables, new_budget if new_budget is not None else deferred.BUDGET.default,
+                                                         new_planner or deferred.PLANNER.default):
+                        conn.execute(statement)
                 # reinstalled, not only wrapped: a system's SQL may depend on the mode (first-order
                 # then reads base tables less what is pending)
                 _reinstall(conn, record, system, resolved, params, oids, deferring=True)
@@ -522,6 +567,7 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
     with session(target) as conn, snapshot(conn):
         out = []
         for record in catalog.all_views(conn):
+            owners.pin(conn, record)
             system = registry.get(record.system)
             dropping = _dropping(conn, record.view_schema, record.name)
             out.append(ViewSummary(
@@ -550,7 +596,7 @@ class StatusReport:
 def status(name: str, *, target: Target = None) -> StatusReport:
     """The system's figures, the sizes of every state table, and drift of the base tables."""
     with session(target) as conn, snapshot(conn):
-        record = catalog.get(conn, name)
+        record = _open(conn, name)
         _check_not_dropping(conn, record.view_schema, name)
         system = registry.get(record.system)
         reported = system.status(conn, name)
@@ -571,7 +617,7 @@ def status(name: str, *, target: Target = None) -> StatusReport:
 def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
     """The view's base tables as they are named now."""
     with session(target) as conn, snapshot(conn):
-        return list(dict.fromkeys(_pinned(conn, catalog.get(conn, name)).tables.values()))
+        return list(dict.fromkeys(_pinned(conn, _open(conn, name)).tables.values()))
 
 
 def _pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
@@ -636,41 +682,63 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
     started = time.perf_counter()
     with session(target) as conn:
         deferring = _is_deferred(conn, name)
-    with session(target) as conn, snapshot(conn, read_only=not deferring):
-        record = catalog.get(conn, name)
-        if deferring:  # what is pending first, in this snapshot: the state then reflects the base tables
-            deferred.refresh(conn, name)
-        problems = catalog.base_table_problems(conn, name)
-        failures = [common.CheckFailure("base_tables", [(p,) for p in problems])] if problems else []
-        maintained = _maintained(conn, record.view_schema, name)
-        try:
-            resolved = _pinned(conn, record)
-        except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
-            failures.append(common.CheckFailure("base_tables", [(str(err),)]))
-            return VerifyReport(name, maintained, None, failures, time.perf_counter() - started)
-        if isinstance(resolved.query, ConjunctiveQuery):
-            shown = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
-                sql.Identifier(record.view_schema, name)), prepare=False).fetchone()
-            maintained = int(shown[0]) if shown else 0
-            compare = getattr(registry.get(record.system), "compare_result", None)
-            recount, differences = (compare(conn, resolved, name) if compare is not None
-                                    else _compare_result(conn, record, resolved))
-            if differences:
-                failures.append(common.CheckFailure("result_equals_plain_sql", differences))
-        else:
-            recount = _recount(conn, record, resolved)
-        system = registry.get(record.system)
-        failures += system.verify(conn, resolved, name, strict)
-        if deferring:
-            params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
-            failures += common.run_checks(conn, deferred.checks(  # type: ignore[arg-type]
-                common.Names.of(name), _deferred_tables(system, resolved, name, params)))
+        retries = VERIFY_RETRIES if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE else 0
+        for attempt in range(retries + 1):
+            try:
+                with snapshot(conn):
+                    maintained, recount, failures = _verify_in_snapshot(conn, name, strict, deferring)
+                break
+            except (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected):
+                # a deferred view refreshed by another session since this snapshot was taken
+                if attempt == retries:
+                    raise PgivmError(f"could not verify {name}: other sessions kept refreshing it",
+                                     "retry when fewer sessions read it") from None
+                time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
     return VerifyReport(name, maintained, recount, failures, time.perf_counter() - started)
+
+
+VERIFY_RETRIES = 20  # a deferred view's refresh in another session since our snapshot: 40001, retried
+
+
+def _verify_in_snapshot(conn: psycopg.Connection, name: str, strict: bool,
+                        deferring: bool) -> tuple[Any, Any, list[common.CheckFailure]]:
+    record = _open(conn, name)
+    if deferring:  # what is pending first, in this snapshot: the state then reflects the base tables
+        deferred.refresh(conn, name)
+    problems = catalog.base_table_problems(conn, name)
+    failures = [common.CheckFailure("base_tables", [(p,) for p in problems])] if problems else []
+    maintained = _maintained(conn, record.view_schema, name)
+    try:
+        resolved = _pinned(conn, record)
+    except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
+        failures.append(common.CheckFailure("base_tables", [(str(err),)]))
+        return maintained, None, failures
+    if isinstance(resolved.query, ConjunctiveQuery):
+        shown = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(
+            sql.Identifier(record.view_schema, name)), prepare=False).fetchone()
+        maintained = int(shown[0]) if shown else 0
+        compare = getattr(registry.get(record.system), "compare_result", None)
+        recount, differences = (compare(conn, resolved, name) if compare is not None
+                                else _compare_result(conn, record, resolved))
+        if differences:
+            failures.append(common.CheckFailure("result_equals_plain_sql", differences))
+    else:
+        recount = _recount(conn, record, resolved)
+    system = registry.get(record.system)
+    failures += system.verify(conn, resolved, name, strict)
+    unsafe = owners.problems(conn, record, lock=False)  # what other roles would refuse to use
+    if unsafe:
+        failures.append(common.CheckFailure("state_safe_for_other_roles", [(p,) for p in unsafe]))
+    if deferring:
+        params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
+        failures += common.run_checks(conn, deferred.checks(  # type: ignore[arg-type]
+            common.Names.of(name), _deferred_tables(system, resolved, name, params)))
+    return maintained, recount, failures
 
 
 def _is_deferred(conn: psycopg.Connection, name: str) -> bool:
     migrate.upgrade(conn)
-    row = conn.execute("SELECT params->>'refresh' FROM pgivm.views WHERE name = %s", [name]).fetchone()
+    row = conn.execute("SELECT params->>'refresh' FROM pgivm_catalog.views WHERE name = %s", [name]).fetchone()
     return bool(row) and row[0] == "deferred"  # type: ignore[index]
 
 
@@ -685,7 +753,7 @@ def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int 
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name)
             if not deferred.is_deferred(record.params):
                 raise PgivmError(f"view {name} is immediate: calibrate measures the cost functions of a deferred view",
                                  "create it with --refresh deferred")
@@ -694,7 +762,7 @@ def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int 
             resolved = _pinned(conn, record)
             params = {**_params(system, {}), **record.params, **_state_params(conn, system, name)}
             tables = _deferred_tables(system, resolved, name, params)
-            bases = {t.number: resolved.base_of(t.table).ident for t in tables}
+            bases = {t.number: resolved.base_of(t.table) for t in tables}
             return measuring.calibrate(conn, name, tables, bases, ladder or measuring.LADDER, repeats, progress=progress)
 
 
@@ -726,7 +794,7 @@ def refresh(name: str, *, target: Target = None) -> RefreshResult:
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name)
             if not deferred.is_deferred(record.params):
                 raise PgivmError(f"view {name} is immediate: every write maintains it, there is nothing to refresh",
                                  "only a view created with --refresh deferred has pending changes")
@@ -794,7 +862,7 @@ def explain(name: str, *, target: Target = None) -> list[str]:
     """How the view is maintained, in lines: the system's own description (F-IVM: the variable
     order and the view tree, each view with its keys, payload ring and rows)."""
     with session(target) as conn, snapshot(conn):
-        record = catalog.get(conn, name)
+        record = _open(conn, name)
         system = registry.get(record.system)
         lines = [f"view {record.view_schema}.{name}: system {system.name} ({system.summary})",
                  f"definition: {record.definition}"]
@@ -814,7 +882,7 @@ def regress(name: str, target_column: str, *, target: Target = None) -> Any:
     from pgivm.regress import solve
 
     with session(target) as conn, snapshot(conn):
-        record = catalog.get(conn, name)
+        record = _open(conn, name)
         query = record.query
         if not _uses_cofactor(query):
             raise PgivmError(f"view {name} has no cofactor(...) aggregate", "create it as SELECT cofactor(x1, ..., xm) FROM ...")
@@ -840,7 +908,7 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name)
             system = registry.get(record.system)
             found = next((a for a in system.actions if a.name == action_name), None)
             if found is None:
@@ -857,16 +925,12 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
                 raise PgivmError(f"{action_name} needs {', '.join(missing)}")
             fixed_search_path(conn)
             if found.locks_state:
-                # The view's lock, as writers take it: we wait for the writer holding it and queue
-                # writers behind us; no base-table lock, so no cycle with a writer is possible. A
-                # deferred view's writers take their own lock first, and so does every session that
-                # also applies (one order, so a transaction that goes on writing cannot deadlock).
+                # The view's lock: we wait for the writer (or reader) holding it, with retries, and
+                # writers of an immediate view queue behind us; no base-table lock, so no cycle with
+                # a writer is possible. A deferred view's writers never take it.
                 names = common.Names.of(name)
-                locks = [names("deferred_writers"), names("state")] if deferred.is_deferred(record.params) \
-                    else [names("state")]
-                for lock in locks:
-                    with_lock_retries(conn, f"the state of view {name}", lambda attempt, lock=lock: conn.execute(
-                        sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(lock)), lock_wait)
+                with_lock_retries(conn, f"the state of view {name}", lambda attempt: conn.execute(
+                    sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(names("state"))), lock_wait)
             # An action may also hand back rows to show ("columns" and "rows": sample --fresh).
             produced = found.run(conn, name, values) or {}
             return {**system.status(conn, name).figures, "count": common.read_state(conn, name)["count"], **produced}
@@ -968,7 +1032,7 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
     with session(target) as conn:
         migrate.upgrade(conn)
         with transaction(conn):
-            record = catalog.get(conn, name)
+            record = _open(conn, name)
             lock_base_tables(conn, sorted(set(record.table_oids.values())), "SHARE", lock_wait)
             if record.model_version == catalog.CQ_MODEL_VERSION:
                 return _validate_spark_cq(conn, record, master)

@@ -7,17 +7,22 @@ demand so that a user without a database can still try pgivm.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import psycopg
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict
 
 from pgivm.errors import ConnectionFailed, PgivmError
 
-__all__ = ["LIBPQ_ENV_VARS", "connect", "describe_target", "resolve_dsn"]
+__all__ = ["LIBPQ_ENV_VARS", "SAFE_SEARCH_PATH", "GuardedCursor", "UserPath", "connect", "describe_target", "harden",
+           "hardened", "resolve_dsn", "user_path", "user_search_path"]
 
 #: libpq variables meaning "the user configured a server": set, they disable the embedded server.
 LIBPQ_ENV_VARS = ("PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE")
@@ -69,11 +74,14 @@ def describe_target(dsn: str | None) -> str:
 
 
 @contextmanager
-def connect(dsn: str | None = None, *, autocommit: bool = False) -> Iterator[psycopg.Connection]:
+def connect(dsn: str | None = None, *, autocommit: bool = False,
+            search_path: str | None = None) -> Iterator[psycopg.Connection]:
     """Connect to the resolved target (see :func:`resolve_dsn`) and close the connection afterwards.
 
     Like psycopg's own ``with connection:``, a transaction still open on exit is committed if the
-    block succeeded and rolled back if it raised. Failure to connect raises ConnectionFailed.
+    block succeeded and rolled back if it raised. Failure to connect raises ConnectionFailed. The
+    connection is hardened (``harden``); ``search_path``: the one its statements run under instead
+    of pgivm's own (the benchmarks' scratch schema, which only they may create in).
     """
     conninfo = resolve_dsn(dsn)
     try:
@@ -86,8 +94,179 @@ def connect(dsn: str | None = None, *, autocommit: bool = False) -> Iterator[psy
         raise ConnectionFailed(
             f"invalid connection string: {_first_line(exc)}", _CONNECT_HINT
         ) from exc
+    harden(conn, search_path)
     with conn:
         yield conn
+
+
+# --- the settings pgivm's own SQL runs under -------------------------------------------------------
+
+#: Names resolve in pg_catalog only (pgivm qualifies everything else): a function, operator or
+#: table a stranger planted in ``public`` (say ``public.=(oid, integer)``) is never used.
+SAFE_SEARCH_PATH = "pg_catalog, pg_temp"
+_RESET = ("SELECT pg_catalog.set_config('search_path', %s, %s), pg_catalog.set_config('row_security', 'off', %s)")
+
+
+@dataclass(frozen=True)
+class UserPath:
+    """The search_path the session had before pgivm fixed its own: how the user's view SQL names
+    tables (``FROM r`` means the first ``r`` on it) and where an unqualified view goes."""
+
+    setting: str  # the search_path setting, e.g. '"$user", public'
+    schemas: tuple[str, ...]  # current_schemas(true): the schemas it searches, in order, pg_catalog included
+    current: str | None  # current_schema(): the first of them that exists
+
+
+class GuardedCursor(psycopg.Cursor[Any]):
+    """A cursor that sets pgivm's search_path (and row_security = off) again before every
+    statement, and quotes generated function bodies with a tag no name in them contains.
+
+    Code of a view's owner runs in pgivm's sessions (inside that owner's SECURITY DEFINER
+    functions, so with the owner's rights), and such code can change session settings: a plain
+    ``SET search_path`` inside a function outlives it. The statement after it would then resolve
+    pgivm's unqualified operators on the owner's path, with the session's rights."""
+
+    def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,  # type: ignore[override]
+                binary: bool | None = None) -> "GuardedCursor":
+        conn = self.connection
+        local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        path = getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH)
+        super().execute(_RESET, [path, local, local], prepare=False)
+        super().execute(safe_dollar_quotes(query, conn), params, prepare=prepare, binary=binary)
+        return self
+
+
+BODY_TAG = "$pgivm$"
+
+
+def safe_dollar_quotes(query: Any, conn: psycopg.Connection[Any] | None = None) -> Any:
+    """``query`` with pgivm's dollar-quote tag ``$pgivm$`` (in its own SQL text, never in the
+    identifiers and literals formatted into it) replaced by one that none of those contains.
+
+    Generated functions are dollar-quoted, and their bodies hold names other roles choose (a
+    column, a table, a view). A name containing the closing tag would end the body there and run
+    the rest as SQL, with the rights of whoever (re)installs the view: so the tag is ``$pgivm$``
+    unless some name or literal contains it, and otherwise one derived from all of them."""
+    if not isinstance(query, sql.Composable):
+        return query
+    parts = _flatten(query)
+    if not any(isinstance(p, sql.SQL) and BODY_TAG in p.as_string(conn) for p in parts):
+        return query
+    values = [p.as_string(conn) for p in parts if not isinstance(p, sql.SQL)]
+    tag, seed = BODY_TAG, "".join(values)
+    while any(tag[:-1] in v for v in values):  # "$pgivm" also guards against "$pgivm$" across parts
+        seed = hashlib.sha256(seed.encode()).hexdigest()
+        tag = f"$pgivm_{seed[:16]}$"
+    if tag == BODY_TAG:
+        return query
+    return sql.Composed([sql.SQL(p.as_string(conn).replace(BODY_TAG, tag)) if isinstance(p, sql.SQL) else p  # type: ignore[arg-type]
+                         for p in parts])
+
+
+def _flatten(query: sql.Composable) -> list[sql.Composable]:
+    if isinstance(query, sql.Composed):
+        return [part for inner in query for part in _flatten(inner)]
+    return [query]
+
+
+def harden(conn: psycopg.Connection[Any], search_path: str | None = None) -> None:
+    """Make ``conn`` safe for pgivm's SQL: remember the user's search_path (for the names in view
+    definitions), then fix pgivm's, and run every later statement through GuardedCursor. Named
+    prepared statements are off: a view owner's code could DEALLOCATE one and PREPARE its own
+    under the same name, which this session would then run with its own rights."""
+    if getattr(conn, "_pgivm_user_path", None) is not None:
+        return
+    in_transaction = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    with conn.cursor() as cur:  # a plain cursor: qualified functions only, no operator, any search_path
+        saved = cur.execute("SELECT pg_catalog.current_setting('search_path'), "
+                            "pg_catalog.current_setting('row_security')", prepare=False).fetchone()
+        assert saved is not None
+        if search_path is not None:
+            cur.execute("SELECT pg_catalog.set_config('search_path', %s, %s)", [search_path, in_transaction], prepare=False)
+            conn._pgivm_path = search_path  # type: ignore[attr-defined]
+        row = cur.execute("SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_schemas(true), "
+                          "pg_catalog.current_schema()", prepare=False).fetchone()
+        assert row is not None
+        conn._pgivm_user_path = UserPath(row[0], tuple(row[1]), row[2])  # type: ignore[attr-defined]
+        conn._pgivm_saved = (conn.cursor_factory, conn.prepare_threshold, saved[0], saved[1])  # type: ignore[attr-defined]
+        cur.execute(_RESET, [search_path or SAFE_SEARCH_PATH, in_transaction, in_transaction], prepare=False)
+    if not in_transaction and not conn.autocommit:
+        conn.commit()
+    conn.prepare_threshold = None
+    conn.cursor_factory = GuardedCursor
+
+
+def soften(conn: psycopg.Connection[Any]) -> None:
+    """Undo ``harden`` on a connection pgivm was lent (the API's ``target``): the caller's own
+    search_path, row_security, cursor factory and prepared-statement threshold come back."""
+    saved = getattr(conn, "_pgivm_saved", None)
+    if saved is None or conn.closed:
+        return
+    factory, threshold, path, row_security = saved
+    conn.cursor_factory, conn.prepare_threshold = factory, threshold
+    if conn.info.transaction_status in (psycopg.pq.TransactionStatus.IDLE, psycopg.pq.TransactionStatus.INTRANS):
+        local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+        with conn.cursor() as cur:
+            cur.execute("SELECT pg_catalog.set_config('search_path', %s, %s), pg_catalog.set_config('row_security', %s, %s)",
+                        [path, local, row_security, local], prepare=False)
+    del conn._pgivm_user_path, conn._pgivm_saved  # type: ignore[attr-defined]
+
+
+@contextmanager
+def hardened(conn: psycopg.Connection[Any]) -> Iterator[psycopg.Connection[Any]]:
+    """``harden`` for the length of the block, then ``soften``, unless it was hardened before."""
+    if getattr(conn, "_pgivm_user_path", None) is not None:
+        yield conn
+        return
+    harden(conn)
+    try:
+        yield conn
+    finally:
+        soften(conn)
+
+
+def user_path(conn: psycopg.Connection[Any]) -> UserPath:
+    """The search_path the user had on ``conn`` (for a connection pgivm did not harden: the one it has)."""
+    found = getattr(conn, "_pgivm_user_path", None)
+    if found is None:
+        with conn.cursor() as cur:
+            row = cur.execute("SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_schemas(true), "
+                              "pg_catalog.current_schema()", prepare=False).fetchone()
+        assert row is not None
+        return UserPath(row[0], tuple(row[1]), row[2])
+    return found  # type: ignore[no-any-return]
+
+
+@contextmanager
+def search_path_of(conn: psycopg.Connection[Any], path: str) -> Iterator[None]:
+    """Run the block's statements under ``path`` (a schema the caller made itself first, say),
+    set again before each of them as pgivm's own path is."""
+    previous = getattr(conn, "_pgivm_path", None)
+    conn._pgivm_path = path  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        if previous is None:
+            del conn._pgivm_path  # type: ignore[attr-defined]
+        else:
+            conn._pgivm_path = previous  # type: ignore[attr-defined]
+
+
+@contextmanager
+def user_search_path(conn: psycopg.Connection[Any]) -> Iterator[None]:
+    """Run the block's statements under the user's search_path: only for resolving the names a
+    user wrote (their view's tables, EXPLAIN of their SQL). Statements inside must name every type
+    and function they use with its schema: the user's path may list ``public`` before pg_catalog.
+    (On a connection pgivm did not harden, its statements run under the user's path anyway.)"""
+    if getattr(conn, "_pgivm_user_path", None) is None:
+        yield
+        return
+    previous = getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH)
+    conn._pgivm_path = user_path(conn).setting  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        conn._pgivm_path = previous  # type: ignore[attr-defined]
 
 
 # --------------------------------------------------------------------------------------- helpers

@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm.catalog import migrate
-from pgivm.connection import connect
+from pgivm.connection import connect, hardened
 from pgivm.errors import PgivmError
 
 Target = Union[str, psycopg.Connection, None]
@@ -22,7 +22,8 @@ Target = Union[str, psycopg.Connection, None]
 @contextmanager
 def session(target: Target) -> Iterator[psycopg.Connection]:
     if isinstance(target, psycopg.Connection):
-        yield target
+        with hardened(target):  # the caller's own settings come back afterwards
+            yield target
     else:
         with connect(target, autocommit=True) as conn:  # every transaction explicit, as with a caller's
             yield conn
@@ -121,13 +122,58 @@ def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budge
     with_lock_retries(conn, ", ".join(names), take, budget)
 
 
+def lock_by_creating_triggers(conn: psycopg.Connection, statements: list[sql.Composable], tables: dict[int, str],
+                              lock_name: str, budget: float) -> None:
+    """Create the capture triggers, retried as ``with_lock_retries`` does: CREATE TRIGGER locks
+    its table SHARE ROW EXCLUSIVE, against writers, until the commit, and needs only the TRIGGER
+    privilege (a LOCK TABLE in that mode would need UPDATE, DELETE or TRUNCATE). ``tables``: each
+    base table's oid and name as resolved; the trigger ``lock_name`` must then be on that oid, so
+    a name that led elsewhere meanwhile is an error, not a trigger on another table."""
+    def take(attempt: int) -> None:
+        for position, statement in enumerate(statements):
+            # Holding nothing yet, the first wait cannot close a cycle: it may be longer.
+            timeout = FIRST_LOCK_MS if position == 0 else LOCK_ATTEMPT_MS
+            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
+            conn.execute(statement)
+        for oid, name in tables.items():
+            found = conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = %s AND tgname = %s)",
+                                 [oid, lock_name]).fetchone()
+            if not found or not found[0]:
+                raise PgivmError(f"table {name} changed while pgivm was locking it", "retry the command")
+
+    with_lock_retries(conn, ", ".join(tables.values()), take, budget)
+
+
 @contextmanager
-def snapshot(conn: psycopg.Connection, read_only: bool = True) -> Iterator[None]:
-    """A read-only REPEATABLE READ transaction (when the connection is idle; inside a caller's
-    transaction, that transaction), with pgivm's fixed search_path. Maintenance happens in the
-    writing transactions, so one snapshot sees the base tables and the state consistently: no
-    table lock is needed, and no writer waits for us. (``read_only=False``: a deferred view's
-    reader may first apply what is pending, in the same snapshot.)"""
+def read_committed(conn: psycopg.Connection) -> Iterator[None]:
+    """The block's transaction in READ COMMITTED, whose statements each see every commit before
+    them: a build that starts after its tables are locked then reads every row committed before
+    the lock. Inside a caller's REPEATABLE READ or SERIALIZABLE transaction, whose snapshot may
+    be older than the lock, refuse in one line."""
+    if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
+        level = conn.execute("SELECT pg_catalog.current_setting('transaction_isolation')").fetchone()[0]  # type: ignore[index]
+        if level != "read committed":
+            raise PgivmError(f"create cannot run in a {level.upper()} transaction: it builds the view from the rows "
+                             "committed when it has locked the tables, which that transaction's snapshot may not see",
+                             "run it outside your transaction, or in a READ COMMITTED one")
+        yield
+        return
+    saved = conn.isolation_level
+    conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
+    try:
+        yield
+    finally:
+        conn.isolation_level = saved
+
+
+@contextmanager
+def snapshot(conn: psycopg.Connection, read_only: bool = False) -> Iterator[None]:
+    """A REPEATABLE READ transaction (when the connection is idle; inside a caller's transaction,
+    that transaction), with pgivm's fixed search_path. Maintenance happens in the writing
+    transactions, so one snapshot sees the base tables and the state consistently: no table lock
+    is needed, and no writer waits for us. Not read-only by default: a deferred view's reader may
+    first apply what is pending, in the same snapshot, and a role that is not a view's owner
+    locks the catalog rows of its state before it uses it (``pgivm.owners``)."""
     migrate.upgrade(conn)
     own = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     saved = (conn.isolation_level, conn.read_only)

@@ -64,7 +64,7 @@ def test_systems_and_options_are_checked(conn: psycopg.Connection) -> None:
     command.create("tri", TRIANGLE_SQL, system="recompute", target=conn)
     with pytest.raises(PgivmError, match="uses system recompute, which has no rebalance"):
         command.action("tri", "rebalance", target=conn)
-    assert conn.execute("SELECT count(*) FROM pgivm.views").fetchone()[0] == 1
+    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 1
 
 
 def test_every_system_fulfils_the_contract() -> None:

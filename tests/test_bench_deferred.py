@@ -35,4 +35,4 @@ def test_writes_the_tpch_case_and_the_simulation_run_under_every_setting(conn: p
         return
     assert (tmp_path / "deferred-simulation.png").stat().st_size > 10_000
     assert (tmp_path / "deferred-costs.png").stat().st_size > 10_000
-    assert conn.execute("SELECT count(*) FROM pgivm.views").fetchone() == (0,)  # every view dropped again
+    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone() == (0,)  # every view dropped again

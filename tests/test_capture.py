@@ -41,10 +41,10 @@ class LogOnly:
     @staticmethod
     def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
         names = common.Names.of(name)
-        state = [sql.SQL("CREATE SCHEMA {s}; CREATE TABLE {st} (singleton boolean PRIMARY KEY DEFAULT true, "
+        state = [sql.SQL("CREATE TABLE {st} (singleton boolean PRIMARY KEY DEFAULT true, "
                          "updates_applied bigint NOT NULL DEFAULT 0); INSERT INTO {st} DEFAULT VALUES; "
                          "CREATE TABLE {r} (singleton boolean PRIMARY KEY DEFAULT true, count bigint)").format(
-            s=names.schema_id, st=names("state"), r=names("result"))]
+            st=names("state"), r=names("result"))]
         state += [capture.log_tables(capture.triangle_atom(view, a), names) for a in view.query.atoms]
         functions = [common.capture_functions_plan(names, view, name, t, "log-only", sink="log") for t in view.query.tables]
         return InstallPlan.of(

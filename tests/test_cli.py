@@ -257,14 +257,14 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 
 
 def test_init_twice_is_idempotent(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection) -> None:
-    assert scalar(conn, "SELECT to_regclass('pgivm.views')") is None
+    assert scalar(conn, "SELECT to_regclass('pgivm_catalog.views')") is None
     first = ok(capsys, dsn, "init")
     assert "catalog migrations applied" in first.out
     assert "0001" in first.out and "0002" in first.out and "0003" in first.out
-    assert scalar(conn, "SELECT to_regclass('pgivm.views')::text") == "pgivm.views"
+    assert scalar(conn, "SELECT to_regclass('pgivm_catalog.views')::text") == "pgivm_catalog.views"
     second = ok(capsys, dsn, "init")
     assert second.out.strip() == "catalog is up to date"
-    assert scalar(conn, "SELECT count(*) FROM pgivm.schema_migrations") == 4
+    assert scalar(conn, "SELECT count(*) FROM pgivm_catalog.schema_migrations") == 5
 
 
 # ------------------------------------------------------------------------------------------- create
@@ -571,7 +571,7 @@ def test_drop_removes_view_state_and_triggers(capsys: pytest.CaptureFixture[str]
     assert not schema_exists(conn, "pgivm_tri")
     assert user_triggers(conn, "r", "s", "t") == ["users_own"]
     assert scalar(conn, "SELECT count(*) FROM pg_proc WHERE proname LIKE '%%apply_%%' OR proname LIKE 'on_write%%'") == 0
-    assert scalar(conn, "SELECT count(*) FROM pgivm.views") == 0
+    assert scalar(conn, "SELECT count(*) FROM pgivm_catalog.views") == 0
     # base tables untouched and still writable
     assert {t: scalar(conn, sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(t))) for t in "rst"} == rows_before
     assert scalar(conn, TRIANGLE_SQL) == expected
@@ -760,8 +760,8 @@ def _nothing_installed(conn: psycopg.Connection) -> None:
     assert scalar(conn, "SELECT to_regclass('public.tri')") is None
     assert not schema_exists(conn, "pgivm_tri")
     assert scalar(conn, "SELECT count(*) FROM pg_trigger WHERE NOT tgisinternal") == 0
-    if scalar(conn, "SELECT to_regclass('pgivm.views')") is not None:
-        assert scalar(conn, "SELECT count(*) FROM pgivm.views") == 0
+    if scalar(conn, "SELECT to_regclass('pgivm_catalog.views')") is not None:
+        assert scalar(conn, "SELECT count(*) FROM pgivm_catalog.views") == 0
 
 
 @pytest.mark.parametrize(

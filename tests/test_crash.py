@@ -236,7 +236,7 @@ KILL_AFTER = 0.5  # seconds into create's transaction
 
 def leftovers(conn: psycopg.Connection) -> list[str]:
     """Anything of view tri: catalog rows, its state schema, its triggers on r, s, t, the view."""
-    catalog = conn.execute("SELECT to_regclass('pgivm.views') IS NOT NULL").fetchone()[0]  # type: ignore[index]
+    catalog = conn.execute("SELECT to_regclass('pgivm_catalog.views') IS NOT NULL").fetchone()[0]  # type: ignore[index]
     found = conn.execute(
         """
         SELECT 'schema ' || nspname FROM pg_namespace WHERE nspname = 'pgivm_tri'
@@ -247,10 +247,10 @@ def leftovers(conn: psycopg.Connection) -> list[str]:
         """).fetchall()
     rows = [row[0] for row in found]
     if catalog:
-        rows += [f"catalog row of {row[0]}" for row in conn.execute("SELECT name FROM pgivm.views WHERE name = 'tri'")]
-    if conn.execute("SELECT to_regclass('pgivm.base_tables') IS NOT NULL").fetchone()[0]:  # type: ignore[index]
+        rows += [f"catalog row of {row[0]}" for row in conn.execute("SELECT name FROM pgivm_catalog.views WHERE name = 'tri'")]
+    if conn.execute("SELECT to_regclass('pgivm_catalog.base_tables') IS NOT NULL").fetchone()[0]:  # type: ignore[index]
         rows += [f"base table catalog row of {row[0]}" for row in conn.execute(
-            "SELECT view_name FROM pgivm.base_tables WHERE view_name = 'tri'")]
+            "SELECT view_name FROM pgivm_catalog.base_tables WHERE view_name = 'tri'")]
     return rows
 
 

@@ -159,7 +159,7 @@ def test_deferred_stream_matches_postgres(conn: psycopg.Connection, dsn: str, ca
                 conn.execute("SELECT * FROM v").fetchall()
             assert not any(_deferred(conn)[3]), f"{where}: a read left changes pending"
         elif draw < 0.40:
-            conn.execute("SELECT pgivm.refresh('v')")
+            conn.execute("SELECT pgivm_catalog.refresh('v')")
             seen["refresh"] += 1
         elif draw < 0.45:
             shown = conn.execute("SELECT DISTINCT pgivm_pending_changes FROM v_stale").fetchall()
@@ -302,7 +302,8 @@ def test_two_connections_one_log_processed_while_the_other_waits(conn: psycopg.C
 
 @pytest.mark.parametrize(("arguments", "words"), [
     ({"refresh": "later"}, ["--refresh", "immediate or deferred"]),
-    ({"refresh": "deferred", "budget": -1}, ["--budget", ">= 0"]),
+    ({"refresh": "deferred", "budget": -1}, ["--budget", "from 0 to"]),
+    ({"refresh": "deferred", "budget": 1e308}, ["--budget", "from 0 to"]),
     ({"refresh": "deferred", "budget": "soon"}, ["--budget", "number"]),
     ({"budget": 5}, ["--budget", "deferred"]),
     ({"refresh": "deferred", "planner": "magic"}, ["--planner", "online or naive"]),
@@ -324,7 +325,7 @@ def test_refresh_of_an_immediate_view_is_refused(conn: psycopg.Connection, dsn: 
     with pytest.raises(PgivmError, match="immediate"):
         command.refresh("v", target=dsn)
     with pytest.raises(psycopg.errors.WrongObjectType):
-        conn.execute("SELECT pgivm.refresh('v')")
+        conn.execute("SELECT pgivm_catalog.refresh('v')")
 
 
 def test_upgrade_and_drop_keep_and_remove_the_deferred_layer(conn: psycopg.Connection, dsn: str) -> None:

@@ -388,7 +388,7 @@ def check_database(conn: psycopg.Connection, committed: dict[str, bool], view_af
                    transcript: list[str]) -> list[str]:
     """The end state: the view (or its absence) and the writers' rows."""
     problems = []
-    exists = conn.execute("SELECT EXISTS (SELECT FROM pgivm.views WHERE name = 'tri')").fetchone()[0]  # type: ignore[index]
+    exists = conn.execute("SELECT EXISTS (SELECT FROM pgivm_catalog.views WHERE name = 'tri')").fetchone()[0]  # type: ignore[index]
     if exists != view_after:
         problems.append(f"view tri {'exists' if exists else 'is missing'} after the permutation")
     if exists:
@@ -422,8 +422,8 @@ def leftovers(conn: psycopg.Connection) -> list[str]:
     """Anything of view tri left behind when it should not exist: catalog row, schema, triggers, view."""
     found = conn.execute(
         """
-        SELECT 'catalog row' FROM pgivm.views WHERE name = 'tri'
-        UNION ALL SELECT 'base table catalog row' FROM pgivm.base_tables WHERE view_name = 'tri'
+        SELECT 'catalog row' FROM pgivm_catalog.views WHERE name = 'tri'
+        UNION ALL SELECT 'base table catalog row' FROM pgivm_catalog.base_tables WHERE view_name = 'tri'
         UNION ALL SELECT 'schema ' || nspname FROM pg_namespace WHERE nspname = 'pgivm_tri'
         UNION ALL SELECT 'relation ' || relname FROM pg_class WHERE relname = 'tri'
         UNION ALL SELECT 'trigger ' || tgname || ' on ' || tgrelid::regclass FROM pg_trigger

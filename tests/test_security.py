@@ -192,6 +192,7 @@ def test_policy_table_under_old_name_runs_nothing_as_view_owner(dsn: str, conn: 
                                                                 strategy: str) -> None:
     mallory, owner = make_role("mallory"), make_role("owner_role")
     mallory_schema(conn, mallory)
+    command.init(target=conn)  # a superuser's catalog, which the superuser's commands below may trust
     # What the view's owner needs: read and trigger mallory's tables, lock them (UPDATE), create schemas.
     run(conn, "GRANT USAGE ON SCHEMA m TO {o}; GRANT SELECT, TRIGGER, UPDATE ON m.r, m.s, m.t TO {o}; "
               "GRANT CREATE ON DATABASE {d} TO {o}", o=owner, d=conn.info.dbname)

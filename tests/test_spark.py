@@ -356,7 +356,7 @@ def test_failed_spark_create_leaves_nothing_behind(conn: psycopg.Connection, dsn
         command.create("tri", TRIANGLE_SQL, target=dsn, preprocess="spark")
     assert stage_tables(conn) == []
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pgivm\\_%' "
-                        "AND nspname <> 'pgivm'").fetchone()[0] == 0, "no state schema"
+                        "AND nspname <> 'pgivm_catalog'").fetchone()[0] == 0, "no state schema"
     assert conn.execute("SELECT to_regclass('tri')").fetchone()[0] is None
     assert conn.execute(triggers).fetchone()[0] == 0
     assert command.list_views(target=dsn) == []

@@ -21,6 +21,12 @@ from pgivm.errors import PgivmError
 from pgivm.progress import Progress
 from pgivm.systems import common as strategy_common
 
+# The benchmarks' tables and views live in schema bench of their scratch database, which only the
+# role running them may create in: their SQL names tables unqualified, and resolves them (and
+# operators) there or in pg_catalog, never in public, where anyone may plant an operator.
+BENCH_SCHEMA = "bench"
+BENCH_PATH = "bench, pg_catalog, pg_temp"
+
 TRIANGLE_SQL = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
 TABLES: dict[str, tuple[str, str]] = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 VIEW = "bench_tri"  # the one view a workload has at a time

@@ -42,6 +42,8 @@ import psycopg
 from psycopg import sql
 
 from pgivm import command, deferred
+from pgivm.bench.common import BENCH_PATH
+from pgivm.connection import connect
 from pgivm.deferred import planners
 from pgivm.errors import PgivmError
 from pgivm.bench import plots
@@ -109,7 +111,7 @@ def _setting(conn: psycopg.Connection, setting: str, budget: float) -> None:
 def _worker(dsn: str) -> subprocess.Popen[str]:
     proc = subprocess.Popen([sys.executable, "-m", "pgivm.cli", "worker", "--dsn", dsn, "--quiet"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    with psycopg.connect(dsn, autocommit=True) as conn:
+    with connect(dsn, autocommit=True, search_path=BENCH_PATH) as conn:
         for _ in range(400):
             if deferred.worker_pid(conn):
                 return proc

@@ -89,6 +89,8 @@ from typing import Any
 
 import psycopg
 
+from pgivm.connection import connect, search_path_of
+
 __all__ = ["ENCODINGS", "EncodingMismatch", "main", "run"]
 
 ENCODINGS = (
@@ -728,7 +730,8 @@ def _scratch_schema(conn: psycopg.Connection) -> Iterator[str]:
     try:
         conn.execute("SELECT set_config('search_path', %s, false), set_config('work_mem', %s, false)",
                      (f"{schema}, pg_catalog", WORK_MEM))
-        yield schema
+        with search_path_of(conn, f"{schema}, pg_catalog, pg_temp"):  # its own schema, which only it creates in
+            yield schema
     finally:
         conn.execute(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
         conn.execute("SELECT set_config('search_path', %s, false), set_config('work_mem', %s, false)", old)
@@ -893,7 +896,7 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     def go(dsn: str) -> list[dict]:
         rows: list[dict] = []
-        with psycopg.connect(dsn, autocommit=True) as conn:
+        with connect(dsn, autocommit=True) as conn:
             print(conn.execute("SELECT version()").fetchone()[0], file=sys.stderr)  # type: ignore[index]
             for m in ms:
                 print(f"m = {m} ...", file=sys.stderr)

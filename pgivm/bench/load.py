@@ -47,7 +47,7 @@ from psycopg import sql
 
 from pgivm import command, report
 from pgivm.bench import graphs
-from pgivm.bench.common import TRIANGLE_SQL, VIEW, copy_text, load_tables, settle
+from pgivm.bench.common import BENCH_SCHEMA, TRIANGLE_SQL, VIEW, copy_text, load_tables, settle
 from pgivm.bench.updates import base_rows
 from pgivm.errors import PgivmError
 
@@ -153,8 +153,8 @@ def pgivm_load(config: Config, table: str, columns: tuple[str, str], path: Path)
     """``pgivm load TABLE FILE --format edges --symmetric --drop-self-loops --distinct``."""
     from pgivm.spark import load as spark_load
 
-    result = spark_load.load(table, str(path), list(columns), fmt="edges", master=config.master, symmetric=True,
-                             drop_self_loops=True, distinct=True, target=config.dsn)
+    result = spark_load.load(f"{BENCH_SCHEMA}.{table}", str(path), list(columns), fmt="edges", master=config.master,
+                             symmetric=True, drop_self_loops=True, distinct=True, target=config.dsn)
     return result.rows, result.seconds, dict(result.steps)
 
 

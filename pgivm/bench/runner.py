@@ -20,6 +20,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgivm.bench import bulk, graphs, load, scaling, updates
+from pgivm.bench.common import BENCH_PATH, BENCH_SCHEMA
 from pgivm.connection import connect, describe_target, resolve_dsn
 from pgivm.errors import PgivmError
 
@@ -31,7 +32,11 @@ def _scratch_database(dsn: str, name: str) -> str:
         except psycopg.Error as err:
             raise PgivmError(f"cannot create the scratch database {name}: {str(err).splitlines()[0]}",
                              "use a role with CREATEDB or pass --database of a database you may drop") from None
-    return make_conninfo(dsn, dbname=name)
+    scratch = make_conninfo(dsn, dbname=name)
+    with connect(scratch, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE SCHEMA {}; REVOKE CREATE ON SCHEMA public FROM PUBLIC").format(
+            sql.Identifier(BENCH_SCHEMA)))
+    return scratch
 
 
 def _drop_database(dsn: str, name: str) -> None:
@@ -112,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"pgivm bench {args.workload} on {describe_target(args.dsn)}, scratch database {args.database}; "
           f"{platform.processor() or platform.machine()}, {platform.python_implementation()} {platform.python_version()}")
     scratch = _scratch_database(dsn, args.database)
-    with psycopg.connect(scratch, autocommit=True) as conn:
+    with connect(scratch, autocommit=True, search_path=BENCH_PATH) as conn:
         version = conn.execute("SHOW server_version").fetchone()[0]  # type: ignore[index]
         print(f"PostgreSQL {version}; every statement autocommits; latencies are client round trips")
         busy = _other_active_sessions(conn)
@@ -172,6 +177,11 @@ def run(args: argparse.Namespace) -> int:
                 edges=edges, source=source, parts=parts, single_rows=args.deferred_single_rows,
                 copy_rows=args.deferred_copy_rows, budget_ms=args.deferred_budget, tpch_scale=args.deferred_tpch_scale,
                 steps=args.deferred_steps, seed=args.seed, dsn=scratch, out=out))
+        if "writers" in chosen:
+            from pgivm.bench import writers
+
+            writers.main(conn, writers.Config(seconds=args.writers_seconds, writers=args.writers, seed=args.seed,
+                                              dsn=scratch))
         if "load" in chosen:
             with ExitStack() as stack:
                 chosen_graphs = [load.Graph(Path(args.edges).name, Path(args.edges))] if args.edges else []

@@ -41,7 +41,8 @@ class CaptureTrigger:
     name: str
     timing: Literal["BEFORE", "AFTER"]
     events: tuple[str, ...]
-    function: tuple[str, str]  # (schema, name) of a SECURITY DEFINER function in the view's state schema
+    # (schema, name) of a SECURITY DEFINER function in the view's state schema, or LOCK_WRITES
+    function: tuple[str, str]
     old_table: bool = False
     new_table: bool = False
     scope: Scope = "all"
@@ -97,17 +98,28 @@ def drop_triggers(base_oid: int, trigger_names: list[str]) -> sql.Composable:
     ).format(names=sql.Literal(trigger_names), oid=sql.Literal(base_oid))
 
 
+# The catalog's trigger function that every view's BEFORE statement trigger calls: it locks, in
+# one order, the rows of every base table of every immediate view over the table written
+# (migrations/0005_trusted_catalog.sql), so that views over shared tables serialize their writers
+# without deadlocks between them.
+LOCK_WRITES = ("pgivm_catalog", "lock_writes")
+
+
+def lock_trigger(view_name: str) -> CaptureTrigger:
+    return CaptureTrigger(f"pgivm_{view_name}_lock", "BEFORE", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"), LOCK_WRITES)
+
+
 def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply") -> list[CaptureTrigger]:
-    """The capture triggers on one base table: the view's lock, the net change of each statement,
-    and TRUNCATE (with the apply sink a plain table's relations are just cleared; otherwise, and for
-    partitions, the rows are read just before they go)."""
+    """The capture triggers on one base table: the writers' locks, the net change of each
+    statement, and TRUNCATE (with the apply sink a plain table's relations are just cleared;
+    otherwise, and for partitions, the rows are read just before they go)."""
     prefix = f"pgivm_{view_name}"
 
     def fn(kind: str) -> tuple[str, str]:
         return (schema, f"{kind}_{letters}")
 
     return [
-        CaptureTrigger(f"{prefix}_lock", "BEFORE", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"), fn("on_statement")),
+        lock_trigger(view_name),
         CaptureTrigger(f"{prefix}_insert", "AFTER", ("INSERT",), fn("on_change"), new_table=True),
         CaptureTrigger(f"{prefix}_delete", "AFTER", ("DELETE",), fn("on_change"), old_table=True),
         CaptureTrigger(f"{prefix}_update", "AFTER", ("UPDATE",), fn("on_change"), old_table=True, new_table=True),

@@ -1,7 +1,13 @@
-"""Apply the catalog migrations in ``migrations/`` in order, once each.
+"""Apply the catalog migrations in ``migrations/`` in order, once each, to a catalog pgivm can trust.
 
 Each migration is a plain SQL file ``NNNN_description.sql``. The applied versions are recorded in
-``pgivm.schema_migrations``; a transaction-level advisory lock makes concurrent ``init`` calls safe.
+``pgivm_catalog.schema_migrations``; a transaction-level advisory lock makes concurrent ``init``
+calls safe.
+
+The catalog lives in schema ``pgivm_catalog``, which ``init`` creates itself: a schema of that name
+made by anyone else is refused, since whoever owns it decides what pgivm's own functions do (and a
+superuser's commands run them). Catalogs of pgivm's earlier versions lived in schema ``pgivm``, the
+name pg_ivm also installs itself under: such a catalog is renamed before the migrations run.
 """
 
 from __future__ import annotations
@@ -12,6 +18,10 @@ from importlib.resources import files
 
 import psycopg
 
+from pgivm.errors import PgivmError
+
+SCHEMA = "pgivm_catalog"
+LEGACY_SCHEMA = "pgivm"
 _MIGRATION_FILE = re.compile(r"^(\d{4})_(\w+)\.sql$")
 _LOCK_KEY = 0x70676976  # "pgiv": one advisory lock for catalog changes
 
@@ -33,28 +43,123 @@ def available_migrations() -> list[Migration]:
 
 
 def current_version(conn: psycopg.Connection) -> int:
-    exists = conn.execute("SELECT to_regclass('pgivm.schema_migrations') IS NOT NULL").fetchone()
+    exists = conn.execute("SELECT pg_catalog.to_regclass('pgivm_catalog.schema_migrations') IS NOT NULL").fetchone()
     if not exists or not exists[0]:
         return 0
-    row = conn.execute("SELECT coalesce(max(version), 0) FROM pgivm.schema_migrations").fetchone()
+    row = conn.execute("SELECT coalesce(max(version), 0) FROM pgivm_catalog.schema_migrations").fetchone()
     return int(row[0]) if row else 0
+
+
+# Who owns the catalog schema, whether they and we are superusers, what else is in it.
+_SCHEMA_FACTS = """
+SELECT n.nspowner::pg_catalog.regrole::text, o.rolsuper, o.rolname = current_user, me.rolsuper,
+       EXISTS (SELECT FROM pg_catalog.pg_depend d WHERE d.classid = 'pg_catalog.pg_namespace'::pg_catalog.regclass
+                  AND d.objid = n.oid AND d.deptype = 'e'),
+       (SELECT pg_catalog.array_agg(x) FROM (
+            SELECT pg_catalog.format('%%s %%s belongs to %%s', 'relation', c.oid::pg_catalog.regclass, c.relowner::pg_catalog.regrole) x
+              FROM pg_catalog.pg_class c WHERE c.relnamespace = n.oid AND c.relowner <> n.nspowner
+            UNION ALL
+            SELECT pg_catalog.format('function %%s belongs to %%s', p.oid::pg_catalog.regprocedure, p.proowner::pg_catalog.regrole)
+              FROM pg_catalog.pg_proc p WHERE p.pronamespace = n.oid AND p.proowner <> n.nspowner
+            UNION ALL
+            SELECT pg_catalog.format('trigger %%s on %%s was not made by pgivm', g.tgname, g.tgrelid::pg_catalog.regclass)
+              FROM pg_catalog.pg_trigger g JOIN pg_catalog.pg_class c ON c.oid = g.tgrelid
+             WHERE c.relnamespace = n.oid AND NOT g.tgisinternal
+            UNION ALL
+            SELECT pg_catalog.format('rule %%s on %%s was not made by pgivm', w.rulename, w.ev_class::pg_catalog.regclass)
+              FROM pg_catalog.pg_rewrite w JOIN pg_catalog.pg_class c ON c.oid = w.ev_class
+             WHERE c.relnamespace = n.oid AND w.rulename <> '_RETURN'
+            UNION ALL
+            SELECT pg_catalog.format('relation %%s has row-level security', c.oid::pg_catalog.regclass)
+              FROM pg_catalog.pg_class c WHERE c.relnamespace = n.oid AND c.relrowsecurity) AS problems),
+       pg_catalog.to_regclass(pg_catalog.format('%%I.schema_migrations', n.nspname)) IS NOT NULL,
+       EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.relnamespace = n.oid)
+          OR EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.pronamespace = n.oid)
+  FROM pg_catalog.pg_namespace n
+  JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner
+  JOIN pg_catalog.pg_roles me ON me.rolname = current_user
+ WHERE n.nspname = %s
+"""
+
+
+@dataclass(frozen=True)
+class SchemaFacts:
+    owner: str
+    owner_is_superuser: bool
+    owned_by_me: bool
+    i_am_superuser: bool
+    in_extension: bool
+    problems: list[str]
+    has_migrations: bool
+    has_objects: bool
+
+
+def _facts(conn: psycopg.Connection, schema: str) -> SchemaFacts | None:
+    row = conn.execute(_SCHEMA_FACTS, [schema]).fetchone()
+    if row is None:
+        return None
+    return SchemaFacts(row[0], row[1], row[2], row[3], row[4], list(row[5] or []), row[6], row[7])
+
+
+def check_trusted(conn: psycopg.Connection) -> None:
+    """Refuse, in one line, a catalog this session must not run: one that is part of an extension,
+    holds objects its owner did not make, or, for a superuser, belongs to a role that is not one
+    (that role could make pgivm's functions run its own code as the superuser)."""
+    facts = _facts(conn, SCHEMA)
+    if facts is None:
+        return
+    _refuse_untrusted(facts, SCHEMA)
+
+
+def _refuse_untrusted(facts: SchemaFacts, schema: str) -> None:
+    if facts.in_extension:
+        raise PgivmError(f"schema {schema} belongs to an extension, not to pgivm", f"drop or rename that schema; pgivm makes its own")
+    if facts.problems:
+        raise PgivmError(f"the pgivm catalog (schema {schema}) holds what pgivm did not put there: {facts.problems[0]}",
+                         f"a role other than its owner ({facts.owner}) changed it: remove that, or drop schema {schema} "
+                         "(its views' states stay; create the views again)")
+    if facts.i_am_superuser and not facts.owner_is_superuser:
+        raise PgivmError(f"the pgivm catalog (schema {schema}) belongs to role {facts.owner}, who is not a superuser: "
+                         "a superuser's command would run code that role can change",
+                         f"run pgivm as {facts.owner}, or have a superuser drop schema {schema} and run `pgivm init`")
+
+
+def _prepare_schema(conn: psycopg.Connection) -> None:
+    """Make sure schema pgivm_catalog exists and may be trusted (called under the catalog lock)."""
+    facts = _facts(conn, SCHEMA)
+    if facts is not None:
+        if not facts.owned_by_me and not facts.has_migrations and not facts.owner_is_superuser:
+            raise PgivmError(f"schema {SCHEMA} exists but was not made by `pgivm init` (it belongs to {facts.owner})",
+                             f"drop it or rename it (ALTER SCHEMA {SCHEMA} RENAME TO ...), then run `pgivm init` again")
+        if not facts.has_migrations and facts.has_objects:
+            raise PgivmError(f"schema {SCHEMA} exists and holds objects pgivm did not make",
+                             f"drop it or rename it, then run `pgivm init` again")
+        _refuse_untrusted(facts, SCHEMA)
+        return
+    legacy = _facts(conn, LEGACY_SCHEMA)
+    if legacy is not None and legacy.has_migrations and not legacy.in_extension:
+        _refuse_untrusted(legacy, LEGACY_SCHEMA)
+        conn.execute(f"ALTER SCHEMA {LEGACY_SCHEMA} RENAME TO {SCHEMA}")  # type: ignore[arg-type]  # constants
+        return
+    conn.execute(f"CREATE SCHEMA {SCHEMA}")  # type: ignore[arg-type]  # a constant
 
 
 def upgrade(conn: psycopg.Connection) -> list[Migration]:
     """Bring the catalog to the newest version; returns the migrations applied now."""
     newest = max((m.version for m in available_migrations()), default=0)
     if current_version(conn) >= newest:  # the common case: nothing to do, no lock taken
+        check_trusted(conn)
         return []
     applied = []
     with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", [_LOCK_KEY])
-        conn.execute("CREATE SCHEMA IF NOT EXISTS pgivm")
+        conn.execute("SELECT pg_catalog.pg_advisory_xact_lock(%s)", [_LOCK_KEY])
+        _prepare_schema(conn)
         conn.execute(
             """
-            CREATE TABLE IF NOT EXISTS pgivm.schema_migrations (
+            CREATE TABLE IF NOT EXISTS pgivm_catalog.schema_migrations (
                 version    integer PRIMARY KEY,
                 name       text NOT NULL,
-                applied_at timestamptz NOT NULL DEFAULT now()
+                applied_at timestamptz NOT NULL DEFAULT pg_catalog.now()
             )
             """
         )
@@ -63,7 +168,7 @@ def upgrade(conn: psycopg.Connection) -> list[Migration]:
             if migration.version > done:
                 conn.execute(migration.sql)  # type: ignore[arg-type]  # trusted file shipped with pgivm
                 conn.execute(
-                    "INSERT INTO pgivm.schema_migrations (version, name) VALUES (%s, %s)",
+                    "INSERT INTO pgivm_catalog.schema_migrations (version, name) VALUES (%s, %s)",
                     [migration.version, migration.name],
                 )
                 applied.append(migration)

@@ -1,4 +1,9 @@
-"""The catalog table ``pgivm.views``: one row per maintained view."""
+"""The catalog: ``pgivm_catalog.views``, one row per maintained view, and its base tables.
+
+Rows are read directly and written only through the catalog's own functions
+(``migrations/0005_trusted_catalog.sql``), which check them against PostgreSQL's catalogs: a view
+names its owner, and a session changes only the views of roles it acts for.
+"""
 
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ class ViewRecord:
     template_version: str = ""
     objects: list[dict[str, Any]] = field(default_factory=list)
     created_at: datetime | None = None
+    owner: int | None = None  # the oid of the role that owns the view and all its objects
 
     @property
     def query(self) -> Any:
@@ -73,61 +79,48 @@ def model_from_json(model: dict[str, Any]) -> TriangleCount:
 
 def insert(conn: psycopg.Connection, record: ViewRecord) -> None:
     conn.execute(
-        """
-        INSERT INTO pgivm.views (name, view_schema, state_schema, system, definition, model, params,
-                                 model_version, template_version, objects)
-        VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)
-        """,
-        [
-            record.name,
-            record.view_schema,
-            record.state_schema,
-            record.system,
-            record.definition,
-            json.dumps(record.model),
-            json.dumps(record.params),
-            record.model_version,
-            record.template_version,
-            json.dumps(record.objects),
-        ],
+        "SELECT pgivm_catalog.record_view(%s, %s::pg_catalog.oid, %s, %s, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb, "
+        "%s::pg_catalog.int4, %s, %s::pg_catalog.jsonb)",
+        [record.name, record.owner, record.view_schema, record.system, record.definition, json.dumps(record.model),
+         json.dumps(record.params), record.model_version, record.template_version, json.dumps(record.objects)],
     )
 
 
 def get(conn: psycopg.Connection, name: str) -> ViewRecord:
     with conn.cursor(row_factory=dict_row) as cur:
-        row = cur.execute("SELECT * FROM pgivm.views WHERE name = %s", [name]).fetchone()
+        row = cur.execute("SELECT * FROM pgivm_catalog.views WHERE name = %s", [name]).fetchone()
     if row is None:
         raise UnknownView(f"no pgivm view named {name!r} in this database", "see `pgivm list`")
     return ViewRecord(**row)
 
 
 def exists(conn: psycopg.Connection, name: str) -> bool:
-    row = conn.execute("SELECT EXISTS (SELECT 1 FROM pgivm.views WHERE name = %s)", [name]).fetchone()
+    row = conn.execute("SELECT EXISTS (SELECT 1 FROM pgivm_catalog.views WHERE name = %s)", [name]).fetchone()
     return bool(row and row[0])
 
 
 def all_views(conn: psycopg.Connection) -> list[ViewRecord]:
     with conn.cursor(row_factory=dict_row) as cur:
-        rows = cur.execute("SELECT * FROM pgivm.views ORDER BY name").fetchall()
+        rows = cur.execute("SELECT * FROM pgivm_catalog.views ORDER BY name").fetchall()
     return [ViewRecord(**row) for row in rows]
 
 
 def set_template_version(conn: psycopg.Connection, name: str, version: str) -> None:
-    conn.execute("UPDATE pgivm.views SET template_version = %s WHERE name = %s", [version, name])
+    conn.execute("SELECT pgivm_catalog.set_template_version(%s, %s)", [name, version])
 
 
 def set_params(conn: psycopg.Connection, name: str, params: dict[str, Any], objects: list[dict[str, Any]]) -> None:
-    conn.execute("UPDATE pgivm.views SET params = %s, objects = %s WHERE name = %s",
-                 [json.dumps(params), json.dumps(objects), name])
+    conn.execute("SELECT pgivm_catalog.set_params(%s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",
+                 [name, json.dumps(params), json.dumps(objects)])
 
 
 def delete(conn: psycopg.Connection, name: str) -> None:
-    conn.execute("DELETE FROM pgivm.views WHERE name = %s", [name])
+    conn.execute("SELECT pgivm_catalog.forget_view(%s)", [name])
 
 
 def delete_base_tables(conn: psycopg.Connection, name: str) -> None:
     """Forget the view's base tables (the DDL guard then lets its capture triggers go)."""
-    conn.execute("DELETE FROM pgivm.base_tables WHERE view_name = %s", [name])
+    conn.execute("SELECT pgivm_catalog.forget_base_tables(%s)", [name])
 
 
 def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
@@ -139,7 +132,7 @@ def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
             {(view.attnums[(atom.alias, column)], column, view.column_types[(atom.alias, column)])
              for atom in view.query.atoms_of(table) for column in read_columns(atom)})
         conn.execute(
-            "INSERT INTO pgivm.base_tables (view_name, table_oid, partitioned, columns, triggers) VALUES (%s, %s, %s, %s, %s)",
+            "SELECT pgivm_catalog.record_base_table(%s, %s::pg_catalog.oid, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",
             [name, base.oid, base.partitioned,
              json.dumps([{"attnum": n, "name": c, "type": t} for n, c, t in columns]),
              json.dumps([t.to_json() for t in triggers[table]])],
@@ -147,24 +140,24 @@ def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
 
 
 def base_table_oids(conn: psycopg.Connection, name: str) -> list[int]:
-    rows = conn.execute("SELECT table_oid::int8 FROM pgivm.base_tables WHERE view_name = %s ORDER BY table_oid", [name])
+    rows = conn.execute("SELECT table_oid::int8 FROM pgivm_catalog.base_tables WHERE view_name = %s ORDER BY table_oid", [name])
     return [int(row[0]) for row in rows.fetchall()]
 
 
 def trigger_names(conn: psycopg.Connection, name: str) -> list[str]:
     rows = conn.execute(
-        "SELECT DISTINCT x ->> 'name' FROM pgivm.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s",
+        "SELECT DISTINCT x ->> 'name' FROM pgivm_catalog.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s",
         [name])
     return sorted(row[0] for row in rows.fetchall())
 
 
 def base_table_problems(conn: psycopg.Connection, name: str) -> list[str]:
-    """What ``pgivm.check_base_table`` finds wrong with the view's base tables (none when all is well)."""
+    """What ``pgivm_catalog.check_base_table`` finds wrong with the view's base tables (none when all is well)."""
     rows = conn.execute(
         """
-        SELECT p FROM pgivm.base_tables b, pgivm.check_base_table(b.view_name, b.table_oid) p WHERE b.view_name = %s
+        SELECT p FROM pgivm_catalog.base_tables b, pgivm_catalog.check_base_table(b.view_name, b.table_oid) p WHERE b.view_name = %s
         UNION ALL
-        SELECT p FROM pgivm.check_detached(%s) p
+        SELECT p FROM pgivm_catalog.check_detached(%s) p
         """,
         [name, name])
     return [row[0] for row in rows.fetchall()]
@@ -174,5 +167,5 @@ def trigger_functions(conn: psycopg.Connection, name: str) -> list[tuple[str, st
     """The (schema, name) of every capture trigger function of the view."""
     rows = conn.execute(
         "SELECT DISTINCT x -> 'function' ->> 0, x -> 'function' ->> 1 "
-        "FROM pgivm.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s ORDER BY 1, 2", [name])
+        "FROM pgivm_catalog.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s ORDER BY 1, 2", [name])
     return [(row[0], row[1]) for row in rows.fetchall()]

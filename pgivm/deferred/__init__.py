@@ -42,9 +42,8 @@ PLANNERS = ("online", "naive")
 DEFAULT_A_MS = 0.05
 DEFAULT_B_MS = 2.0
 RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 1000 to 2000 steps
-# A running `pgivm worker` holds this session-level advisory lock (two keys: "pgiv", "work"); writers
-# that find it held leave the actions to it and wake it on this channel.
-WORKER_KEY = (0x70676976, 0x776F726B)
+# Writers that pass C while a registered `pgivm worker` lives leave the actions to it and wake it
+# on this channel (pgivm.deferred.worker).
 CHANNEL = "pgivm_deferred"
 
 
@@ -52,8 +51,13 @@ def _mode(value: str) -> str | None:
     return None if value in MODES else f"choose {' or '.join(MODES)}, got {value!r}"
 
 
+MAX_BUDGET_MS = 1e12  # about 30 years of predicted work: more is no budget at all, and overflows the planner's arithmetic
+
+
 def _budget(value: float) -> str | None:
-    return None if value >= 0 and value == value and value != float("inf") else f"must be a number of milliseconds >= 0, got {value}"
+    if not 0 <= value <= MAX_BUDGET_MS:  # also NaN
+        return f"must be a number of milliseconds from 0 to {MAX_BUDGET_MS:g}, got {value}"
+    return None
 
 
 def _planner(value: str) -> str | None:
@@ -79,8 +83,7 @@ class LoggedTable:
     label: str
     atoms: tuple[capture.CaptureAtom, ...]
     table: TableRef
-    on_statement: tuple[str, str]  # the capture function its BEFORE statement trigger calls (the lock)
-    on_change: tuple[str, str]  # the capture function its INSERT, UPDATE and DELETE triggers call
+    on_change: tuple[str, str] = ("", "")  # the capture function its INSERT, UPDATE and DELETE triggers call
 
     @property
     def log(self) -> str:
@@ -99,6 +102,15 @@ class LoggedTable:
                 seen.setdefault(column.column, column)
         return list(seen.values())
 
+    def log_column(self, column: str) -> str:
+        """The log's own name for a base column: c1, c2, ... in the order of ``columns``. The log
+        also has m and at: no base column, whatever its name, can collide with them."""
+        return f"c{[c.column for c in self.columns].index(column) + 1}"
+
+    def read(self, atom: capture.CaptureAtom, source: str) -> list[sql.Composable]:
+        """The atom's columns read from a log row ``source``, typed as its variables."""
+        return [capture.typed_column(source, self.log_column(c.column), c.source_type, c.target_type) for c in atom.columns]
+
 
 def table_numbers(atoms: dict[TableRef, list[capture.CaptureAtom]]) -> dict[TableRef, int]:
     """The number i of each base table a deferred view logs (its log is ``table_i_log``)."""
@@ -106,26 +118,27 @@ def table_numbers(atoms: dict[TableRef, list[capture.CaptureAtom]]) -> dict[Tabl
 
 
 def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: ResolvedView,
-                  functions: dict[TableRef, tuple[tuple[str, str], tuple[str, str]]]) -> list[LoggedTable]:
-    """The base tables a deferred view logs; ``functions`` gives each one's (on_statement,
-    on_change) capture functions, which deferred mode replaces."""
-    return [LoggedTable(number, str(view.qualified(table)), tuple(atoms[table]), table, *functions[table])
-            for table, number in table_numbers(atoms).items()]
+                  functions: dict[TableRef, tuple[str, str]] | None = None) -> dict[TableRef, LoggedTable]:
+    """The base tables a deferred view logs; ``functions`` gives each one's on_change capture
+    function, which deferred mode replaces."""
+    return {table: LoggedTable(number, str(view.qualified(table)), tuple(atoms[table]), table,
+                               (functions or {}).get(table, ("", "")))
+            for table, number in table_numbers(atoms).items()}
 
 
-def pending_rows(names: Names, number: int, atom: capture.CaptureAtom) -> sql.Composable:
-    """Rows of base table ``number`` that the view does not reflect yet, as the atom's columns and
-    a multiplicity (1 inserted, -1 deleted): its log, the rows an action took but has not applied,
-    and the atom's own log. A system whose delta queries read live base tables (first-order)
-    subtracts these to read the tables as the view last saw them, the state bug's remedy (§6.1.3).
-    Live table and logs are read in one statement, so in one snapshot: a writer's change and its
-    log rows are both in it or both not."""
-    base = sql.SQL(", ").join(_q(c.column) for c in atom.columns)
+def pending_rows(names: Names, table: LoggedTable, atom: capture.CaptureAtom) -> sql.Composable:
+    """Rows of a base table that the view does not reflect yet, as the atom's columns (named as in
+    the base table) and a multiplicity (1 inserted, -1 deleted): its log, the rows an action took
+    but has not applied, and the atom's own log. A system whose delta queries read live base
+    tables (first-order) subtracts these to read the tables as the view last saw them, the state
+    bug's remedy (§6.1.3). Live table and logs are read in one statement, so in one snapshot: a
+    writer's change and its log rows are both in it or both not."""
+    logged = sql.SQL(", ").join(sql.SQL("{} AS {}").format(_q(table.log_column(c.column)), _q(c.column))
+                                for c in atom.columns)
     own = sql.SQL(", ").join(sql.SQL("{} AS {}").format(_q(c.name), _q(c.column)) for c in atom.columns)
-    return sql.SQL("SELECT {base}, m::bigint AS mult FROM {log} UNION ALL SELECT {base}, m::bigint FROM {stage} "
+    return sql.SQL("SELECT {logged}, m::bigint AS mult FROM {log} UNION ALL SELECT {logged}, m::bigint FROM {stage} "
                    "UNION ALL SELECT {own}, mult FROM {atom_log}").format(
-        base=base, own=own, log=names(f"table_{number}_log"), stage=names(f"table_{number}_stage"),
-        atom_log=names(f"{atom.name}_log"))
+        logged=logged, own=own, log=names(table.log), stage=names(table.stage), atom_log=names(f"{atom.name}_log"))
 
 
 def _q(name: str) -> sql.Identifier:
@@ -141,6 +154,7 @@ def _tables(names: Names) -> dict[str, sql.Composable]:
     return {
         "deferred": names("deferred"), "deferred_table": names("deferred_table"), "steps": names("deferred_steps"),
         "writers": names("deferred_writers"), "action": names("deferred_action"), "arrival": names("deferred_arrival"),
+        "allowance": names("deferred_allowance"),
         "rate_window": sql.Literal(RATE_WINDOW),
     }
 
@@ -157,7 +171,6 @@ def _params(names: Names, name: str, view_schema: str) -> dict[str, sql.Composab
         "work": names("deferred_work"), "channel": sql.Literal(CHANNEL),
         "allow": names("deferred_allow"), "reset_allowance": names("deferred_reset_allowance"),
         "check": names("deferred_check"),
-        "worker_key_1": sql.Literal(WORKER_KEY[0]), "worker_key_2": sql.Literal(WORKER_KEY[1]),
         "view": sql.Identifier(view_schema, name), "stale": sql.Identifier(view_schema, stale_name(name)),
         "view_literal": sql.Literal(sql.Identifier(view_schema, name).as_string(None)),
         "stale_literal": sql.Literal(sql.Identifier(view_schema, stale_name(name)).as_string(None)),
@@ -183,17 +196,16 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
         **_tables(names), "budget_ms": sql.Literal(float(budget_ms)), "planner": sql.Literal(planner),
         "deferred_comment": sql.Literal("pgivm deferred view: the budget C, the planner, and counters since the last refresh"),
         "deferred_table_comment": sql.Literal("pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i"),
-        "writers_comment": sql.Literal("pgivm deferred view: the lock writers take (one at a time, none waits for an action)"),
+        "writers_comment": sql.Literal("pgivm deferred view: a transaction that cannot see this row predates the deferred layer"),
         "action_comment": sql.Literal("pgivm deferred view: per base table, what actions took, and its cost function"),
-        "arrival_comment": sql.Literal("pgivm deferred view: per base table, what writers appended"),
+        "arrival_comment": sql.Literal("pgivm deferred view: per base table and writing session, what it appended"),
+        "allowance_comment": sql.Literal("pgivm deferred view: how far each table's appended count may go before f(s) is summed again"),
     }
-    plan: list[sql.Composable] = [render(__name__, "00_state.sql", values)]
+    plan: list[sql.Composable] = [render(__name__, "00_state.sql", values), render(__name__, "05_pending.sql", values)]
     for table in tables:
-        plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {}); "
-                            "INSERT INTO {} (number) VALUES ({})").format(
+        plan.append(sql.SQL("INSERT INTO {} (number, label, atoms, a_ms, b_ms) VALUES ({}, {}, {}, {}, {})").format(
             names("deferred_action"), sql.Literal(table.number), sql.Literal(table.label),
-            sql.Literal([a.name for a in table.atoms]), sql.Literal([DEFAULT_A_MS]), sql.Literal([DEFAULT_B_MS]),
-            names("deferred_arrival"), sql.Literal(table.number)))
+            sql.Literal([a.name for a in table.atoms]), sql.Literal([DEFAULT_A_MS]), sql.Literal([DEFAULT_B_MS])))
         for atom in table.atoms:
             plan.append(capture.log_tables(atom, names))
         plan.append(sql.SQL(
@@ -202,7 +214,7 @@ def state_plan(names: Names, tables: list[LoggedTable], budget_ms: float, planne
             "at timestamptz NOT NULL DEFAULT pg_catalog.statement_timestamp()); "
             "COMMENT ON TABLE {log} IS {comment}").format(
             log=names(table.log), columns=sql.SQL(", ").join(
-                sql.SQL("{} {}").format(_q(c.column), sql.SQL(c.source_type)) for c in table.columns),  # type: ignore[arg-type]
+                sql.SQL("{} {}").format(_q(table.log_column(c.column)), sql.SQL(c.source_type)) for c in table.columns),  # type: ignore[arg-type]
             comment=sql.Literal(f"pgivm deferred view: the rows {table.label}'s statements inserted (m = 1) and "
                                 "deleted (m = -1), not yet processed")))
         plan.append(sql.SQL(
@@ -226,7 +238,7 @@ def _take_function(names: Names, tables: list[LoggedTable]) -> sql.Composable:
             n=sql.SQL(str(n)), lit=sql.Literal(n), log=names(table.log), stage=names(table.stage)))  # type: ignore[arg-type]
         counts.append(sql.SQL("(SELECT count(*) FROM taken_{})").format(sql.SQL(str(n))))  # type: ignore[arg-type]
     return sql.SQL(
-        "CREATE FUNCTION {take}(numbers integer[]) RETURNS bigint[] LANGUAGE plpgsql\n"
+        "CREATE FUNCTION {take}(numbers integer[]) RETURNS bigint[] LANGUAGE plpgsql SECURITY DEFINER\n"
         "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nDECLARE\n    taken bigint[];\nBEGIN\n"
         "    WITH {ctes}\n    SELECT ARRAY[{counts}] INTO taken;\n    RETURN taken;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {take}(integer[]) IS {comment}").format(
@@ -250,9 +262,9 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
                 sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
             keys = [c for c in atom.columns if c.key]
             raw = sql.SQL("SELECT {values}r.m::bigint FROM {stage} AS r{where}").format(
-                values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in atom.read("r")), stage=names(table.stage),
+                values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in table.read(atom, "r")), stage=names(table.stage),
                 where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
-                    sql.SQL("r.{} IS NOT NULL").format(_q(c.column)) for c in keys) if keys else sql.SQL(""))
+                    sql.SQL("r.{} IS NOT NULL").format(_q(table.log_column(c.column))) for c in keys) if keys else sql.SQL(""))
             steps.append(sql.SQL(
                 "        INSERT INTO {delta} ({cols}mult)\n"
                 "            SELECT {cols}sum(mult)::bigint FROM (SELECT {cols}mult FROM {log} UNION ALL {raw}) AS changes"
@@ -264,11 +276,12 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
         steps.append(sql.SQL("        DELETE FROM {};").format(names(table.stage)))
         for atom in table.atoms:
             steps.append(sql.SQL("        PERFORM {}();").format(names(f"maintain_batch_{atom.name}")))
-        blocks.append(sql.SQL("    IF table_number = {number} THEN  -- {label}\n{steps}\n    END IF;").format(
-            number=sql.Literal(table.number), label=sql.SQL(table.label.replace("\n", " ")),  # type: ignore[arg-type]  # a comment
-            steps=sql.SQL("\n").join(steps)))
+        # (no name of a table in a comment here: a name is text its owner chooses, and only a quoted
+        # identifier or literal may carry such text into generated code)
+        blocks.append(sql.SQL("    IF table_number = {number} THEN\n{steps}\n    END IF;").format(
+            number=sql.Literal(table.number), steps=sql.SQL("\n").join(steps)))
     return sql.SQL(
-        "CREATE FUNCTION {process}(table_number integer) RETURNS bigint LANGUAGE plpgsql\n"
+        "CREATE FUNCTION {process}(table_number integer) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER\n"
         "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nDECLARE\n    n bigint;\n    done bigint := 0;\nBEGIN\n"
         "{blocks}\n    RETURN done;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {process}(integer) IS {comment}").format(
@@ -276,37 +289,27 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
         comment=sql.Literal("pgivm deferred view: apply one base table's taken rows through the system's batch path"))
 
 
-def _lean_lock(names: Names, table: LoggedTable, view: str) -> sql.Composable:
-    """The table's BEFORE statement function, replaced: writers of a deferred view only append, so
-    they take the writers' lock, not the view's, and never wait for an action the worker takes. A
-    TRUNCATE also takes the view's lock, after the writers' (the one order every session that
-    writes takes them in), since it empties the table's state at once, and its table's arrival
-    count: a REPEATABLE READ or SERIALIZABLE TRUNCATE that cannot see rows another writer logged
-    since its snapshot gets 40001 there instead of leaving them pending for rows that are gone.
-    A transaction older than the deferred layer (its writers' row invisible) gets 40001 too: it
-    may hold changes made before the triggers existed, which nothing logged."""
+def _truncate_check_function(names: Names, view: str) -> sql.Composable:
+    """TRUNCATE is not MVCC-safe: it takes away rows the transaction's snapshot cannot see. The
+    logs must lose exactly what the table loses, and a REPEATABLE READ or SERIALIZABLE snapshot
+    that misses a commit could miss some writer's log rows and counts: such a TRUNCATE gets 40001
+    (READ COMMITTED reads them after its table lock, so it sees every writer before it)."""
     return sql.SQL(
-        # no SET jit = off here (the capture functions have it): a key lookup never compiles, and
-        # the setting cost 2 µs a statement
-        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
-        "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\nBEGIN\n"
-        "    PERFORM FROM {writers} WHERE singleton FOR NO KEY UPDATE;\n"
-        "    IF FOUND AND TG_OP = 'TRUNCATE' THEN\n"
-        "        PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;\n"
-        "        IF FOUND THEN\n"
-        "            PERFORM FROM {arrival} WHERE number = {number} FOR NO KEY UPDATE;\n"
-        "        END IF;\n"
-        "    END IF;\n"
-        "    IF NOT FOUND THEN\n"
+        "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER\n"
+        "SET search_path = pg_catalog, pg_temp\nAS $pgivm$\n"
+        "DECLARE\n    snap pg_snapshot := pg_current_snapshot();\n    mine xid8 := pg_current_xact_id();\nBEGIN\n"
+        "    IF current_setting('transaction_isolation') = 'read committed' THEN\n        RETURN;\n    END IF;\n"
+        "    IF EXISTS (SELECT FROM pg_snapshot_xip(snap) AS x WHERE pg_xact_status(x) = 'committed')\n"
+        "       OR EXISTS (SELECT FROM generate_series(pg_snapshot_xmax(snap)::text::numeric, mine::text::numeric - 1) AS g\n"
+        "                   WHERE pg_xact_status(g::text::xid8) = 'committed') THEN\n"
         "        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',\n"
-        "            MESSAGE = format('could not serialize access: pgivm view %s was created, or made deferred, after this transaction took its snapshot', {view}),\n"
-        "            HINT = 'Retry the transaction.';\n"
-        "    END IF;\n    RETURN NULL;\nEND;\n$pgivm$;\n"
+        "            MESSAGE = format('could not serialize access: a TRUNCATE of a base table of deferred pgivm view %s "
+        "must see every commit before it, and this transaction''s snapshot is older than one', {view}),\n"
+        "            HINT = 'Retry the transaction, or TRUNCATE in READ COMMITTED.';\n"
+        "    END IF;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {f}() IS {comment}").format(
-        f=sql.Identifier(*table.on_statement), writers=names("deferred_writers"), state=names("state"),
-        arrival=names("deferred_arrival"), number=sql.Literal(table.number), view=sql.Literal(view),
-        comment=sql.Literal(f"pgivm deferred view {view}: a statement on {table.label} takes the writers' lock "
-                            "(TRUNCATE also the view's)"))
+        f=names("deferred_truncate_check"), view=sql.Literal(view),
+        comment=sql.Literal("pgivm deferred view: a TRUNCATE that cannot see every commit before it fails"))
 
 
 def _functions_of(conn: psycopg.Connection, schema: str, function: str) -> list[tuple[int, str]]:
@@ -318,24 +321,30 @@ def _functions_of(conn: psycopg.Connection, schema: str, function: str) -> list[
 
 
 def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable, view: str) -> list[sql.Composable]:
-    """Rename each atom's maintenance entry points and put log appends in their place."""
+    """Rename each atom's maintenance entry points and put log appends in their place. Writers
+    reach only the table's lean capture function (below); these wrappers serve the TRUNCATE paths
+    (a partition's rows read before they go, a plain table's atoms cleared), which take the view's
+    lock first (the system's TRUNCATE functions update its state row)."""
     out: list[sql.Composable] = []
     for position, atom in enumerate(table.atoms):
         k = atom.name
         last = sql.Literal(position == len(table.atoms) - 1)
         cols = _columns(atom)
         listed = sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)
+        from_delta = sql.SQL("").join(sql.SQL("d.{}, ").format(c) for c in cols)
         if not _functions_of(conn, names.schema, f"apply_batch_{k}"):
             raise PgivmError(f"internal: no apply_batch_{k} in {names.schema}", "deferred mode needs the system's batch path")
         out.append(sql.SQL("ALTER FUNCTION {f}() RENAME TO {to}").format(f=names(f"apply_batch_{k}"), to=_q(f"maintain_batch_{k}")))
         out.append(sql.SQL(
-            "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
             "DECLARE\n    n bigint;\nBEGIN\n"
-            "    INSERT INTO {log} ({cols}mult) SELECT {cols}mult FROM {delta};\n"
+            "    PERFORM {truncate_check}();\n"
+            "    INSERT INTO {log} ({cols}mult) SELECT {from_delta}d.mult FROM {delta} AS d;\n"
             "    GET DIAGNOSTICS n = ROW_COUNT;\n    DELETE FROM {delta};\n"
             "    PERFORM {appended}({number}, n, {last});\nEND;\n$pgivm$; COMMENT ON FUNCTION {f}() IS {comment}").format(
-            f=names(f"apply_batch_{k}"), log=names(f"{k}_log"), cols=listed, delta=names(f"{k}_delta"),
+            f=names(f"apply_batch_{k}"), log=names(f"{k}_log"), cols=listed, from_delta=from_delta, delta=names(f"{k}_delta"),
             appended=names("deferred_appended"), number=sql.Literal(table.number), last=last,
+            truncate_check=names("deferred_truncate_check"),
             comment=sql.Literal(f"pgivm deferred view: append the statement's net change of {k.upper()} to its log")))
         for _, arguments in _functions_of(conn, names.schema, f"apply_{k}"):
             count = len(cols) + 1
@@ -344,7 +353,7 @@ def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable, view: 
             out.append(sql.SQL("ALTER FUNCTION {f}({args}) RENAME TO {to}").format(
                 f=names(f"apply_{k}"), args=sql.SQL(arguments), to=_q(f"maintain_{k}")))  # type: ignore[arg-type]  # from pg_catalog
             out.append(sql.SQL(
-                "CREATE FUNCTION {f}({args}) RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+                "CREATE FUNCTION {f}({args}) RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
                 "BEGIN\n    INSERT INTO {log} ({cols}mult) VALUES ({values});\n"
                 "    PERFORM {appended}({number}, 1, {last});\nEND;\n$pgivm$").format(
                 f=names(f"apply_{k}"), args=sql.SQL(arguments), log=names(f"{k}_log"), cols=listed,  # type: ignore[arg-type]
@@ -353,48 +362,74 @@ def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable, view: 
         if _functions_of(conn, names.schema, f"clear_{k}"):
             out.append(sql.SQL("ALTER FUNCTION {f}() RENAME TO {to}").format(f=names(f"clear_{k}"), to=_q(f"maintain_clear_{k}")))
             out.append(sql.SQL(
-                "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+                "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
                 "BEGIN\n    -- TRUNCATE: the table is empty, so is what its state must become; nothing stays pending\n"
+                "    PERFORM {truncate_check}();\n"
                 "    DELETE FROM {log};\n    DELETE FROM {table_log};\n"
-                "    UPDATE {action} SET taken = (SELECT appended FROM {arrival} WHERE number = {number}) WHERE number = {number};\n"
+                "    UPDATE {action} AS t SET taken = (SELECT coalesce(sum(a.appended), 0) FROM {arrival} AS a\n"
+                "                                        WHERE a.number = {number}) WHERE t.number = {number};\n"
                 "    PERFORM {maintain}();\nEND;\n$pgivm$").format(
                 f=names(f"clear_{k}"), log=names(f"{k}_log"), table_log=names(table.log),
                 action=names("deferred_action"), arrival=names("deferred_arrival"),
-                number=sql.Literal(table.number), maintain=names(f"maintain_clear_{k}")))
-    out.append(_lean_capture(names, table))
-    out.append(_lean_lock(names, table, view))
+                number=sql.Literal(table.number), maintain=names(f"maintain_clear_{k}"),
+                truncate_check=names("deferred_truncate_check")))
+    out.append(_lean_capture(names, table, view))
     return out
 
 
-def _lean_capture(names: Names, table: LoggedTable) -> sql.Composable:
+def _lean_capture(names: Names, table: LoggedTable, view: str) -> sql.Composable:
     """The table's INSERT, UPDATE and DELETE capture function, replaced: one append of the
     statement's rows to the table's log (an UPDATE as its old rows out and its new rows in),
-    nothing per atom; each atom's net change is derived when the log is processed."""
-    cols = sql.SQL(", ").join(_q(c.column) for c in table.columns)
+    nothing per atom; each atom's net change is derived when the log is processed. The counts go
+    to this session's own rows (``deferred_appended``, inline: a function call less per
+    statement), so the writer waits for nothing. A transaction older than the deferred layer (its
+    marker row invisible) gets 40001: it may hold changes made before the triggers existed."""
+    log_cols = sql.SQL(", ").join(_q(table.log_column(c.column)) for c in table.columns)
 
     def rows(source: str, sign: str) -> sql.Composable:
-        return sql.SQL("SELECT {cols}, {sign} FROM {source}").format(cols=cols, sign=sql.SQL(sign), source=sql.SQL(source))  # type: ignore[arg-type]
+        # every column qualified: a base column may be named like a variable here (n, allowed, ...)
+        return sql.SQL("SELECT {cols}, {sign} FROM {source}").format(
+            cols=sql.SQL(", ").join(sql.SQL("{}.{}").format(sql.SQL(source), _q(c.column)) for c in table.columns),  # type: ignore[arg-type]
+            sign=sql.SQL(sign), source=sql.SQL(source))  # type: ignore[arg-type]
 
-    # deferred_appended inline (10_planner.sql): a function call less on every writing statement
     return sql.SQL(
         "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER\n"
         "SET search_path = pg_catalog, pg_temp SET jit = off\nAS $pgivm$\nDECLARE\n    n bigint;\n"
-        "    allowed boolean := true;\nBEGIN\n"
+        "    allowed boolean := true;\n"
+        "    writer bigint := nullif(current_setting('pgivm.writer', true), '')::bigint;\nBEGIN\n"
+        "    PERFORM FROM {writers} AS w WHERE w.singleton;\n"
+        "    IF NOT FOUND THEN\n"
+        "        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',\n"
+        "            MESSAGE = format('could not serialize access: pgivm view %s was created, or made deferred, after this transaction took its snapshot', {view}),\n"
+        "            HINT = 'Retry the transaction.';\n"
+        "    END IF;\n"
         "    IF TG_OP = 'INSERT' THEN\n        INSERT INTO {log} ({cols}, m) {inserted};\n"
         "    ELSIF TG_OP = 'DELETE' THEN\n        INSERT INTO {log} ({cols}, m) {deleted};\n"
         "    ELSE\n        INSERT INTO {log} ({cols}, m) {deleted} UNION ALL {inserted};\n    END IF;\n"
         "    GET DIAGNOSTICS n = ROW_COUNT;\n"
         "    IF n > 0 THEN\n"
-        "        UPDATE {arrival} SET appended = appended + n, arrived = arrived + n WHERE number = {number}\n"
-        "            RETURNING appended <= check_at INTO allowed;\n    END IF;\n"
-        "    IF pg_catalog.nextval({steps}) % {window} = 0 THEN\n"
-        "        UPDATE {arrival} SET arrived = arrived / 2;\n    END IF;\n"
+        "        IF writer IS NULL THEN\n"
+        "            writer := (random() * 9e18)::bigint;\n"
+        "            PERFORM set_config('pgivm.writer', writer::text, false);\n"
+        "        END IF;\n"
+        "        INSERT INTO {arrival} AS a (number, pid, token, appended, arrived, halvings)\n"
+        "        SELECT {number}, pg_backend_pid(), writer, n, n, (CASE WHEN s.is_called THEN s.last_value ELSE 0 END) / {window}\n"
+        "          FROM {steps_table} AS s\n"
+        "        ON CONFLICT (number, pid, token) DO UPDATE\n"
+        "           SET appended = a.appended + excluded.appended,\n"
+        "               arrived = (a.arrived >> least(greatest(excluded.halvings - a.halvings, 0), 62)::integer) + excluded.arrived,\n"
+        "               halvings = excluded.halvings;\n"
+        "        allowed := (SELECT sum(a.appended) FROM {arrival} AS a WHERE a.number = {number})\n"
+        "                   <= coalesce((SELECT w.check_at[{number}] FROM {allowance} AS w ORDER BY w.check_id DESC LIMIT 1), -1);\n"
+        "    END IF;\n"
+        "    PERFORM nextval({steps});\n"
         "    IF NOT allowed THEN\n        PERFORM {check}({number});\n    END IF;\n"
         "    RETURN NULL;\nEND;\n$pgivm$;\n"
         "COMMENT ON FUNCTION {f}() IS {comment}").format(
-        f=sql.Identifier(*table.on_change), log=names(table.log), cols=cols, inserted=rows("new_rows", "1"),
+        f=sql.Identifier(*table.on_change), log=names(table.log), cols=log_cols, inserted=rows("new_rows", "1"),
         deleted=rows("old_rows", "-1"), arrival=names("deferred_arrival"), check=names("deferred_check"),
-        steps=_regclass(names, "deferred_steps"), window=sql.Literal(RATE_WINDOW),
+        writers=names("deferred_writers"), view=sql.Literal(view), allowance=names("deferred_allowance"),
+        steps=_regclass(names, "deferred_steps"), steps_table=names("deferred_steps"), window=sql.Literal(RATE_WINDOW),
         number=sql.Literal(table.number),
         comment=sql.Literal(f"pgivm deferred view: log the rows a statement changed in {table.label}"))
 
@@ -416,12 +451,10 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
         "stale_comment": sql.Literal(f"pgivm: the result of {name} as last refreshed, with the changes pending "
                                      f"and how many seconds they lag"),
     })
-    # the deferred layer's tables as this version has them, for views made deferred before
-    conn.execute(sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS check_at bigint NOT NULL DEFAULT -1, "
-                         "ADD COLUMN IF NOT EXISTS checks bigint NOT NULL DEFAULT 0").format(names("deferred_arrival")))
-    for table in tables:  # the logs' serial key went (writers paid for its index)
-        conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS seq; ALTER TABLE {} DROP COLUMN IF EXISTS seq").format(
-            names(table.log), names(table.stage)))
+    _current_layout(conn, names, tables)
+    conn.execute(render(__name__, "05_pending.sql", {**_tables(names), "deferred_table_comment": sql.Literal(
+        "pgivm deferred view: per base table, what is pending (s[i]) and its cost f_i")}))
+    conn.execute(_truncate_check_function(names, name))
     for table in tables:
         for statement in _wrappers(conn, names, table, name):
             conn.execute(statement)
@@ -435,11 +468,47 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
     conn.execute(sql.SQL("ALTER VIEW {} SET SCHEMA {}").format(sql.Identifier(view_schema, parked), names.schema_id))
     conn.execute(sql.SQL("ALTER VIEW {} RENAME TO {}").format(names(parked), _q("refreshed")))
     conn.execute(render(__name__, "20_read.sql", params))
+    # Readers of the view and of its stale view run read() and lag(): function calls in a view
+    # need EXECUTE of whoever reads it. Nobody but the owner may name anything in the state
+    # schema (no USAGE), so these two run only through the views, for roles PostgreSQL let read them.
     conn.execute(sql.SQL(
         "REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA {s} FROM PUBLIC; "
-        "GRANT USAGE ON SCHEMA {s} TO PUBLIC; "
-        "GRANT EXECUTE ON FUNCTION {read}(), {lag}(), {refresh}() TO PUBLIC").format(
-        s=names.schema_id, read=names("read"), lag=names("lag"), refresh=names("refresh")))
+        "REVOKE ALL ON SCHEMA {s} FROM PUBLIC; GRANT EXECUTE ON FUNCTION {read}(), {lag}() TO PUBLIC").format(
+        s=names.schema_id, read=names("read"), lag=names("lag")))
+
+
+def _current_layout(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]) -> None:
+    """The deferred layer's tables as this version has them, for views made deferred before (their
+    pending rows and counts kept): counts per writing session, logs with their own column names,
+    no serial key in the logs (writers paid for its index)."""
+    arrival = names("deferred_arrival")
+    columns = {r[0] for r in conn.execute(
+        "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s::pg_catalog.regclass AND attnum > 0 "
+        "AND NOT attisdropped", [arrival.as_string(conn)]).fetchall()}
+    conn.execute(sql.SQL("CREATE TABLE IF NOT EXISTS {} (check_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, "
+                         "check_at bigint[] NOT NULL)").format(names("deferred_allowance")))
+    if "pid" not in columns:
+        conn.execute(sql.SQL(
+            "ALTER TABLE {a} DROP COLUMN IF EXISTS check_at, "
+            "ADD COLUMN IF NOT EXISTS checks bigint NOT NULL DEFAULT 0, ADD COLUMN pid integer NOT NULL DEFAULT 0, "
+            "ADD COLUMN token bigint NOT NULL DEFAULT 0, ADD COLUMN halvings bigint NOT NULL DEFAULT 0; "
+            "ALTER TABLE {a} DROP CONSTRAINT {pkey}; ALTER TABLE {a} ADD PRIMARY KEY (number, pid, token); "
+            "UPDATE {a} SET halvings = (SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END) / {w} FROM {steps} AS s)").format(
+            a=arrival, pkey=_q("deferred_arrival_pkey"), w=sql.Literal(RATE_WINDOW), steps=names("deferred_steps")))
+    for table in tables:
+        for relation in (table.log, table.stage):
+            conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS seq").format(names(relation)))
+            present = [r[0] for r in conn.execute(
+                "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s::pg_catalog.regclass AND attnum > 0 "
+                "AND NOT attisdropped ORDER BY attnum", [names(relation).as_string(conn)]).fetchall()]
+            old = [c.column for c in table.columns]
+            if present[:len(old)] == old and old != [table.log_column(c) for c in old]:
+                for step in ("pgivm_renaming_", ""):  # two passes: a base column may be named c2
+                    for position, column in enumerate(old):
+                        source = column if step else f"pgivm_renaming_{position}"
+                        target = f"{step}{position}" if step else table.log_column(column)
+                        conn.execute(sql.SQL("ALTER TABLE {} RENAME COLUMN {} TO {}").format(
+                            names(relation), _q(source), _q(target)))
 
 
 def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema: str) -> None:
@@ -457,7 +526,7 @@ def drop_state(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]
     conn.execute(sql.SQL("DROP VIEW {}; DROP TABLE {}; DROP SEQUENCE {}").format(
         names("deferred_table"),
         sql.SQL(", ").join([names("deferred"), names("deferred_arrival"), names("deferred_action"), names("deferred_writers"),
-                            *logs]), names("deferred_steps")))
+                            names("deferred_allowance"), *logs]), names("deferred_steps")))
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -481,7 +550,7 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
     assert d is not None
     lag = conn.execute(sql.SQL("SELECT pending, lag_seconds FROM {}()").format(names("lag"))).fetchone()
     predicted = conn.execute(sql.SQL("SELECT {}()").format(names("deferred_predicted"))).fetchone()
-    sums = conn.execute(sql.SQL("SELECT (SELECT sum(checks) FROM {}), (SELECT CASE WHEN is_called THEN last_value "
+    sums = conn.execute(sql.SQL("SELECT (SELECT coalesce(sum(checks), 0) FROM {}), (SELECT CASE WHEN is_called THEN last_value "
                                 "ELSE 0 END FROM {})").format(names("deferred_arrival"), names("deferred_steps"))).fetchone()
     assert lag is not None and predicted is not None and sums is not None
     out = {
@@ -508,11 +577,8 @@ def describe_lines(a_ms: list[float], b_ms: list[float]) -> str:
 
 def worker_pid(conn: psycopg.Connection) -> int | None:
     """The process id of the `pgivm worker` serving this database, if one runs."""
-    row = conn.execute(
-        "SELECT pid FROM pg_catalog.pg_locks WHERE locktype = 'advisory' AND granted AND classid = %s AND objid = %s "
-        "AND objsubid = 2 AND database = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database())",
-        list(WORKER_KEY)).fetchone()
-    return int(row[0]) if row else None
+    row = conn.execute("SELECT pgivm_catalog.worker_pid()").fetchone()
+    return int(row[0]) if row and row[0] is not None else None
 
 
 def _actions_run_in(conn: psycopg.Connection) -> str:

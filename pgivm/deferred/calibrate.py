@@ -28,6 +28,8 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from pgivm.query.resolve import BaseTable
+
 from pgivm.deferred import LoggedTable, describe_lines
 from pgivm.errors import PgivmError
 from pgivm.systems.common import Names
@@ -82,13 +84,13 @@ def envelope(points: list[tuple[int, float]]) -> list[tuple[int, float]]:
     return out
 
 
-def _rows(conn: psycopg.Connection, base: sql.Composable) -> int:
-    row = conn.execute(sql.SQL("SELECT count(*) FROM (SELECT FROM {} LIMIT {}) AS rows").format(
-        base, sql.Literal(max(LADDER)))).fetchone()
+def _rows(conn: psycopg.Connection, base: BaseTable) -> int:
+    row = conn.execute(sql.SQL("SELECT count(*) FROM (SELECT FROM {} AS b WHERE {} LIMIT {}) AS rows").format(
+        base.ident, base.guard("b"), sql.Literal(max(LADDER)))).fetchone()
     return int(row[0]) if row else 0
 
 
-def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], bases: dict[int, sql.Composable],
+def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], bases: dict[int, BaseTable],
               ladder: tuple[int, ...] = LADDER, repeats: int = 3, seed: int = 1,
               progress: Callable[[str], None] | None = None) -> list[Fit]:
     """Measure and store f_i for every table of a deferred view, in the caller's transaction (which
@@ -99,7 +101,7 @@ def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], ba
             raise PgivmError(f"table {table.label} is empty: calibrate times the batch path on its rows",
                              "load some data first (the more, the closer to what the view will see)")
     conn.execute(sql.SQL("SELECT {}()").format(names("refresh")))
-    conn.execute("SELECT setseed(%s)", [(seed % 1000) / 1000])
+    conn.execute("SELECT pg_catalog.setseed(%s)", [(seed % 1000) / 1000])
     fits = []
     for table in tables:
         available = _rows(conn, bases[table.number])
@@ -119,17 +121,22 @@ def calibrate(conn: psycopg.Connection, name: str, tables: list[LoggedTable], ba
     return fits
 
 
-def _one_batch(conn: psycopg.Connection, names: Names, table: LoggedTable, base: sql.Composable,
+def _one_batch(conn: psycopg.Connection, names: Names, table: LoggedTable, base: BaseTable,
                k: int) -> tuple[int, float]:
     """(log rows, milliseconds) of processing k base rows, as an action would: they go into the
-    table's log as deleted and the log is processed, then again as inserted; rolled back."""
+    table's log as deleted and the log is processed, then again as inserted; rolled back. The base
+    table is read as pgivm reads one everywhere: named from its oid, with its tableoid guard, so a
+    view or another table put under its name is never read."""
     elapsed = 0.0
-    cols = sql.SQL(", ").join(sql.Identifier(c.column) for c in table.columns)
+    read = sql.SQL(", ").join(sql.SQL("b.{} AS {}").format(sql.Identifier(c.column), sql.Identifier(table.log_column(c.column)))
+                              for c in table.columns)
+    cols = sql.SQL(", ").join(sql.Identifier(table.log_column(c.column)) for c in table.columns)
     with conn.transaction(force_rollback=True):
         conn.execute(sql.SQL("CREATE TEMPORARY TABLE pgivm_calibrate_rows ON COMMIT DROP AS "
-                             "SELECT {} FROM {} ORDER BY random() LIMIT {}").format(cols, base, sql.Literal(k)))
+                             "SELECT {} FROM {} AS b WHERE {} ORDER BY pg_catalog.random() LIMIT {}").format(
+            read, base.ident, base.guard("b"), sql.Literal(k)))
         for sign in (-1, 1):
-            conn.execute(sql.SQL("INSERT INTO {log} ({cols}, m) SELECT {cols}, {sign} FROM pgivm_calibrate_rows").format(
+            conn.execute(sql.SQL("INSERT INTO {log} ({cols}, m) SELECT {cols}, {sign} FROM pg_temp.pgivm_calibrate_rows").format(
                 log=names(table.log), cols=cols, sign=sql.Literal(sign)))
             started = time.perf_counter()
             conn.execute(sql.SQL("SELECT {}(ARRAY[%s])").format(names("deferred_take")), [table.number])

@@ -20,6 +20,9 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, Literal, Union
 
+from psycopg import sql
+
+from pgivm.errors import UnsupportedQuery
 from pgivm.query.model import TableRef
 
 ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
@@ -27,6 +30,7 @@ ArithmeticOp = Literal["+", "-", "*"]
 AggregateFunction = Literal["count", "sum", "avg", "cofactor"]
 
 _PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
+_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
 
 def quote_identifier(name: str) -> str:
@@ -222,6 +226,15 @@ class Filter:
     @property
     def literal_sql(self) -> str:
         return "'" + self.value.replace("'", "''") + "'" if self.is_string else self.value
+
+    def literal(self) -> sql.Composable:
+        """The constant for generated SQL: a string as a quoted literal (never raw text, which could
+        end the dollar quotes of the function it lands in), a number only if it is one."""
+        if self.is_string:
+            return sql.Literal(self.value)
+        if not _NUMBER.fullmatch(self.value):
+            raise UnsupportedQuery(f"unsupported constant {self.value!r} in {self.sql}")
+        return sql.SQL(self.value)  # type: ignore[arg-type]  # checked just above: a number
 
     def __str__(self) -> str:
         return f"{self.column} {self.op} {self.literal_sql}"

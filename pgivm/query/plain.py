@@ -49,7 +49,7 @@ def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
         first = variable.columns[0]
         conditions += [sql.SQL("{} = {}").format(_column(first), _column(c)) for c in variable.columns[1:]]
     for f in cq.filters:
-        conditions.append(sql.SQL("{} {} {}").format(_column(f.column), sql.SQL(f.op), sql.SQL(f.literal_sql)))  # type: ignore[arg-type]
+        conditions.append(sql.SQL("{} {} {}").format(_column(f.column), sql.SQL(f.op), f.literal()))
     for p in cq.predicates:
         conditions.append(sql.SQL("{} {} {}").format(_column(p.left), sql.SQL(p.op), _column(p.right)))  # type: ignore[arg-type]
     conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]

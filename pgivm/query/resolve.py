@@ -85,10 +85,15 @@ SELECT c.oid::int8, n.nspname, c.relname, c.relkind::text, c.relispartition, c.r
 
 
 def _lookup_oid(conn: psycopg.Connection, table: TableRef) -> int:
-    row = conn.execute(
-        "SELECT pg_catalog.to_regclass(%s)::int8",
-        [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)],
-    ).fetchone()
+    """The table a name leads to, as PostgreSQL would resolve it in the user's query: an unqualified
+    name on the search_path the session had before pgivm fixed its own."""
+    from pgivm.connection import user_search_path
+
+    with user_search_path(conn):  # only a qualified function and type below: safe on any path
+        row = conn.execute(
+            "SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::pg_catalog.int8",
+            [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)],
+        ).fetchone()
     if row is None or row[0] is None:
         raise PgivmError(f"table {table} does not exist", "create it first, or check the name and search_path")
     return int(row[0])

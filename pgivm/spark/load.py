@@ -37,7 +37,7 @@ from typing import Any, NamedTuple
 import psycopg
 from psycopg import sql
 
-from pgivm.connection import connect
+from pgivm.connection import connect, user_search_path
 from pgivm.errors import PgivmError
 from pgivm.progress import Progress
 from pgivm.spark.session import conninfo_of, get_spark, jdbc_url_from_dsn
@@ -274,9 +274,11 @@ def _error_line(err: BaseException) -> str:
 
 def _resolve_table(conn: psycopg.Connection, table: str, columns: list[str]) -> tuple[tuple[str, str], list[Column]]:
     """The target's schema and name, and the columns to load with the ids each can take."""
+    with user_search_path(conn):  # the name as the user wrote it, on their own search_path
+        found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid", [table]).fetchone()
     row = conn.execute(
         "SELECT n.nspname, c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE c.oid = to_regclass(%s)", [table]).fetchone()
+        "WHERE c.oid = %s", [found[0] if found else None]).fetchone()
     if row is None:
         raise PgivmError(f"table {table} does not exist", "create it first")
     # The type as declared, and the type whose range applies (a domain's base type).
@@ -284,7 +286,7 @@ def _resolve_table(conn: psycopg.Connection, table: str, columns: list[str]) -> 
         "SELECT a.attname, format_type(a.atttypid, a.atttypmod), "
         "       format_type(CASE WHEN t.typtype = 'd' THEN t.typbasetype ELSE a.atttypid END, NULL) "
         "FROM pg_attribute a JOIN pg_type t ON t.oid = a.atttypid "
-        "WHERE a.attrelid = to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped", [table])}
+        "WHERE a.attrelid = %s AND a.attnum > 0 AND NOT a.attisdropped", [found[0]])}
     missing = [c for c in columns if c not in types]
     if missing:
         raise PgivmError(f"table {table} has no column {missing[0]}")

@@ -105,7 +105,6 @@ def capture_functions_plan(
         "state": names("state"),
         "restart": names("restart"),
         "view_literal": sql.Literal(name),
-        "on_statement": names(f"on_statement_{letters}"),
         "on_change": names(f"on_change_{letters}"),
         "on_truncate": names(f"on_truncate_{letters}"),
         "on_truncate_rows": names(f"on_truncate_rows_{letters}"),
@@ -114,7 +113,6 @@ def capture_functions_plan(
         "apply_update": block("update"),
         "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.name}")) for a in atoms),
         "truncate_rows": capture.truncate_rows_block(atoms, names, sink),
-        "on_statement_comment": sql.Literal(f"pgivm view {name}: take the view's lock before a statement on {qualified}"),
         "on_change_comment": sql.Literal(f"pgivm view {name}: {'log' if sink == 'log' else 'maintain'} the {strategy} "
                                          f"state for changes of {described}"),
         "on_truncate_comment": sql.Literal(f"pgivm view {name}: clear the {strategy} state of {described} after TRUNCATE"),
@@ -187,7 +185,7 @@ def revoke_plan(names: Names) -> sql.Composable:
 def no_op_trigger_function(function: tuple[str, str], view: str) -> sql.Composable:
     """A capture trigger function replaced by one that does nothing: the first step of ``drop``."""
     return sql.SQL(
-        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp "
+        "CREATE OR REPLACE FUNCTION {f}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
         "AS $pgivm$ BEGIN RETURN NULL; END; $pgivm$; COMMENT ON FUNCTION {f}() IS {comment}"
     ).format(f=sql.Identifier(*function), comment=sql.Literal(f"pgivm view {view} is being dropped: maintenance stopped"))
 

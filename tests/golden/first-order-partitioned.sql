@@ -5,7 +5,7 @@
 -- phase: state (4 statements)
 
 -- First-order (classical) IVM of the triangle count: the state shared by the whole view.
-CREATE SCHEMA "pgivm_triangles";
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA "pgivm_triangles" IS 'pgivm state of view triangles (strategy first-order): SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a';
 
 CREATE TABLE "pgivm_triangles"."state" (
@@ -115,7 +115,7 @@ CREATE TABLE "pgivm_triangles"."t_delta" (
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
 -- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION "pgivm_triangles"."apply_r"(alpha integer, beta integer, m bigint)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -148,7 +148,7 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_r"(integer, integer, bigint) IS 'fi
 
 -- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
 CREATE FUNCTION "pgivm_triangles"."paths_r"(alpha integer, beta integer)
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -161,7 +161,7 @@ $pgivm$;
 
 -- Clear K after a TRUNCATE of its base table (DELETE, not TRUNCATE: see ivme/40_relation_clear.sql).
 CREATE FUNCTION "pgivm_triangles"."clear_r"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -170,7 +170,7 @@ END;
 $pgivm$;
 
 CREATE FUNCTION "pgivm_triangles"."apply_batch_r"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small
@@ -206,7 +206,7 @@ $pgivm$;
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
 -- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION "pgivm_triangles"."apply_s"(alpha integer, beta integer, m bigint)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -239,7 +239,7 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_s"(integer, integer, bigint) IS 'fi
 
 -- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
 CREATE FUNCTION "pgivm_triangles"."paths_s"(alpha integer, beta integer)
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -252,7 +252,7 @@ $pgivm$;
 
 -- Clear K after a TRUNCATE of its base table (DELETE, not TRUNCATE: see ivme/40_relation_clear.sql).
 CREATE FUNCTION "pgivm_triangles"."clear_s"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -261,7 +261,7 @@ END;
 $pgivm$;
 
 CREATE FUNCTION "pgivm_triangles"."apply_batch_s"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small
@@ -297,7 +297,7 @@ $pgivm$;
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
 -- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION "pgivm_triangles"."apply_t"(alpha integer, beta integer, m bigint)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -330,7 +330,7 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_t"(integer, integer, bigint) IS 'fi
 
 -- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
 CREATE FUNCTION "pgivm_triangles"."paths_t"(alpha integer, beta integer)
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -343,7 +343,7 @@ $pgivm$;
 
 -- Clear K after a TRUNCATE of its base table (DELETE, not TRUNCATE: see ivme/40_relation_clear.sql).
 CREATE FUNCTION "pgivm_triangles"."clear_t"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -352,7 +352,7 @@ END;
 $pgivm$;
 
 CREATE FUNCTION "pgivm_triangles"."apply_batch_t"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small
@@ -383,7 +383,7 @@ $pgivm$;
 
 -- The count from the copies, and the restart after a build or TRUNCATE.
 CREATE FUNCTION "pgivm_triangles"."count_from_state"()
-RETURNS bigint LANGUAGE sql STABLE
+RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
@@ -394,7 +394,7 @@ AS $pgivm$
 $pgivm$;
 
 CREATE FUNCTION "pgivm_triangles"."restart"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -418,30 +418,10 @@ $pgivm$;
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION "pgivm_triangles"."on_statement_r"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM "pgivm_triangles"."state" WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."on_statement_r"() IS 'pgivm view triangles: take the view''s lock before a statement on public.r';
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION "pgivm_triangles"."on_change_r"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -464,6 +444,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
         -- R
         IF changed_rows <= 384 THEN
@@ -513,6 +502,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     -- R
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT base."a", base."b", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."a" IS NOT NULL AND base."b" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_triangles"."apply_batch_r"();
@@ -530,6 +524,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     PERFORM "pgivm_triangles"."clear_r"();
     PERFORM "pgivm_triangles"."restart"();
     RETURN NULL;
@@ -553,30 +552,10 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_r"() IS 'pgivm view triangles
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION "pgivm_triangles"."on_statement_s"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM "pgivm_triangles"."state" WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."on_statement_s"() IS 'pgivm view triangles: take the view''s lock before a statement on public.s';
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION "pgivm_triangles"."on_change_s"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -599,6 +578,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
         -- S
         IF changed_rows <= 384 THEN
@@ -648,6 +636,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     -- S
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_triangles"."apply_batch_s"();
@@ -665,6 +658,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     PERFORM "pgivm_triangles"."clear_s"();
     PERFORM "pgivm_triangles"."restart"();
     RETURN NULL;
@@ -688,30 +686,10 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_s"() IS 'pgivm view triangles
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION "pgivm_triangles"."on_statement_t"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM "pgivm_triangles"."state" WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."on_statement_t"() IS 'pgivm view triangles: take the view''s lock before a statement on public.t';
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION "pgivm_triangles"."on_change_t"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -734,6 +712,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
         -- T
         IF changed_rows <= 384 THEN
@@ -783,6 +770,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     -- T
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT base."c", base."a", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."c" IS NOT NULL AND base."a" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_triangles"."apply_batch_t"();
@@ -800,6 +792,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_triangles"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'triangles'),
+            HINT = 'Retry the transaction.';
+    END IF;
     PERFORM "pgivm_triangles"."clear_t"();
     PERFORM "pgivm_triangles"."restart"();
     RETURN NULL;
@@ -836,7 +833,7 @@ ANALYZE "pgivm_triangles"."r_tuples"; ANALYZE "pgivm_triangles"."s_tuples"; ANAL
 
 -- phase: capture (33 statements)
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_r"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON "public"."r" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
@@ -844,7 +841,7 @@ CREATE TRIGGER "pgivm_triangles_delete" AFTER DELETE ON "public"."r" REFERENCING
 
 CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON "public"."r" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_r"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON public.r_1 REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
@@ -854,7 +851,7 @@ CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON public.r_1 REFERENCING O
 
 CREATE TRIGGER "pgivm_triangles_truncate_rows" BEFORE TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_truncate_rows_r"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_r"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON public.r_2 REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
@@ -862,7 +859,7 @@ CREATE TRIGGER "pgivm_triangles_delete" AFTER DELETE ON public.r_2 REFERENCING O
 
 CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON public.r_2 REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_r"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON public.r_2_1 REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
@@ -872,7 +869,7 @@ CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON public.r_2_1 REFERENCING
 
 CREATE TRIGGER "pgivm_triangles_truncate_rows" BEFORE TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_truncate_rows_r"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_r"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON public.r_2_2 REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_r"();
 
@@ -882,7 +879,7 @@ CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON public.r_2_2 REFERENCING
 
 CREATE TRIGGER "pgivm_triangles_truncate_rows" BEFORE TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_truncate_rows_r"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_s"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON "public"."s" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_s"();
 
@@ -892,7 +889,7 @@ CREATE TRIGGER "pgivm_triangles_update" AFTER UPDATE ON "public"."s" REFERENCING
 
 CREATE TRIGGER "pgivm_triangles_truncate" AFTER TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_truncate_s"();
 
-CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_statement_t"();
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_insert" AFTER INSERT ON "public"."t" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."on_change_t"();
 

@@ -6,7 +6,7 @@
 
 -- F-IVM (Nikolic & Olteanu, SIGMOD 2018): the state of one view. The view tree's stored views,
 -- their scratch tables and the atoms' net-change tables are created after this (maintain.py).
-CREATE SCHEMA "pgivm_v";
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA "pgivm_v" IS 'pgivm state of view v (system fivm): SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c';
 
 CREATE TABLE "pgivm_v"."state" (
@@ -47,12 +47,12 @@ CREATE TABLE "pgivm_v"."a2_delta" ("b" integer, "c" integer, mult bigint NOT NUL
 
 CREATE TABLE "pgivm_v"."a3_delta" ("c" integer, "z" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a3_delta" IS 'scratch: the net change of atom t during a statement';
 
--- phase: functions (11 statements)
+-- phase: functions (10 statements)
 
 -- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
 -- views need nothing more (there is no partition or threshold to recompute).
 CREATE FUNCTION "pgivm_v"."restart"()
-RETURNS void LANGUAGE sql
+RETURNS void LANGUAGE sql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$ SELECT $pgivm$;
 
@@ -67,9 +67,14 @@ AS $pgivm$ SELECT $pgivm$;
 -- whatever the size of the views. A change of more than 64 rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
 -- instead of looking it up row by row.
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
 CREATE FUNCTION "pgivm_v"."apply_bulk_a1"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
@@ -86,8 +91,9 @@ $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a1"() IS 'F-IVM view v: the delta tree of atom r (r)';
 
 CREATE FUNCTION "pgivm_v"."apply_batch_a1"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 AS $pgivm$
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
@@ -108,7 +114,7 @@ COMMENT ON FUNCTION "pgivm_v"."apply_batch_a1"() IS 'F-IVM view v: the delta tre
 -- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
 -- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
 CREATE FUNCTION "pgivm_v"."clear_a1"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -131,9 +137,14 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'F-IVM view v: TRUNCATE of atom r'
 -- whatever the size of the views. A change of more than 64 rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
 -- instead of looking it up row by row.
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
 CREATE FUNCTION "pgivm_v"."apply_bulk_a2"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
@@ -156,8 +167,9 @@ $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a2"() IS 'F-IVM view v: the delta tree of atom s (s)';
 
 CREATE FUNCTION "pgivm_v"."apply_batch_a2"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 AS $pgivm$
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
@@ -184,7 +196,7 @@ COMMENT ON FUNCTION "pgivm_v"."apply_batch_a2"() IS 'F-IVM view v: the delta tre
 -- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
 -- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
 CREATE FUNCTION "pgivm_v"."clear_a2"()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -214,30 +226,10 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'F-IVM view v: TRUNCATE of atom s'
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION "pgivm_v"."on_statement_a1"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM "pgivm_v"."state" WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_v"."on_statement_a1"() IS 'pgivm view v: take the view''s lock before a statement on public.r';
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION "pgivm_v"."on_change_a1"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -260,6 +252,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
@@ -288,6 +289,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     -- A1
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT base."a", base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
@@ -305,6 +311,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     PERFORM "pgivm_v"."clear_a1"();
     PERFORM "pgivm_v"."restart"();
     RETURN NULL;
@@ -328,30 +339,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the F-I
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION "pgivm_v"."on_statement_a2"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM "pgivm_v"."state" WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_v"."on_statement_a2"() IS 'pgivm view v: take the view''s lock before a statement on public.s';
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION "pgivm_v"."on_change_a2"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -374,6 +365,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
@@ -402,6 +402,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     -- A2
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
@@ -419,29 +424,17 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
     PERFORM "pgivm_v"."clear_a2"();
     PERFORM "pgivm_v"."restart"();
     RETURN NULL;
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the F-IVM state of public.s as A2 after TRUNCATE';
-
--- A table declared static (--static) has no delta tree: the views that only its changes would
--- update are not stored (μ of Figure 5 with U = the other tables). A write to it would leave the
--- view wrong, so it is refused.
-CREATE FUNCTION "pgivm_v"."on_statement_a3"()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    RAISE EXCEPTION USING
-        ERRCODE = 'object_not_in_prerequisite_state',
-        MESSAGE = format('table %s is static for pgivm view %s: it cannot change while the view exists',
-                         TG_RELID::regclass, 'v'),
-        HINT = format('Drop the view (pgivm drop %s) or create it again without --static.', 'v');
-END;
-$pgivm$;
-COMMENT ON FUNCTION "pgivm_v"."on_statement_a3"() IS 'pgivm view v: public.t is static';
 
 -- A table declared static (--static) has no delta tree: the views that only its changes would
 -- update are not stored (μ of Figure 5 with U = the other tables). A write to it would leave the
@@ -520,7 +513,7 @@ ANALYZE "pgivm_v"."leaf_s"; ANALYZE "pgivm_v"."list_leaf_s"; ANALYZE "pgivm_v"."
 
 -- phase: capture (15 statements)
 
-CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_statement_a1"();
+CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."r" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a1"();
 
@@ -530,7 +523,7 @@ CREATE TRIGGER "pgivm_v_update" AFTER UPDATE ON "public"."r" REFERENCING OLD TAB
 
 CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_truncate_a1"();
 
-CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_statement_a2"();
+CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."s" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a2"();
 
@@ -540,7 +533,7 @@ CREATE TRIGGER "pgivm_v_update" AFTER UPDATE ON "public"."s" REFERENCING OLD TAB
 
 CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_truncate_a2"();
 
-CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_statement_a3"();
+CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."t" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a3"();
 

@@ -6,7 +6,7 @@
 
 -- Recompute: the baseline users of REFRESH MATERIALIZED VIEW have today. After every statement that
 -- writes a base table, the count is recomputed from scratch with the view's join.
-CREATE SCHEMA "pgivm_triangles";
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA "pgivm_triangles" IS 'pgivm state of view triangles (strategy recompute): SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src';
 
 CREATE TABLE "pgivm_triangles"."state" (
@@ -53,7 +53,9 @@ COMMENT ON FUNCTION "pgivm_triangles"."refresh"() IS 'pgivm view triangles: reco
 -- The first count, recomputed once by `pgivm create` under its locks.
 INSERT INTO "pgivm_triangles"."result" (count) VALUES ((SELECT count(*) FROM "public"."e" AS r JOIN "public"."e" AS s ON "r"."dst" = "s"."src" JOIN "public"."e" AS t ON "s"."dst" = "t"."src" AND "t"."dst" = "r"."src" WHERE "r".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16384::pg_catalog.oid AND "t".tableoid = 16384::pg_catalog.oid));
 
--- phase: capture (1 statement)
+-- phase: capture (2 statements)
+
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."e" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."e" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 

@@ -6,7 +6,7 @@
 
 -- Recompute: the baseline users of REFRESH MATERIALIZED VIEW have today. After every statement that
 -- writes a base table, the count is recomputed from scratch with the view's join.
-CREATE SCHEMA "pgivm_triangles";
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA "pgivm_triangles" IS 'pgivm state of view triangles (strategy recompute): SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a';
 
 CREATE TABLE "pgivm_triangles"."state" (
@@ -53,19 +53,33 @@ COMMENT ON FUNCTION "pgivm_triangles"."refresh"() IS 'pgivm view triangles: reco
 -- The first count, recomputed once by `pgivm create` under its locks.
 INSERT INTO "pgivm_triangles"."result" (count) VALUES ((SELECT count(*) FROM "public"."r" AS r JOIN "public"."s" AS s ON "r"."b" = "s"."b" JOIN "public"."t" AS t ON "s"."c" = "t"."c" AND "t"."a" = "r"."a" WHERE "r".tableoid IS NOT NULL AND "s".tableoid = 16385::pg_catalog.oid AND "t".tableoid = 16386::pg_catalog.oid));
 
--- phase: capture (7 statements)
+-- phase: capture (14 statements)
+
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+
+CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
 CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 

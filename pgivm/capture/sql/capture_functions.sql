@@ -14,30 +14,10 @@
 -- transition tables and pgivm's own state, so renaming a base table, or putting another object
 -- under its old name, changes nothing here. Every function has a fixed search_path.
 
--- Every writing statement takes the view's lock before it touches a row: writers of one view then
--- queue on this row instead of deadlocking on each other's base-table rows. Under REPEATABLE READ
--- or SERIALIZABLE a writer whose snapshot predates another writer's commit fails here (40001).
--- A row lock, not an UPDATE: it conflicts with the maintenance's own UPDATE of the state row, and
--- writes no new row version (a third of the cost).
-CREATE FUNCTION {on_statement}()
-RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-SET jit = off
-AS $pgivm$
-BEGIN
-    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        -- The state row is missing only from a snapshot taken before the view was created
-        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
-        RAISE EXCEPTION USING
-            ERRCODE = 'serialization_failure',
-            MESSAGE = format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view_literal}),
-            HINT = 'Retry the transaction.';
-    END IF;
-    RETURN NULL;
-END;
-$pgivm$;
-COMMENT ON FUNCTION {on_statement}() IS {on_statement_comment};
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
 
 CREATE FUNCTION {on_change}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
@@ -60,6 +40,15 @@ BEGIN
         SELECT count(*) INTO changed_rows FROM new_rows;
     END IF;
     UPDATE {state} SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view_literal}),
+            HINT = 'Retry the transaction.';
+    END IF;
     IF TG_OP = 'INSERT' THEN
 {apply_insert}
     ELSIF TG_OP = 'DELETE' THEN
@@ -85,6 +74,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view_literal}),
+            HINT = 'Retry the transaction.';
+    END IF;
 {truncate_rows}
     RETURN NULL;
 END;

@@ -7,6 +7,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE {state} SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', {view_literal}),
+            HINT = 'Retry the transaction.';
+    END IF;
 {clear}
     PERFORM {restart}();
     RETURN NULL;

@@ -29,11 +29,14 @@ INSERT INTO {deferred} (budget_ms, planner) VALUES ({budget_ms}, {planner});
 -- The paper's time: one step per logged statement (a sequence: no row version per write).
 CREATE SEQUENCE {steps};
 
--- Who writes what. Writers only append: rows to their table's log and counts to {arrival}, under
--- their own lock ({writers}); they never wait for an action. Actions, refreshes and reads apply,
--- under the view's lock (the system's state row): they take log rows, run the batch path, and
--- count what they took in {action}. No row is written by both sides, so neither waits for the
--- other on a count, and the pending count of a table is the difference of the two.
+-- Who writes what. Writers only append: rows to their table's log, and counts to rows of
+-- {arrival} that belong to their own session; they take no lock of the view's and wait for
+-- nobody: no other writer, no reader, no action (a session idle in a transaction holds nothing a
+-- writer needs). Actions, refreshes and reads apply, under the view's lock (the system's state
+-- row): they take log rows, run the batch path, and count what they took in {action}. No row is
+-- written by both sides, and the pending count of a table is the difference of the two.
+-- {writers}: its row is visible to every transaction that may log into this layer; one whose
+-- snapshot predates it (REPEATABLE READ) may hold changes nothing logged, and must start again.
 CREATE TABLE {writers} (
     singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton)
 );
@@ -55,21 +58,27 @@ CREATE TABLE {action} (
 );
 COMMENT ON TABLE {action} IS {action_comment};
 
+-- Per base table and writing session: what it appended. A session's rows are its own (pid, and a
+-- random token, since pids are reused), so no writer ever waits for another on a count; rows of
+-- sessions that are gone are folded into one row per table (pid 0) by full refreshes.
 CREATE TABLE {arrival} (
-    number     integer PRIMARY KEY REFERENCES {action},
+    number     integer NOT NULL REFERENCES {action},
+    pid        integer NOT NULL,              -- the writing backend (0: sessions gone, folded)
+    token      bigint NOT NULL,               -- that session's random id (pgivm.writer)
     appended   bigint NOT NULL DEFAULT 0,     -- log rows appended, ever
-    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately, halved every {rate_window} steps (see choose)
-    check_at   bigint NOT NULL DEFAULT -1,    -- appended may reach this before f(s) is summed again (see allow)
-    checks     bigint NOT NULL DEFAULT 0      -- times a writer summed f(s) after appending to this table
+    arrived    bigint NOT NULL DEFAULT 0,     -- log rows appended lately: halved every {rate_window} steps (see choose)
+    halvings   bigint NOT NULL DEFAULT 0,     -- ⌊step / {rate_window}⌋ when arrived was last updated (halved lazily from there)
+    checks     bigint NOT NULL DEFAULT 0,     -- times this session summed f(s) after appending to this table
+    PRIMARY KEY (number, pid, token)
 );
 COMMENT ON TABLE {arrival} IS {arrival_comment};
 
--- One row per base table: s[i] = pending, and everything the planner and status read. Over one
--- table, so its own columns can be updated through it (the cost functions).
-CREATE VIEW {deferred_table} AS
-    SELECT t.number, t.label, t.atoms,
-           (SELECT a.appended FROM {arrival} AS a WHERE a.number = t.number) - t.taken AS pending,
-           (SELECT a.arrived FROM {arrival} AS a WHERE a.number = t.number) AS arrived,
-           t.a_ms, t.b_ms, t.calibrated, t.points, t.actions, t.processed
-      FROM {action} AS t;
-COMMENT ON VIEW {deferred_table} IS {deferred_table_comment};
+-- The allowances of the last sum of f(s) (see allow): check_at[i] is how far the appended count of
+-- table i may go before a writer must sum f(s) again. A new row per sum, never an update: a writer
+-- reads the newest row and waits for nobody.
+CREATE TABLE {allowance} (
+    check_id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    check_at bigint[] NOT NULL
+);
+COMMENT ON TABLE {allowance} IS {allowance_comment};
+

@@ -1,6 +1,6 @@
 -- f_i(k): 0 for k = 0, else the least of the table's lines a[j]·k + b[j] (00_state.sql).
 CREATE FUNCTION {cost}(a float8[], b float8[], k float8)
-RETURNS float8 LANGUAGE sql IMMUTABLE
+RETURNS float8 LANGUAGE sql SECURITY DEFINER IMMUTABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
     SELECT CASE WHEN k > 0 THEN (SELECT min(x * k + y) FROM unnest(a, b) AS line(x, y)) ELSE 0 END
@@ -8,7 +8,7 @@ $pgivm$;
 
 -- The predicted refresh cost f(s) = Σ_i f_i(s[i]) of what is pending (§2, the constraint f(s) ≤ C).
 CREATE FUNCTION {predicted}()
-RETURNS float8 LANGUAGE sql STABLE
+RETURNS float8 LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
     SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0)::float8 FROM {deferred_table}
@@ -17,7 +17,7 @@ $pgivm$;
 -- TIMETOFULL(s) of ONLINE (§4.3): the steps until arrivals at rates v make f(s + k·v) > C again,
 -- counts interpolated (the notes' suggestion); a search by doubling, then bisection, capped.
 CREATE FUNCTION {time_to_full}(s float8[], v float8[], budget float8)
-RETURNS float8 LANGUAGE plpgsql STABLE
+RETURNS float8 LANGUAGE plpgsql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -57,7 +57,7 @@ $pgivm$;
 --           f(q), then the lower table numbers. n is the number of base tables: 2^n − 1 subsets.
 -- The same rule as pgivm.deferred.planners.online, which tests/test_planners.py holds to the paper.
 CREATE FUNCTION {choose}()
-RETURNS integer[] LANGUAGE plpgsql STABLE
+RETURNS integer[] LANGUAGE plpgsql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -131,7 +131,7 @@ $pgivm$;
 -- What actions and refreshes took, counted on their side only ({action}): the pending count is
 -- appended − taken, so no count is written by both writers and actions.
 CREATE FUNCTION {settle}(numbers integer[], taken bigint[])
-RETURNS void LANGUAGE sql
+RETURNS void LANGUAGE sql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
     UPDATE {action} AS t
@@ -145,7 +145,7 @@ $pgivm$;
 -- Writers go on appending: take reads every chosen log in one snapshot, and what is committed
 -- after it stays pending.
 CREATE FUNCTION {act}(from_writer boolean)
-RETURNS integer[] LANGUAGE plpgsql
+RETURNS integer[] LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -171,63 +171,68 @@ BEGIN
 END;
 $pgivm$;
 
--- How many more rows each table may append before a writer must sum f(s) again: summing it
--- over every table is most of what an append costs, and it cannot pass C sooner. f_i is
--- nondecreasing and, past k = 0, the least of lines, so from s_i pending r more rows add at most
--- r·a_i (a_i: the slope of the line f_i(s_i) lies on; for s_i = 0 add the jump f_i(1) and take
--- the line at k = 1). Each of the n tables gets an equal share of the headroom C − f(s). Actions
--- and TRUNCATEs only lower s, so the allowance stays safe; new cost functions or a new C reset it
--- (reset_allowance, below). checked: the table whose append summed f(s). The caller
--- holds the writers' lock.
+-- How many more rows each table may append before a writer must sum f(s) again: summing it over
+-- every table is most of what an append costs, and it cannot pass C sooner. f_i is nondecreasing
+-- and, past k = 0, the least of lines, so from s_i pending r more rows add at most r·a_i (a_i: the
+-- slope of the line f_i(s_i) lies on; for s_i = 0 add the jump f_i(1) and take the line at k = 1).
+-- Each of the n tables gets an equal share of the headroom C − f(s). The allowances go into a new
+-- row of {allowance}, which every writer compares its table's appended count (all sessions) with:
+-- a writer never waits for another here, and statements one after another keep f(s) ≤ C. (Writers
+-- in flight at once each see what the others committed, not what they have pending: together they
+-- may pass C by that until the next sum.) Actions and TRUNCATEs only lower s, so an allowance
+-- stays safe; new cost functions or a new C reset it (reset_allowance, below). checked: the table
+-- whose append summed f(s).
 CREATE FUNCTION {allow}(checked integer)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
     share float8;
+    writer bigint := nullif(current_setting('pgivm.writer', true), '')::bigint;
 BEGIN
-    SELECT ((SELECT budget_ms FROM {deferred} WHERE singleton) - coalesce(sum({cost}(a_ms, b_ms, pending)), 0))
-           / greatest(count(*), 1)
-      INTO share FROM {deferred_table};
-    UPDATE {arrival} AS a
-       SET check_at = a.appended + CASE WHEN share < d.jump THEN 0
-                                        WHEN d.slope = 0 THEN 1e15
-                                        ELSE least(floor((share - d.jump) / d.slope), 1e15) END::bigint,
-           checks = a.checks + CASE WHEN a.number = checked THEN 1 ELSE 0 END
+    -- (at most 1e15: a budget set past what create allows must not overflow the arithmetic below)
+    SELECT least(((SELECT d.budget_ms FROM {deferred} AS d WHERE d.singleton) - coalesce(sum({cost}(t.a_ms, t.b_ms, t.pending)), 0))
+                 / greatest(count(*), 1), 1e15)
+      INTO share FROM {deferred_table} AS t;
+    INSERT INTO {allowance} (check_at)
+    SELECT array_agg(coalesce((SELECT sum(a.appended) FROM {arrival} AS a WHERE a.number = d.number), 0)::bigint
+                     + CASE WHEN share < d.jump THEN 0
+                            WHEN d.slope < 1e-12 THEN 1e15
+                            ELSE least(floor((share - d.jump) / d.slope), 1e15) END::bigint
+                     ORDER BY d.number)
       FROM (SELECT t.number,
                    CASE WHEN t.pending > 0 THEN 0 ELSE {cost}(t.a_ms, t.b_ms, 1) END AS jump,
                    (SELECT l.x FROM unnest(t.a_ms, t.b_ms) AS l(x, y)
                      ORDER BY l.x * greatest(t.pending, 1) + l.y, l.x DESC LIMIT 1) AS slope
-              FROM {deferred_table} AS t) AS d
-     WHERE a.number = d.number;
+              FROM {deferred_table} AS t) AS d;
+    UPDATE {arrival} AS a SET checks = a.checks + 1
+     WHERE a.number = checked AND a.pid = pg_backend_pid() AND a.token = writer;
 END;
 $pgivm$;
 
 -- A writer's append passed its table's allowance: sum f(s), act if it passes C (or wake the
--- worker), and hand out new allowances. The writer holds the writers' lock.
+-- worker), and hand out new allowances.
 CREATE FUNCTION {check}(table_number integer)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
     cost float8;
     budget float8;
 BEGIN
-    SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0),
-           (SELECT budget_ms FROM {deferred} WHERE singleton)
-      INTO cost, budget FROM {deferred_table};
+    SELECT coalesce(sum({cost}(t.a_ms, t.b_ms, t.pending)), 0),
+           (SELECT d.budget_ms FROM {deferred} AS d WHERE d.singleton)
+      INTO cost, budget FROM {deferred_table} AS t;
     IF cost > budget THEN
-        -- Writers do not pay for the action while a `pgivm worker` serves this database (it holds
-        -- this advisory lock, exclusive, for as long as it runs): it is woken at our commit
-        -- instead. Trying the lock shared and letting it go at once costs a microsecond or two;
-        -- reading pg_locks took 23.
-        IF NOT pg_catalog.pg_try_advisory_lock_shared({worker_key_1}, {worker_key_2}) THEN
+        -- Writers do not pay for the action while a `pgivm worker` serves this database (one is
+        -- registered in the catalog and its backend lives): it is woken at our commit instead.
+        -- Only roles the catalog's owner allows can register, so no other session can make
+        -- writers believe a worker runs.
+        IF pgivm_catalog.worker_pid() IS NOT NULL THEN
             PERFORM pg_catalog.pg_notify({channel}, {view_literal});
         ELSE
-            PERFORM pg_catalog.pg_advisory_unlock_shared({worker_key_1}, {worker_key_2});
-            -- Only if no action or read is applying now: the writer would wait for it while holding
-            -- the writers' lock, and every other writer with it.
-            PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE SKIP LOCKED;
+            -- Only if no action or read is applying now: a writer never waits for one.
+            PERFORM FROM {state} AS st WHERE st.singleton FOR NO KEY UPDATE SKIP LOCKED;
             IF FOUND THEN
                 PERFORM {act}(true);
             END IF;
@@ -237,41 +242,52 @@ BEGIN
 END;
 $pgivm$;
 
--- Called after an append (the writer holds the writers' lock): count it, and check f(s) once the
--- table's allowance is used up. The lean capture function of each table does the same inline.
+-- Count an append of this session (rows to a log of table table_number) in its own row, and sum
+-- f(s) once the table's appended count (every session's) passes its allowance. The step (the
+-- paper's time) advances once per statement: after its table's last atom (a self-join's other
+-- atoms may still hold the statement's change in their _delta tables before that). The lean
+-- capture function of each table does the same inline.
 CREATE FUNCTION {appended}(table_number integer, rows bigint, last_atom boolean)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    allowed boolean := true;
+    writer bigint := nullif(current_setting('pgivm.writer', true), '')::bigint;
 BEGIN
     IF rows > 0 THEN
-        UPDATE {arrival} SET appended = appended + rows, arrived = arrived + rows WHERE number = table_number
-            RETURNING appended <= check_at INTO allowed;
+        IF writer IS NULL THEN
+            writer := (random() * 9e18)::bigint;
+            PERFORM set_config('pgivm.writer', writer::text, false);
+        END IF;
+        INSERT INTO {arrival} AS a (number, pid, token, appended, arrived, halvings)
+        SELECT table_number, pg_backend_pid(), writer, rows, rows,
+               (CASE WHEN s.is_called THEN s.last_value ELSE 0 END) / {rate_window}
+          FROM {steps} AS s
+        ON CONFLICT (number, pid, token) DO UPDATE
+           SET appended = a.appended + excluded.appended,
+               arrived = (a.arrived >> least(greatest(excluded.halvings - a.halvings, 0), 62)::integer) + excluded.arrived,
+               halvings = excluded.halvings;
     END IF;
-    -- A table's atoms are logged in order: only after its last one is the statement's change
-    -- whole (a self-join's other atoms may still hold it in their _delta tables before that).
     IF NOT last_atom THEN
         RETURN;
     END IF;
-    IF pg_catalog.nextval({steps_literal}) % {rate_window} = 0 THEN
-        UPDATE {arrival} SET arrived = arrived / 2;
-    END IF;
-    IF NOT allowed THEN
+    PERFORM nextval({steps_literal});
+    IF (SELECT sum(a.appended) FROM {arrival} AS a WHERE a.number = table_number)
+       > coalesce((SELECT w.check_at[table_number] FROM {allowance} AS w ORDER BY w.check_id DESC LIMIT 1), -1) THEN
         PERFORM {check}(table_number);
     END IF;
 END;
 $pgivm$;
 
 -- New cost functions (calibrate, or an UPDATE of deferred_table) or a new C: every writer sums
--- f(s) at its next append. Waits for the writers in flight (their arrival rows).
+-- f(s) at its next append.
 CREATE FUNCTION {reset_allowance}()
-RETURNS trigger LANGUAGE plpgsql
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
-    UPDATE {arrival} SET check_at = -1;
+    INSERT INTO {allowance} (check_at)
+    SELECT array_fill(-1::bigint, ARRAY[coalesce(max(t.number), 0)]) FROM {action} AS t;
     RETURN NULL;
 END;
 $pgivm$;
@@ -283,7 +299,7 @@ CREATE OR REPLACE TRIGGER budget_changed AFTER UPDATE OF budget_ms ON {deferred}
 -- The worker's turn (pgivm.deferred.worker): take the view's lock, act if f(s) > C. Writers do
 -- not wait for it, nor it for them.
 CREATE FUNCTION {work}()
-RETURNS integer[] LANGUAGE plpgsql
+RETURNS integer[] LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN

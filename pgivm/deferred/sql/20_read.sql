@@ -1,9 +1,10 @@
--- Apply everything pending (what `pgivm refresh`, pgivm.refresh('view') and a read of the view
--- do): every log taken in one snapshot, then applied table by table. First the writers' lock,
--- then the view's: a session may write after it reads, so it takes them in the order writers
--- do (a read waits for writers in flight; only the worker, which never writes, takes the view's
--- lock alone). A REPEATABLE READ or SERIALIZABLE transaction whose snapshot predates an action
--- fails here or at the counts (40001) rather than refresh from a stale state.
+-- Apply everything pending (what `pgivm refresh`, pgivm_catalog.refresh('view') and a read of the view
+-- do): every log taken in one snapshot, then applied table by table, under the view's lock (the
+-- system's state row), which only actions, refreshes, reads and TRUNCATE take: writers never
+-- wait for it, so a session that read the view and then idles in its transaction stalls other
+-- readers and the worker, never a writer. A REPEATABLE READ or SERIALIZABLE transaction whose
+-- snapshot predates an action fails here or at the counts (40001) rather than refresh from a
+-- stale state. Then the counts of writing sessions that are gone are folded into one row per table.
 CREATE FUNCTION {refresh}()
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -17,8 +18,7 @@ DECLARE
     cost float8;
     started timestamptz;
 BEGIN
-    PERFORM FROM {writers} WHERE singleton FOR NO KEY UPDATE;
-    PERFORM FROM {state} WHERE singleton FOR NO KEY UPDATE;
+    PERFORM FROM {state} AS st WHERE st.singleton FOR NO KEY UPDATE;
     cost := {predicted}();
     started := pg_catalog.clock_timestamp();
     counts := {take}((SELECT array_agg(number ORDER BY number) FROM {action}));
@@ -29,6 +29,25 @@ BEGIN
     END LOOP;
     PERFORM {settle}(numbers, taken);
     SELECT coalesce(sum(x), 0) INTO done FROM unnest(taken) AS x;
+    -- Nobody writes the rows of a session that is gone (a new session has a new token): folding
+    -- them waits for no writer.
+    WITH gone AS (
+        DELETE FROM {arrival} AS a
+         WHERE a.pid <> 0 AND NOT EXISTS (SELECT FROM pg_catalog.pg_stat_get_activity(a.pid))
+        RETURNING a.number, a.appended, a.arrived, a.halvings
+    ), now AS (
+        SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END) / {rate_window} AS halvings FROM {steps} AS s
+    )
+    INSERT INTO {arrival} AS a (number, pid, token, appended, arrived, halvings)
+    SELECT g.number, 0, 0, sum(g.appended), sum(g.arrived >> least(greatest(now.halvings - g.halvings, 0), 62)::integer),
+           now.halvings
+      FROM gone AS g, now GROUP BY g.number, now.halvings
+    ON CONFLICT (number, pid, token) DO UPDATE
+       SET appended = a.appended + excluded.appended,
+           arrived = (a.arrived >> least(greatest(excluded.halvings - a.halvings, 0), 62)::integer) + excluded.arrived,
+           halvings = excluded.halvings;
+    -- only the newest allowances count
+    DELETE FROM {allowance} AS w WHERE w.check_id < (SELECT max(x.check_id) FROM {allowance} AS x);
     UPDATE {deferred} SET refreshed_step = (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {steps}), spent_ms = 0, refreshes = refreshes + 1,
            refreshed_at = pg_catalog.now(),
            work_predicted_ms = work_predicted_ms + cost,
@@ -83,9 +102,10 @@ BEGIN
                 HINT = pg_catalog.format('Read %s for the last refreshed result (with how far it lags), or read %s in a read-write transaction.',
                                          {stale_literal}, {view_literal});
         END IF;
-        -- Apply under the writers' lock and the view's: nothing changes the logs or the state
-        -- until this transaction ends, so the answer that follows is exact.
-        PERFORM {refresh}();
+        -- Apply under the view's lock: nothing changes the state until this transaction ends, and
+        -- what writers log meanwhile is not in this read's snapshot. How much it applied
+        -- is what pgivm_catalog.refresh('view'), which reads the view, reports.
+        PERFORM pg_catalog.set_config('pgivm.applied', {refresh}()::text, true);
         RETURN QUERY SELECT * FROM {current};
         RETURN;
     END LOOP;

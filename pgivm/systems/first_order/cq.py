@@ -129,7 +129,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     functions: list[sql.Composable] = [render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
     tables = cq.tables
     # deferred: the live base tables run ahead of the view by what is pending; read them without it
-    numbers = deferred.table_numbers(deferred_atoms(view)) if deferred.is_deferred(params) else None
+    logged = deferred.logged_tables(deferred_atoms(view), view) if deferred.is_deferred(params) else None
     holes = capture.FormatHoles(len(tables))
     hole_of = {t: holes[i] for i, t in enumerate(tables)}
     oids = sql.SQL(", ").join(sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables)
@@ -148,9 +148,9 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             guard = sql.SQL("b.tableoid IS NOT NULL")
             columns = sql.SQL(", ").join(sql.Identifier(c) for c in other.columns)
             parts = [sql.SQL("SELECT {}, 1::bigint AS mult FROM {} WHERE {}").format(columns, table, guard)]
-            if numbers is not None:
+            if logged is not None:
                 parts.append(sql.SQL("SELECT {}, -mult FROM ({}) AS pending").format(
-                    columns, deferred.pending_rows(names, numbers[other.table], ctx.capture_atom(other.alias))))
+                    columns, deferred.pending_rows(names, logged[other.table], ctx.capture_atom(other.alias))))
             if other.table == atom.table and j > i:  # old state of the same table: new minus the net change
                 other_delta = names(f"{ctx.atom_name(other.alias)}_delta")  # captured before any atom is applied
                 parts.append(sql.SQL("SELECT {}, -mult FROM {}").format(columns, other_delta))

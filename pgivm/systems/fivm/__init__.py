@@ -133,7 +133,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     for table in ctx.cq.tables:
         letters = _letters(ctx, table)
         if table in static:
-            for kind in ("on_statement", "on_change", "on_truncate", "on_truncate_rows"):
+            for kind in ("on_change", "on_truncate", "on_truncate_rows"):
                 functions.append(render(__name__, "30_static.sql", {
                     "refuse": names(f"{kind}_{letters}"), "view_literal": sql.Literal(name),
                     "comment": sql.Literal(f"pgivm view {name}: {view.qualified(table)} is static")}))
@@ -235,7 +235,7 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
         for table, source, keys, entries in checks:
             rows = _differences(conn, table, source, keys, entries)
             if rows:
-                failures.append(CheckFailure(f"{table.strings[-1]}.equals_definition", rows))
+                failures.append(CheckFailure(f"{table.as_string(conn)} equals its definition", rows))
     return failures
 
 

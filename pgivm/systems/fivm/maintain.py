@@ -172,7 +172,7 @@ def _atom_conditions(ctx: Context, view: View, row: str, value: Callable[[str], 
     for f in ctx.cq.filters:
         if f.column.alias == atom.alias:
             conditions.append(sql.SQL("{} {} {}").format(column(row, f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
-                                                         sql.SQL(f.literal_sql)))  # type: ignore[arg-type]  # parsed literal
+                                                         f.literal()))
     joins = set(ctx.cq.join_variables)
     seen: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):

@@ -31,8 +31,10 @@ NAME = "recompute"
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
-    """One statement trigger per base table (and partition): any write refreshes the count."""
-    return [capture.CaptureTrigger(f"pgivm_{name}_refresh", "AFTER", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"),
+    """The writers' locks, then one statement trigger per base table (and partition): any write
+    refreshes the count."""
+    return [capture.lock_trigger(name),
+            capture.CaptureTrigger(f"pgivm_{name}_refresh", "AFTER", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"),
                                    (state_schema_for(name), "refresh"))]
 
 

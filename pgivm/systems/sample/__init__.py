@@ -205,7 +205,7 @@ def _atom_filters(view: ResolvedView, index: int, row: str) -> list[sql.Composab
     for f in cq.filters:
         if f.column.alias == atom.alias:
             out.append(sql.SQL("{}.{} {} {}").format(sql.SQL(row), _q(f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
-                                                     sql.SQL(f.literal_sql)))  # type: ignore[arg-type]
+                                                     f.literal()))
     first: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):
         if variable in first:
@@ -255,7 +255,7 @@ def _kid_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.
                                     for j, v in enumerate(edge.key))
         match = sql.SQL(" AND ").join(sql.SQL("{} = {}").format(_q(f"k{j}"), _q(f"v{j}")) for j in range(len(edge.key)))
         out.append(sql.SQL(
-            "CREATE FUNCTION {f}({params}) RETURNS bigint LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+            "CREATE FUNCTION {f}({params}) RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
             "DECLARE k bigint;\nBEGIN\n"
             "    SELECT kid INTO k FROM {t} WHERE {match};\n"
             "    IF NOT FOUND THEN\n        INSERT INTO {t} ({cols}) VALUES ({vals}) RETURNING kid INTO k;\n    END IF;\n"
@@ -280,7 +280,7 @@ def _pred_function(view: ResolvedView, names: Names) -> sql.Composable:
                 for p in cq.predicates),
             tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(i)), _q(aliases[i])) for i in used),
             ids=sql.SQL(" AND ").join(sql.SQL("{}.rid = x[{}]").format(_q(aliases[i]), sql.Literal(i + 1)) for i in used))
-    return sql.SQL("CREATE FUNCTION {f}(x bigint[]) RETURNS boolean LANGUAGE sql STABLE "
+    return sql.SQL("CREATE FUNCTION {f}(x bigint[]) RETURNS boolean LANGUAGE sql SECURITY DEFINER STABLE "
                    "SET search_path = pg_catalog, pg_temp AS $pgivm$ {body} $pgivm$").format(f=names("pred"), body=body)
 
 
@@ -411,7 +411,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
             values=sql.SQL(", ").join(sql.SQL("r.{}").format(_q(c.name)) for c in cap.columns), body=body))
         clears.append(sql.SQL("    DELETE FROM {};").format(names(f"{k}_delta")))
     return sql.SQL(
-        "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
+        "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
         "DECLARE\n    r record;\n    u record;\n    victim bigint;\n    unit_rid bigint;\n    gone bigint := 0;\n"
         "    moved bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n    i bigint;\nBEGIN\n{deletes}\n"
         "    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n{inserts}\n{clears}\n"
@@ -434,10 +434,10 @@ def _per_atom_functions(view: ResolvedView, names: Names, shape: Layout) -> list
         last = cq.atoms_of(atom.table)[-1].alias == atom.alias
         body = sql.SQL("SELECT {}()").format(names("apply_pending")) if last else sql.SQL("SELECT")
         out.append(sql.SQL(
-            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
             "AS $pgivm$ {body} $pgivm$").format(f=names(f"apply_batch_{k}"), body=body))
         out.append(sql.SQL(
-            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SET search_path = pg_catalog, pg_temp "
+            "CREATE FUNCTION {f}() RETURNS void LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp "
             "AS $pgivm$ DELETE FROM {atom}; DELETE FROM {part} WHERE rid IN (SELECT rid FROM {rows} WHERE unit = {u}); "
             "DELETE FROM {rows} WHERE unit = {u} $pgivm$").format(
             f=names(f"clear_{k}"), atom=names(k), part=names("part"), rows=names("rows"),

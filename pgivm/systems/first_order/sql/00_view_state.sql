@@ -1,5 +1,5 @@
 -- First-order (classical) IVM of the triangle count: the state shared by the whole view.
-CREATE SCHEMA {schema};
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA {schema} IS {schema_comment};
 
 CREATE TABLE {state} (

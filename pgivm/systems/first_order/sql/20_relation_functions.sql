@@ -5,7 +5,7 @@
 -- few times |L(beta, .)|) it is a merge of the two sorted lists instead: the same O(|L(beta, .)|)
 -- bound with cheaper rows, as IVMε does it for its light parts.
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -38,7 +38,7 @@ COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
 
 -- sum_z L(beta, z) * M(z, alpha) as a merge join of two index-only range scans sorted by z.
 CREATE FUNCTION {paths_k}(alpha {type_x}, beta {type_y})
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -51,7 +51,7 @@ $pgivm$;
 
 -- Clear K after a TRUNCATE of its base table (DELETE, not TRUNCATE: see ivme/40_relation_clear.sql).
 CREATE FUNCTION {clear_k}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
@@ -60,7 +60,7 @@ END;
 $pgivm$;
 
 CREATE FUNCTION {apply_batch_k}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small

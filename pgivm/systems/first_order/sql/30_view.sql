@@ -1,6 +1,6 @@
 -- The count from the copies, and the restart after a build or TRUNCATE.
 CREATE FUNCTION {count_from_state}()
-RETURNS bigint LANGUAGE sql STABLE
+RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
@@ -11,7 +11,7 @@ AS $pgivm$
 $pgivm$;
 
 CREATE FUNCTION {restart}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN

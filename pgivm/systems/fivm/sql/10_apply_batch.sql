@@ -9,9 +9,14 @@
 -- whatever the size of the views. A change of more than {bulk_rows} rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
 -- instead of looking it up row by row.
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
 CREATE FUNCTION {apply_bulk}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
@@ -22,8 +27,9 @@ $pgivm$;
 COMMENT ON FUNCTION {apply_bulk}() IS {comment};
 
 CREATE FUNCTION {apply_batch}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET row_security = off
 AS $pgivm$
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM {delta} LIMIT {bulk_rows} + 1) AS rows) > {bulk_rows} THEN

@@ -2,7 +2,7 @@
 -- Rendered once per view. Placeholders are quoted identifiers and literals filled in by
 -- pgivm.systems.ivme; every name is schema-qualified.
 
-CREATE SCHEMA {schema};
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA {schema} IS {schema_comment};
 
 CREATE TABLE {state} (

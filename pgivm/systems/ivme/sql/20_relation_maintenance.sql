@@ -18,7 +18,7 @@
 -- (light_paths_k and heavy_paths_k below).
 
 CREATE FUNCTION {apply_k}(alpha {type_x}, beta {type_y}, m bigint)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -167,7 +167,7 @@ COMMENT ON FUNCTION {apply_k}({type_x}, {type_y}, bigint) IS {apply_k_comment};
 -- sorted by z: O(|L_part(beta, .)| + |M_part(., alpha)|). apply_k calls them only once it has
 -- counted that neither side is more than a few times the bounded one.
 CREATE FUNCTION {light_paths_k}(alpha {type_x}, beta {type_y})
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -180,7 +180,7 @@ $pgivm$;
 COMMENT ON FUNCTION {light_paths_k}({type_x}, {type_y}) IS {light_paths_k_comment};
 
 CREATE FUNCTION {heavy_paths_k}(alpha {type_x}, beta {type_y})
-RETURNS bigint LANGUAGE plpgsql
+RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_mergejoin = on SET enable_nestloop = off SET enable_hashjoin = off SET enable_seqscan = off
 AS $pgivm$
@@ -199,7 +199,7 @@ COMMENT ON FUNCTION {heavy_paths_k}({type_x}, {type_y}) IS {heavy_paths_k_commen
 -- V_MK(z, y) += M_heavy(z, alpha) * mult, as a heavy tuple it feeds V_KL(alpha, z) += mult * L_light(y, z).
 -- Cost O(N^eps * N^max(eps, 1-eps)), amortized over the >= N^eps / 2 updates since the last move.
 CREATE FUNCTION {move_k}(alpha {type_x}, to_heavy boolean)
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -256,7 +256,7 @@ COMMENT ON FUNCTION {move_k}({type_x}, boolean) IS {move_k_comment};
 -- Strict repartition of K at the current theta (part of MajorRebalancing): heavy iff degree >= theta,
 -- or always heavy when epsilon = 0. O(|K|).
 CREATE FUNCTION {repartition_k}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
@@ -280,7 +280,7 @@ $pgivm$;
 
 -- V_KL from scratch (part of MajorRebalancing and of the initial build): O(N^(1+min(eps, 1-eps))).
 CREATE FUNCTION {recompute_v_kl}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN

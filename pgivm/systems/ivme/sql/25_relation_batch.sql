@@ -8,7 +8,7 @@
 
 
 CREATE FUNCTION {apply_batch_k}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 -- The state is hot in memory: index probes cost about as much as sequential reads, so a small

@@ -5,7 +5,7 @@
 -- N^epsilon, then V_RS, V_ST and V_TR from scratch. The count is unchanged.
 -- Runs with the planner's full toolbox: these are bulk statements, not point lookups.
 CREATE FUNCTION {major_rebalance}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
@@ -26,7 +26,7 @@ COMMENT ON FUNCTION {major_rebalance}() IS 'IVMε MajorRebalancing: strict repar
 --   V_RS * T covers (h,l,*), V_ST * R covers (*,h,l), V_TR * S covers (l,*,h); then hhh and lll.
 -- O(N^(1+max(eps, 1-eps))) at worst (the hhh and lll joins); used by the build, TRUNCATE and verify.
 CREATE FUNCTION {count_from_state}()
-RETURNS bigint LANGUAGE sql STABLE
+RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
@@ -58,7 +58,7 @@ $pgivm$;
 -- Preprocessing (Kara et al., Prop. 8): N = 2|D| + 1, strict partitions, views, count.
 -- Called after the parts of some relations were (re)loaded; O(N^(3/2)) for epsilon = 1/2.
 CREATE FUNCTION {restart}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$

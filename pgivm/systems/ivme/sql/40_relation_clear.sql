@@ -3,7 +3,7 @@
 -- DELETE rather than TRUNCATE: TRUNCATE would make the tables look empty to snapshots taken
 -- before it, such as a concurrent `pgivm verify`.
 CREATE FUNCTION {clear_k}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN

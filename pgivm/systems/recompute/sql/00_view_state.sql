@@ -1,6 +1,6 @@
 -- Recompute: the baseline users of REFRESH MATERIALIZED VIEW have today. After every statement that
 -- writes a base table, the count is recomputed from scratch with the view's join.
-CREATE SCHEMA {schema};
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA {schema} IS {schema_comment};
 
 CREATE TABLE {state} (

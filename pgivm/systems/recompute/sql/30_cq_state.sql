@@ -1,5 +1,5 @@
 -- Recompute of a join-aggregate: the result as plain SQL computes it, kept in a table.
-CREATE SCHEMA {schema};
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA {schema} IS {schema_comment};
 
 CREATE TABLE {state} (

@@ -5,7 +5,7 @@
 -- atoms), in a table of its own (generated per view). A join key value of a join-tree edge is a
 -- number (kid) from that edge's dictionary, so the index below is written once for every query:
 -- it only ever compares kids.
-CREATE SCHEMA {schema};
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
 COMMENT ON SCHEMA {schema} IS {schema_comment};
 
 CREATE TABLE {state} (

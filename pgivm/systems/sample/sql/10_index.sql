@@ -8,7 +8,7 @@
 -- view is reproducible and nobody else's random() is disturbed. >> is arithmetic on bigint: the
 -- mask makes it logical.
 CREATE FUNCTION {rng_next}(s bigint) RETURNS bigint
-LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
 BEGIN
     s := s # (s << 13);
     s := s # ((s >> 7) & 144115188075855871);
@@ -18,13 +18,13 @@ $pgivm$;
 
 -- The top 53 bits of the state as a number in (0, 1): never 0, so ln() is always defined.
 CREATE FUNCTION {unit}(s bigint) RETURNS float8
-LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE sql SECURITY DEFINER IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
     SELECT (((s >> 11) & 9007199254740991)::float8 + 0.5) / 9007199254740992.0
 $pgivm$;
 
 -- A uniform integer in [0, 2^bits), 53 random bits at a time (positions of J0 can pass 2^53).
 CREATE FUNCTION {rand_bits}(s bigint, bits int, OUT s_next bigint, OUT z numeric)
-LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     take int;
 BEGIN
@@ -41,7 +41,7 @@ $pgivm$;
 
 -- The smallest e with 2^e >= c, exactly (c is numeric: counts pass 2^64 on deep trees).
 CREATE FUNCTION {ceil_log2}(c numeric) RETURNS int
-LANGUAGE plpgsql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     e int := greatest(0, ceil(ln(c::float8) / ln(2.0))::int);
 BEGIN
@@ -53,7 +53,7 @@ $pgivm$;
 
 -- cnt[node, kid] += delta; returns c̃nt's exponent before and after (NULL: no row, cnt = 0).
 CREATE FUNCTION {cnt_add}(node_ int, kid_ bigint, delta numeric, OUT old_ct int, OUT new_ct int)
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     c numeric;
 BEGIN
@@ -77,7 +77,7 @@ END;
 $pgivm$;
 
 CREATE FUNCTION {bucket_add}(node_ int, kid_ bigint, exp_ int, eid_ bigint) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     p bigint;
 BEGIN
@@ -93,7 +93,7 @@ $pgivm$;
 
 -- Take the entry at pos out of its bucket: the bucket's last entry moves into the hole.
 CREATE FUNCTION {bucket_remove}(node_ int, kid_ bigint, exp_ int, pos_ bigint) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     last bigint;
 BEGIN
@@ -111,7 +111,7 @@ $pgivm$;
 -- log2 of ∏ c̃nt[child, key] over the node's children for keys kids; NULL when a child has no
 -- match (the product is 0: such an entry is in no bucket). A leaf's product is 1.
 CREATE FUNCTION {tuple_exp}(children int[], cedges int[], kids bigint[]) RETURNS int
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     total int := 0;
     e int;
@@ -136,7 +136,7 @@ $pgivm$;
 -- new_ct - old_ct and moves in place; one that gains or loses its weight (a count from or to 0)
 -- goes the long way. Returns the number of entries moved.
 CREATE FUNCTION {propagate}(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     me record;
     p record;
@@ -216,13 +216,13 @@ $pgivm$;
 
 -- A unit row joins its unit (the index is told by index_insert).
 CREATE FUNCTION {row_add}(unit_ int, rid_ bigint, kids bigint[], parts bigint[]) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
     INSERT INTO {rows} VALUES (rid_, unit_, kids, parts);
 $pgivm$;
 
 -- Where a unit's change of weight goes at one node: into the bucket of key_, and up from there.
 CREATE FUNCTION {entry_move}(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     w record;
     ch record;
@@ -250,7 +250,7 @@ $pgivm$;
 -- when f̃eq does, but the row is always added to the group's members (the notes' erratum), so that
 -- Retrieve finds it. Returns the number of entries moved above.
 CREATE FUNCTION {index_insert}(unit_ int, rid_ bigint, kids_ bigint[]) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
     g record;
@@ -309,7 +309,7 @@ $pgivm$;
 -- The reverse of index_insert: the row leaves its group (swap with the group's last member; f̃eq
 -- shrinks only when feq falls to a quarter of it), every tree's buckets and counts, and its unit.
 CREATE FUNCTION {index_delete}(rid_ bigint) RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     me record;
     nd record;
@@ -371,7 +371,7 @@ $pgivm$;
 -- positions, block m of 2^h (h: its children's exponents) is the group's m-th row, and blocks
 -- past feq are the group's padding. A result is its atoms' rids; NULL is a dummy.
 CREATE FUNCTION {retrieve_key}(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
     c numeric;
@@ -417,7 +417,7 @@ $pgivm$;
 -- Algorithm 9, a row: position z of {{t}} × B_1 × ... × B_m (row-major: z in mixed radix over the
 -- children's c̃nt, the last child fastest). A unit row brings the rows of all its atoms.
 CREATE FUNCTION {retrieve_tuple}(node_ int, rid_ bigint, z numeric) RETURNS bigint[]
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
     kids bigint[];

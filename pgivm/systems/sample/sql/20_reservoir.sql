@@ -3,7 +3,7 @@
 
 -- q ~ Geo(w): the number of failures before the first success of probability w.
 CREATE FUNCTION {skip}(w float8, u float8) RETURNS numeric
-LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE sql SECURITY DEFINER IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $pgivm$
     SELECT CASE
         WHEN w <= 0 THEN 1e300::numeric  -- w underflowed: nothing more is ever taken
         WHEN w >= 1 THEN 0::numeric
@@ -19,7 +19,7 @@ $pgivm$;
 -- batches of its children in the tree rooted at its unit, of size ∏ c̃nt (never materialized:
 -- only the positions the skips land on are retrieved).
 CREATE FUNCTION {reservoir_batch}(unit_ int, rid_ bigint, kids bigint[]) RETURNS void
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 #variable_conflict use_variable
 DECLARE
     st record;
@@ -93,7 +93,7 @@ $pgivm$;
 -- reservoir is not full any more (w = +inf). Cost: about d / density positions to fill, then
 -- d ln(|J0| / d) skips, each one Retrieve (O(log N) index lookups per tree level).
 CREATE FUNCTION {repair}() RETURNS bigint
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 #variable_conflict use_variable
 DECLARE
     st record;
@@ -166,7 +166,7 @@ $pgivm$;
 
 -- Drop every sampled result that uses row rid_ (called for each deleted row, before repair()).
 CREATE FUNCTION {forget}(rid_ bigint) RETURNS void
-LANGUAGE sql SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
     DELETE FROM {sample} WHERE rids @> ARRAY[rid_];
 $pgivm$;
 
@@ -174,7 +174,7 @@ $pgivm$;
 -- a uniform position of J0, retried while it is a dummy or fails the conditions. The view's
 -- state is not touched (its own generator is seeded by the caller).
 CREATE FUNCTION {fresh}(n bigint, seed bigint) RETURNS TABLE (draw bigint, rids bigint[], tries bigint)
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     bits int;
     rng bigint := seed;

@@ -3,7 +3,7 @@
 -- and members too) is rebuilt from the unit rows left, in row-id order, through the same
 -- IndexUpdate as inserts: O(N log N), no batch (no result can exist while an atom is empty).
 CREATE FUNCTION {restart}()
-RETURNS void LANGUAGE plpgsql
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE

@@ -1,0 +1,472 @@
+"""Every role against every other (issue 21): the deferred layer, the worker, the catalog.
+
+The cast of a real deployment: a superuser who ran ``init`` (the test's own connection), a view
+owner who is not a superuser, the owner of the base tables, a reader with SELECT on the view only,
+a writer with write rights on a base table only, and a stranger with nothing but CREATE on
+``public`` (and, where the attack needs it, on the database). Each test is one road to
+superuser (or to another role's rights or data) that was open, tried as that role; each ends by
+checking that no role but the superuser is one, and that no planted function ran.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from pgivm import command
+from pgivm.errors import PgivmError
+
+ROWS = {"r": [(1, 2), (1, 3), (2, 3), (4, 5), (3, 1)], "s": [(2, 3), (3, 1), (3, 4), (5, 6), (1, 2)],
+        "t": [(3, 1), (1, 2), (4, 1), (6, 4), (2, 3)]}
+COLUMNS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
+TRIANGLE = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON s.c = t.c AND t.a = r.a"
+GROUPED = "SELECT r.a, count(*) AS n FROM shop.r JOIN shop.s ON r.b = s.b GROUP BY r.a"
+
+
+@dataclass
+class Cast:
+    dsn: str
+    admin: psycopg.Connection  # the superuser who ran init
+    owner: str  # owns the views (not a superuser)
+    tables: str  # owns schema shop and its tables r, s, t
+    reader: str  # SELECT on the views
+    writer: str  # INSERT, UPDATE, DELETE, TRUNCATE on shop.r
+    stranger: str  # CREATE on public and on the database, nothing else
+
+    @contextmanager
+    def as_(self, role: str) -> Iterator[psycopg.Connection]:
+        with psycopg.connect(make_conninfo(self.dsn, user=role), autocommit=True) as c:
+            yield c
+
+    def roles(self) -> list[str]:
+        return [self.owner, self.tables, self.reader, self.writer, self.stranger]
+
+    def escalate_function(self, c: psycopg.Connection, schema: str, role: str, name: str = "escalate") -> str:
+        """A function in ``schema`` that records who ran it (in table ran, which anyone may insert
+        into) and tries to make ``role`` a superuser; returns its qualified name."""
+        c.execute(sql.SQL(
+            "CREATE TABLE IF NOT EXISTS {s}.ran (who text); GRANT INSERT ON {s}.ran TO PUBLIC; GRANT USAGE ON SCHEMA {s} TO PUBLIC;"
+            "CREATE OR REPLACE FUNCTION {s}.{f}() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN "
+            "BEGIN INSERT INTO {s}.ran VALUES (current_user); EXCEPTION WHEN OTHERS THEN NULL; END; "
+            "BEGIN EXECUTE pg_catalog.format('ALTER ROLE %I SUPERUSER', {role}); EXCEPTION WHEN OTHERS THEN NULL; END; "
+            "RETURN true; END $$; GRANT EXECUTE ON FUNCTION {s}.{f}() TO PUBLIC").format(
+            s=sql.Identifier(schema), f=sql.Identifier(name), role=sql.Literal(role)))
+        return f"{schema}.{name}"
+
+    def assert_nobody_escalated(self, when: str, ran_in: tuple[str, ...] = ()) -> None:
+        """No role of the cast is a superuser, and the planted functions in ``ran_in`` ran as none."""
+        supers = [r for (r,) in self.admin.execute(
+            "SELECT rolname FROM pg_roles WHERE rolsuper AND rolname = ANY (%s)", [self.roles()]).fetchall()]
+        assert supers == [], f"{supers} became superuser {when}"
+        for schema in ran_in:
+            ran = self.admin.execute(sql.SQL("SELECT r.who FROM {}.ran r JOIN pg_roles o ON o.rolname = r.who "
+                                             "WHERE o.rolsuper").format(sql.Identifier(schema))).fetchall()
+            assert ran == [], f"planted code ran as superuser {ran} {when}"
+
+
+@pytest.fixture
+def cast(dsn: str, conn: psycopg.Connection) -> Iterator[Cast]:
+    names = {base: f"{base}_{uuid.uuid4().hex[:8]}" for base in ("owner", "tables", "reader", "writer", "stranger")}
+    for role in names.values():
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+    created = Cast(dsn, conn, **names)
+    o, t = sql.Identifier(created.owner), sql.Identifier(created.tables)
+    result = command.init(target=conn)
+    assert result.ddl_guards
+    conn.execute(sql.SQL("CREATE SCHEMA shop AUTHORIZATION {t}; CREATE SCHEMA views; GRANT USAGE, CREATE ON SCHEMA views TO {o}; "
+                         "CREATE SCHEMA evil AUTHORIZATION {o}; "
+                         "GRANT USAGE ON SCHEMA views TO PUBLIC; GRANT CREATE ON SCHEMA public TO PUBLIC; "
+                         "GRANT CREATE ON DATABASE {d} TO {s}, {t}").format(
+        t=t, o=o, d=sql.Identifier(conn.info.dbname), s=sql.Identifier(created.stranger)))
+    with created.as_(created.tables) as c:
+        for table, (x, y) in COLUMNS.items():
+            c.execute(sql.SQL("CREATE TABLE shop.{} ({} int, {} int)").format(sql.Identifier(table), sql.Identifier(x), sql.Identifier(y)))
+            for row in ROWS[table]:
+                c.execute(sql.SQL("INSERT INTO shop.{} VALUES (%s, %s)").format(sql.Identifier(table)), row)
+        # what a view owner needs (README, Security model): read the tables, put triggers on them
+        c.execute(sql.SQL("GRANT USAGE ON SCHEMA shop TO {o}, {w}; GRANT SELECT, TRIGGER ON ALL TABLES IN SCHEMA shop TO {o}; "
+                          "GRANT INSERT, UPDATE, DELETE, TRUNCATE, SELECT ON shop.r TO {w}").format(
+            o=o, w=sql.Identifier(created.writer)))
+    yield created
+    for role in created.roles():
+        conn.execute(sql.SQL("REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}; DROP ROLE {r}").format(
+            r=sql.Identifier(role)))
+
+
+def create_as_owner(cast: Cast, name: str = "v", query: str = TRIANGLE, **options: object) -> None:
+    with cast.as_(cast.owner) as o:
+        command.create(name, query, schema="views", target=o, **options)
+        o.execute(sql.SQL("GRANT SELECT ON views.{} TO {}").format(sql.Identifier(name), sql.Identifier(cast.reader)))
+        if options.get("refresh") == "deferred":
+            o.execute(sql.SQL("GRANT SELECT ON views.{} TO {}").format(sql.Identifier(f"{name}_stale"), sql.Identifier(cast.reader)))
+
+
+def without_ddl_guard(cast: Cast) -> None:
+    """What a database where the guard is off looks like (a superuser disabled it): the commands'
+    own checks must hold then too."""
+    cast.admin.execute("ALTER EVENT TRIGGER pgivm_ddl_command_end DISABLE")
+
+
+def recount(cast: Cast) -> int:
+    return cast.admin.execute(TRIANGLE).fetchone()[0]  # type: ignore[index]
+
+
+# --- 1 and 2: a view owner's code never runs as the superuser -------------------------------------
+
+
+EVIL_REFRESH = """CREATE OR REPLACE FUNCTION pgivm_v.{f} RETURNS {returns} LANGUAGE plpgsql
+    SET search_path = pg_catalog, pg_temp AS $$ BEGIN PERFORM {escalate}(); RETURN {value}; END $$"""
+
+
+def test_the_ddl_guard_refuses_a_state_function_that_would_run_as_its_caller(cast: Cast) -> None:
+    create_as_owner(cast, refresh="deferred")
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        for f, returns, value in (("refresh()", "bigint", "0"), ("deferred_work()", "integer[]", "'{}'"),
+                                  ("lag(OUT pending bigint, OUT lag_seconds float8)", "record", "NULL")):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not SECURITY DEFINER"):
+                o.execute(EVIL_REFRESH.format(f=f, returns=returns, escalate=escalate, value=value)
+                          .replace("RETURN NULL", "RETURN"))
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="trigger .* was not made by pgivm"):
+            o.execute(f"CREATE FUNCTION evil.t() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM {escalate}(); "
+                      "RETURN NULL; END $$; CREATE TRIGGER t AFTER INSERT ON pgivm_v.table_1_log FOR EACH STATEMENT "
+                      "EXECUTE FUNCTION evil.t()")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="uses function evil"):
+            o.execute(f"CREATE OR REPLACE VIEW views.v AS SELECT * FROM pgivm_v.read() WHERE {escalate}()")
+    cast.assert_nobody_escalated("after the owner tried to replace refresh()")
+
+
+def test_a_replaced_refresh_runs_as_the_owner_or_not_at_all(cast: Cast) -> None:
+    """pgivm_catalog.refresh(), `pgivm refresh` and `pgivm verify` run by the superuser on a view
+    whose owner swapped refresh() for a function without SECURITY DEFINER (the DDL guard off)."""
+    create_as_owner(cast, refresh="deferred", budget=1000)
+    without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        o.execute(EVIL_REFRESH.format(f="refresh()", returns="bigint", escalate=escalate, value="0"))
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (9, 9)")
+    with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not SECURITY DEFINER"):
+        cast.admin.execute("SELECT pgivm_catalog.refresh('v')")
+    for run in (lambda: command.refresh("v", target=cast.dsn), lambda: command.verify("v", target=cast.dsn),
+                lambda: command.status("v", target=cast.dsn)):
+        with pytest.raises(PgivmError, match="not safe for others to use: function pgivm_v.refresh"):
+            run()
+    cast.assert_nobody_escalated("after the superuser's refresh, verify and status", ran_in=("evil",))
+    assert cast.admin.execute("SELECT count(*) FROM evil.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
+def test_a_replaced_definer_function_runs_with_the_owners_rights(cast: Cast) -> None:
+    """The owner may replace its functions with SECURITY DEFINER ones: they then run as the owner
+    (whose ALTER ROLE fails), whoever calls them."""
+    create_as_owner(cast, refresh="deferred", budget=1000)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        o.execute(EVIL_REFRESH.format(f="refresh()", returns="bigint", escalate=escalate, value="0")
+                  .replace("LANGUAGE plpgsql", "LANGUAGE plpgsql SECURITY DEFINER"))
+    command.refresh("v", target=cast.dsn)
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (9, 9)")  # pending: a read of the view refreshes
+    cast.admin.execute("SELECT pgivm_catalog.refresh('v')")
+    assert cast.admin.execute("SELECT who FROM evil.ran").fetchall() == [(cast.owner,), (cast.owner,)]
+    cast.assert_nobody_escalated("after the superuser's refresh ran the owner's definer function", ran_in=("evil",))
+
+
+def test_the_worker_runs_no_code_of_a_view_owner_with_its_own_rights(cast: Cast) -> None:
+    create_as_owner(cast, refresh="deferred", budget=0)
+    without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        o.execute(EVIL_REFRESH.format(f="deferred_work()", returns="integer[]", escalate=escalate, value="'{}'"))
+    stop, reports = threading.Event(), []
+    thread = threading.Thread(target=command.worker, kwargs={
+        "target": cast.dsn, "poll": 0.05, "stop": stop, "report": reports.append}, daemon=True)
+    thread.start()
+    try:
+        with cast.as_(cast.writer) as w:
+            for i in range(5):
+                w.execute("INSERT INTO shop.r VALUES (%s, %s)", [i, i + 1])
+        deadline = threading.Event()
+        deadline.wait(1.0)
+    finally:
+        stop.set()
+        thread.join(30)
+    assert any("v: skipped" in r and "not SECURITY DEFINER" in r for r in reports), reports
+    cast.assert_nobody_escalated("after the worker served the view", ran_in=("evil",))
+    assert cast.admin.execute("SELECT count(*) FROM evil.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
+# --- 3: names reach generated code only quoted ------------------------------------------------------
+
+
+@pytest.mark.parametrize("system", ["ivme", "first-order", "fivm"])
+def test_a_renamed_table_cannot_inject_into_upgrade(cast: Cast, system: str) -> None:
+    query = GROUPED if system == "fivm" else TRIANGLE
+    create_as_owner(cast, "v", query, refresh="deferred", system=system)
+    with cast.as_(cast.tables) as t:
+        escalate = cast.escalate_function(t, "shop", cast.tables)
+        hostile = f"x\r$pgivm$; SELECT {escalate}(); $pgivm$ */ -- \n"
+        t.execute(sql.SQL("ALTER TABLE shop.r RENAME TO {}").format(sql.Identifier(hostile + "r")))
+        t.execute(sql.SQL("ALTER SCHEMA shop RENAME TO {}").format(sql.Identifier(hostile + "shop")))
+    assert command.upgrade("v", force=True, target=cast.dsn).upgraded
+    assert command.verify("v", target=cast.dsn).ok
+    sources = cast.admin.execute("SELECT p.prosrc FROM pg_proc p WHERE p.pronamespace = 'pgivm_v'::regnamespace").fetchall()
+    assert not any("$pgivm$; SELECT" in src for (src,) in sources)
+    cast.assert_nobody_escalated("after upgrade --force by the superuser", ran_in=(hostile + "shop",))
+    assert query  # both shapes were created
+
+
+# --- 4: the worker's and the commands' own SQL ------------------------------------------------------
+
+
+def test_operators_and_functions_a_stranger_planted_in_public_are_never_used(cast: Cast) -> None:
+    with cast.as_(cast.stranger) as s:
+        escalate = cast.escalate_function(s, "public", cast.stranger)
+        for left, right in (("oid", "integer"), ("text", "text"), ("name", "text"), ("integer", "integer"),
+                            ("bigint", "bigint"), ("jsonb", "text")):
+            fn = f"public.eq_{left}_{right}".replace(" ", "_")
+            s.execute(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS boolean LANGUAGE sql AS "
+                      f"'SELECT {escalate}()'")
+            s.execute(f"CREATE OPERATOR public.= (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = {fn})")
+        s.execute(f"CREATE FUNCTION public.to_regclass(text) RETURNS regclass LANGUAGE sql AS "
+                  f"'SELECT NULL::regclass WHERE {escalate}()'")
+        s.execute(f"CREATE FUNCTION public.now() RETURNS timestamptz LANGUAGE sql AS "
+                  f"'SELECT pg_catalog.now() WHERE {escalate}()'")
+    create_as_owner(cast, refresh="deferred", budget=0)
+    command.create("w", TRIANGLE, schema="views", target=cast.dsn)
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (3, 2)")
+    stop = threading.Event()
+    thread = threading.Thread(target=command.worker, kwargs={"target": cast.dsn, "poll": 0.05, "stop": stop}, daemon=True)
+    thread.start()
+    try:
+        with cast.as_(cast.writer) as w:
+            w.execute("INSERT INTO shop.r VALUES (5, 1)")
+        threading.Event().wait(0.5)
+    finally:
+        stop.set()
+        thread.join(30)
+    for name in ("v", "w"):
+        assert command.verify(name, target=cast.dsn).ok
+        command.status(name, target=cast.dsn)
+    command.refresh("v", target=cast.dsn)
+    command.list_views(target=cast.dsn)
+    command.upgrade("w", force=True, target=cast.dsn)
+    command.drop("w", target=cast.dsn)
+    cast.assert_nobody_escalated("after the superuser's commands and the worker", ran_in=("public",))
+    assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
+# --- 5: the catalog's schema --------------------------------------------------------------------------
+
+
+def test_init_refuses_a_catalog_schema_someone_else_made(dsn: str, conn: psycopg.Connection) -> None:
+    stranger = f"stranger_{uuid.uuid4().hex[:8]}"
+    conn.execute(sql.SQL("CREATE ROLE {} LOGIN; GRANT CREATE ON DATABASE {} TO {}").format(
+        sql.Identifier(stranger), sql.Identifier(conn.info.dbname), sql.Identifier(stranger)))
+    try:
+        with psycopg.connect(make_conninfo(dsn, user=stranger), autocommit=True) as s:
+            s.execute("CREATE SCHEMA pgivm_catalog; CREATE TABLE pgivm_catalog.schema_migrations (version int, name text, "
+                      "applied_at timestamptz); INSERT INTO pgivm_catalog.schema_migrations VALUES (99, 'x', now())")
+        with pytest.raises(PgivmError, match="pgivm_catalog.*(not made by|belongs to role)") as refused:
+            command.init(target=conn)
+        assert "\n" not in str(refused.value)
+        assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [stranger]).fetchone()[0]  # type: ignore[index]
+    finally:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS pgivm_catalog CASCADE; REVOKE ALL ON DATABASE {} FROM {}; DROP ROLE {}").format(
+            sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
+
+
+def test_a_schema_named_pgivm_is_left_to_whoever_made_it(conn: psycopg.Connection) -> None:
+    """pg_ivm installs itself into schema pgivm: pgivm's catalog lives beside it, in either order."""
+    conn.execute("CREATE SCHEMA pgivm; CREATE TABLE pgivm.pg_ivm_immv (immvrelid regclass PRIMARY KEY)")
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int)")
+    command.create("tri", "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", target=conn)
+    assert conn.execute("SELECT count(*) FROM pg_class WHERE relnamespace = 'pgivm'::regnamespace").fetchone()[0] == 2  # type: ignore[index]
+    conn.execute("DROP SCHEMA pgivm CASCADE")  # what DROP EXTENSION pg_ivm does
+    assert command.verify("tri", target=conn).ok
+
+
+# --- 6: reading a deferred view needs SELECT on it ------------------------------------------------
+
+
+def test_a_deferred_view_is_read_only_by_roles_that_may_select_it(cast: Cast) -> None:
+    create_as_owner(cast, "listing", "SELECT r.a, r.b, s.c FROM shop.r JOIN shop.s ON r.b = s.b", refresh="deferred",
+                    system="fivm", budget=1000)
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (7, 3)")
+    with cast.as_(cast.stranger) as s:
+        for attempt in ("SELECT * FROM views.listing", "SELECT * FROM views.listing_stale",
+                        "SELECT * FROM pgivm_listing.read()", "SELECT * FROM pgivm_listing.lag()",
+                        "SELECT pgivm_listing.refresh()", "SELECT * FROM pgivm_listing.refreshed",
+                        "SELECT pgivm_catalog.refresh('listing')"):
+            with pytest.raises(psycopg.errors.InsufficientPrivilege):
+                s.execute(attempt)  # type: ignore[arg-type]
+    with cast.as_(cast.reader) as r:
+        assert r.execute("SELECT pgivm_catalog.refresh('listing')").fetchone()[0] > 0  # type: ignore[index]
+        rows = sorted(r.execute("SELECT * FROM views.listing").fetchall())
+        assert rows == sorted(cast.admin.execute("SELECT r.a, r.b, s.c FROM shop.r JOIN shop.s ON r.b = s.b").fetchall())
+        assert r.execute("SELECT count(*) FROM views.listing_stale").fetchone()[0] == len(rows)  # type: ignore[index]
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            r.execute("SELECT * FROM pgivm_listing.read()")
+    cast.assert_nobody_escalated("after the reads")
+
+
+# --- 7: every object of a view is its owner's ---------------------------------------------------------
+
+
+def test_upgrade_by_a_superuser_leaves_every_object_the_owners(cast: Cast) -> None:
+    create_as_owner(cast, refresh="deferred", budget=1000)
+    assert command.upgrade("v", force=True, target=cast.dsn).upgraded
+    owners = cast.admin.execute(
+        "SELECT DISTINCT pg_get_userbyid(owner) FROM ("
+        " SELECT proowner AS owner FROM pg_proc WHERE pronamespace = 'pgivm_v'::regnamespace"
+        " UNION ALL SELECT relowner FROM pg_class WHERE relnamespace = 'pgivm_v'::regnamespace"
+        " UNION ALL SELECT relowner FROM pg_class WHERE oid IN ('views.v'::regclass, 'views.v_stale'::regclass)"
+        " UNION ALL SELECT nspowner FROM pg_namespace WHERE nspname = 'pgivm_v') o").fetchall()
+    assert owners == [(cast.owner,)]
+    # the owner's own trigger on a log table: refused by the guard; without it, reported and refused
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        trigger = (f"CREATE FUNCTION evil.t() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM {escalate}(); "
+                   "RETURN NULL; END $$; CREATE TRIGGER t AFTER INSERT ON pgivm_v.table_1_log FOR EACH STATEMENT "
+                   "EXECUTE FUNCTION evil.t()")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not made by pgivm"):
+            o.execute(trigger)  # type: ignore[arg-type]
+        without_ddl_guard(cast)
+        o.execute(trigger)  # type: ignore[arg-type]
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (8, 8)")  # the trigger runs, as the owner
+    with cast.as_(cast.owner) as o:
+        report = command.verify("v", target=o)  # the owner sees what is wrong
+    assert not report.ok and any("trigger t on pgivm_v.table_1_log was not made by pgivm" in str(f) for f in report.failures)
+    with pytest.raises(PgivmError, match="trigger t on pgivm_v.table_1_log was not made by pgivm"):
+        command.refresh("v", target=cast.dsn)
+    assert {who for (who,) in cast.admin.execute("SELECT who FROM evil.ran").fetchall()} == {cast.owner}
+    cast.assert_nobody_escalated("after the writer fired the owner's trigger", ran_in=("evil",))
+
+
+# --- a walk over everything pgivm generated -------------------------------------------------------------
+
+
+CASES = [("ivme", TRIANGLE, {}), ("first-order", GROUPED, {}), ("fivm", GROUPED, {}),
+         ("sample", "SELECT r.a, s.c FROM shop.r JOIN shop.s ON r.b = s.b", {"size": 3}), ("recompute", TRIANGLE, {})]
+
+
+def test_every_generated_function_is_safe_for_any_role_to_reach(cast: Cast) -> None:
+    """Fixed search_path; SECURITY DEFINER and the view owner's (so whoever calls it runs it with
+    the owner's rights, never the reverse); EXECUTE for PUBLIC only where PUBLIC cannot name the
+    function (no USAGE on its schema) and a view that PostgreSQL checks SELECT on calls it."""
+    for i, (system, query, options) in enumerate(CASES):
+        create_as_owner(cast, f"v{i}", query, system=system, **options)
+        if system != "recompute":
+            create_as_owner(cast, f"d{i}", query, system=system, refresh="deferred", **options)
+    functions = cast.admin.execute("""
+        SELECT p.oid::regprocedure::text, pg_get_userbyid(p.proowner), p.prosecdef,
+               coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false),
+               has_function_privilege('public', p.oid, 'EXECUTE') AND EXISTS (
+                   SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a WHERE a.grantee = 0),
+               has_schema_privilege('public', n.oid, 'USAGE'),
+               EXISTS (SELECT FROM pg_depend d JOIN pg_rewrite w ON w.oid = d.objid
+                        JOIN pg_class c ON c.oid = w.ev_class JOIN pg_namespace cn ON cn.oid = c.relnamespace
+                       WHERE d.classid = 'pg_rewrite'::regclass AND d.refobjid = p.oid AND cn.nspname = 'views')
+          FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace
+         WHERE n.nspname LIKE 'pgivm\\_%' AND n.nspname <> 'pgivm_catalog'""").fetchall()
+    assert len(functions) > 100
+    for name, owner, definer, fixed, public, usage, in_a_view in functions:
+        assert fixed, f"{name} has no fixed search_path"
+        assert definer and owner == cast.owner, f"{name}: SECURITY DEFINER {definer}, owned by {owner}"
+        if public:
+            assert not usage and in_a_view, f"{name} is executable by PUBLIC, which can reach it (USAGE {usage})"
+    catalog = cast.admin.execute("""
+        SELECT p.proname, p.prosecdef, pg_get_userbyid(p.proowner), r.rolsuper,
+               coalesce('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false),
+               EXISTS (SELECT FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+                        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
+          FROM pg_proc p JOIN pg_roles r ON r.oid = p.proowner
+         WHERE p.pronamespace = 'pgivm_catalog'::regnamespace""").fetchall()
+    for name, definer, owner, superuser, fixed, public in catalog:
+        assert superuser, f"pgivm_catalog.{name} belongs to {owner}, not a superuser"
+        assert fixed or name == "refresh", f"pgivm_catalog.{name} has no fixed search_path"
+        if name in ("pin_state", "register_worker", "recompute_covers"):
+            assert not public, f"pgivm_catalog.{name} must not be executable by PUBLIC"
+    tables = cast.admin.execute(
+        "SELECT c.oid::regclass::text FROM pg_class c WHERE c.relnamespace = 'pgivm_catalog'::regnamespace AND c.relkind = 'r' "
+        "AND (has_table_privilege('public', c.oid, 'INSERT') OR has_table_privilege('public', c.oid, 'UPDATE') "
+        "OR has_table_privilege('public', c.oid, 'DELETE'))").fetchall()
+    assert tables == [], f"catalog tables writable by PUBLIC: {tables}"
+    for i in range(len(CASES)):
+        assert cast.admin.execute(f"SELECT count(*) FROM pgivm_catalog.state_problems('v{i}')").fetchone()[0] == 0  # type: ignore[index]
+
+
+# --- 8 and 9: base tables read by name are read by oid, without their owner's policies ----------------
+
+
+def test_calibrate_reads_the_pinned_tables_not_what_their_names_lead_to_now(cast: Cast) -> None:
+    create_as_owner(cast, refresh="deferred", budget=1000)
+    with cast.as_(cast.tables) as t:
+        t.execute("ALTER SCHEMA shop RENAME TO shop_real; CREATE SCHEMA shop")
+        escalate = cast.escalate_function(t, "shop_real", cast.tables)
+        for table, (x, y) in COLUMNS.items():  # views under the old names, calling escalate() per row read
+            t.execute(f"CREATE VIEW shop.{table} AS SELECT {x}, {y} FROM shop_real.{table} WHERE {escalate}()")
+        t.execute("GRANT USAGE ON SCHEMA shop TO PUBLIC; GRANT SELECT ON ALL TABLES IN SCHEMA shop TO PUBLIC")
+    with cast.as_(cast.owner) as o:
+        fits = command.calibrate("v", ladder=(1, 2), repeats=1, target=o)
+    assert fits and all(fit.points for fit in fits)
+    command.calibrate("v", ladder=(1, 2), repeats=1, target=cast.dsn)
+    ran = cast.admin.execute("SELECT count(*) FROM shop_real.ran").fetchone()[0]  # type: ignore[index]
+    assert ran == 0, f"the table owner's function ran {ran} times during calibrate"
+    cast.assert_nobody_escalated("after calibrate by the owner and the superuser", ran_in=("shop_real",))
+
+
+def test_a_policy_on_a_base_table_is_an_error_not_code_run_as_the_view_owner(dsn: str, conn: psycopg.Connection) -> None:
+    """Without the DDL guard (init by a role that is not a superuser), the base tables' owner may
+    enable row-level security: first-order's delta queries read the base tables with row_security
+    off, so the policy is an error, never code run with the view owner's rights."""
+    names = {base: f"{base}_{uuid.uuid4().hex[:8]}" for base in ("admin", "tables", "writer")}
+    for role in names.values():
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+    admin, tables, writer = (sql.Identifier(names[k]) for k in ("admin", "tables", "writer"))
+    conn.execute(sql.SQL("GRANT CREATE ON DATABASE {d} TO {a}, {t}; CREATE SCHEMA shop AUTHORIZATION {t}; "
+                         "GRANT CREATE, USAGE ON SCHEMA public TO {a}").format(
+        d=sql.Identifier(conn.info.dbname), a=admin, t=tables))
+    try:
+        with psycopg.connect(make_conninfo(dsn, user=names["tables"]), autocommit=True) as t:
+            for table, (x, y) in COLUMNS.items():
+                t.execute(f"CREATE TABLE shop.{table} ({x} int, {y} int)")
+                t.execute(f"INSERT INTO shop.{table} SELECT i % 5, (i * 2) % 5 FROM generate_series(1, 20) i")
+            t.execute(sql.SQL("GRANT USAGE ON SCHEMA shop TO {a}, {w}; GRANT SELECT, TRIGGER ON ALL TABLES IN SCHEMA shop TO {a}; "
+                              "GRANT INSERT, SELECT ON shop.s TO {w}").format(a=admin, w=writer))
+        with psycopg.connect(make_conninfo(dsn, user=names["admin"]), autocommit=True) as a:
+            assert not command.init(target=a).ddl_guards
+            command.create("v", "SELECT s.b, count(*) AS n FROM shop.r JOIN shop.s ON r.b = s.b GROUP BY s.b",
+                           system="first-order", refresh="deferred", budget=1000, target=a)
+            a.execute("CREATE TABLE public.secret (who text)")
+        with psycopg.connect(make_conninfo(dsn, user=names["tables"]), autocommit=True) as t:
+            t.execute(sql.SQL(
+                "CREATE TABLE shop.ran (who text); GRANT INSERT ON shop.ran TO PUBLIC; "
+                "CREATE FUNCTION shop.spy() RETURNS boolean LANGUAGE plpgsql AS $$ BEGIN "
+                "INSERT INTO shop.ran VALUES (current_user); "
+                "BEGIN INSERT INTO public.secret VALUES ('written by ' || current_user); EXCEPTION WHEN OTHERS THEN NULL; END; "
+                "RETURN true; END $$; GRANT EXECUTE ON FUNCTION shop.spy() TO PUBLIC; "
+                "ALTER TABLE shop.r ENABLE ROW LEVEL SECURITY; CREATE POLICY spy ON shop.r USING (shop.spy())"))
+        with psycopg.connect(make_conninfo(dsn, user=names["writer"]), autocommit=True) as w:
+            w.execute("INSERT INTO shop.s VALUES (1, 2), (2, 3)")
+        with psycopg.connect(make_conninfo(dsn, user=names["admin"]), autocommit=True) as a:
+            with pytest.raises((psycopg.errors.InsufficientPrivilege, PgivmError), match="row-level security"):
+                a.execute("SELECT pgivm_catalog.refresh('v')")
+            assert a.execute("SELECT count(*) FROM public.secret").fetchone()[0] == 0  # type: ignore[index]
+        ran = conn.execute("SELECT who FROM shop.ran").fetchall()
+        assert (names["admin"],) not in ran, f"the policy ran as the view owner: {ran}"
+    finally:
+        for role in names.values():
+            conn.execute(sql.SQL("REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}; DROP ROLE {r}").format(
+                r=sql.Identifier(role)))
