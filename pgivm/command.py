@@ -743,6 +743,18 @@ def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: Res
     return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
 
 
+def _float_key(value: float) -> float | str:
+    """A float8 rounded to 10 digits for bag comparison; NaN as one value (it never equals itself)."""
+    return "NaN" if value != value else float(f"{value:.9e}")
+
+
+def _floats_agree(a: float, b: float) -> bool:
+    """Equal to 1e-9 relative; NaN agrees with NaN, and an infinity only with itself."""
+    import math
+
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
 def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
                     resolved: ResolvedView) -> tuple[int, list[tuple[Any, ...]]]:
     """The view's rows against the plain SQL of its model (``pgivm.query.plain``), as bags: exactly,
@@ -756,10 +768,9 @@ def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
     types = resolved.output_types or {}
     if _uses_cofactor(resolved.query) or "double precision" in types.values() or "real" in types.values():
         from collections import Counter
-        import math
 
         def normalized(rows: list[Any]) -> Counter[tuple[Any, ...]]:
-            return Counter(tuple(float(f"{v:.9e}") if isinstance(v, float) else v for v in r) for r in rows)
+            return Counter(tuple(_float_key(v) if isinstance(v, float) else v for v in r) for r in rows)
 
         mine = conn.execute(sql.SQL("SELECT * FROM {}").format(view), prepare=False).fetchall()
         theirs = conn.execute(recount_query, prepare=False).fetchall()
@@ -776,7 +787,7 @@ def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
         for r in left:
             candidates = by_key.get(key(r), [])
             match = next((c for c in candidates if all(
-                math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) if isinstance(a, float) and isinstance(b, float) else a == b
+                _floats_agree(a, b) if isinstance(a, float) and isinstance(b, float) else a == b
                 for a, b in zip(r, c))), None)
             if match is None:
                 differences.append(("view", *r))
