@@ -148,3 +148,25 @@ def test_float_argument_expansion_would_change_is_refused(conn: psycopg.Connecti
     assert "\n" not in str(info.value)
     command.create("w", "SELECT sum((r.x + 1) * r.x) AS s FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
     assert conn.execute("SELECT s FROM w").fetchone() == (None,)
+
+
+@pytest.mark.parametrize(("system", "refresh"), [(s, r) for s in ("fivm", "first-order") for r in ("immediate", "deferred")])
+def test_sessions_showing_floats_with_fewer_digits_change_nothing(conn: psycopg.Connection, dsn: str, system: str,
+                                                                  refresh: str) -> None:
+    """Floats reach the state through their text (shortest exact), which extra_float_digits <= 0
+    rounds to 15 digits: 1e16 + 2 would go in as 1e16 and come out as 1e16 + 2. The build and the
+    maintaining functions set it themselves, so who writes does not matter."""
+    conn.execute(R_S)
+    conn.execute("INSERT INTO s VALUES (1, 0.5); INSERT INTO r (k, f) VALUES (1, 10000000000000002)")
+    query = "SELECT sum(r.f) AS s, sum(r.f * s.g) AS p FROM r JOIN s ON r.k = s.k"
+    options = {"refresh": "deferred", "budget": 1000} if refresh == "deferred" else {}
+    with psycopg.connect(dsn, autocommit=True) as rounded, psycopg.connect(dsn, autocommit=True) as full:
+        rounded.execute("SET extra_float_digits = 0")
+        full.execute("SET extra_float_digits = 3")
+        command.create("v", query, system=system, target=rounded, **options)  # the build reads 1e16 + 2
+        rounded.execute("INSERT INTO r (k, f) VALUES (1, 10000000000000002), (1, 1)")
+        assert result_differences(rounded, "v", query, 0) == []
+        full.execute("DELETE FROM r WHERE f > 1")
+        for session in (rounded, full, conn):
+            assert session.execute("SELECT s, p FROM v").fetchone() == (1.0, 0.5)
+    assert result_differences(conn, "v", query, 0) == []

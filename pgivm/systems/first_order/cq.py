@@ -151,7 +151,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
-            "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS),
+            "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
             "statements": sql.SQL("    EXECUTE pg_catalog.format({}, {});\n    DELETE FROM {};").format(
                 holes.literal(query), oids, delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
@@ -163,7 +163,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
             letters=_letters(view, table), always_batch=True))
         # the delta queries read base tables: their functions run with row_security off
-    build = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
+    build = [*maintain.pinned_settings(ctx),
+             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
              sql.SQL("ANALYZE {}").format(names("maintained"))]
     assert view.output_types is not None
     if cq.is_listing:

@@ -7,7 +7,7 @@ of the finite terms. A float8 accumulator cannot take a row back out (Inf - Inf 
 1e16 is 0), so each float sum is kept as exact sums instead, one column each, of *characters* χ of
 its term x (each with the row's multiplicity):
 
-    value           Σ x [x finite]            numeric, x read exactly (``exact_numeric``)
+    value           Σ x [x finite]            numeric, x as its shortest exact decimal (``exact_numeric``)
     finite          Σ [x finite]
     nonzero_finite  Σ [x finite, x ≠ 0]
     sign_finite     Σ sign(x) [x finite]
@@ -36,8 +36,10 @@ Read: NaN if u > 0, or if +Inf and −Inf terms both occur; +Inf or −Inf if on
 finite value cast to float8 (or real), which raises 'out of range' beyond the type, as PostgreSQL's
 own float addition raises 'value out of range: overflow'. A float GROUP BY column multiplying a sum
 is read like another factor (its value may be ±Inf or NaN), so such a sum keeps its components up
-to the root. Not followed: a *finite* product or sum that overflows or underflows float8 in one
-row makes PostgreSQL raise, while the view only raises if the whole sum is out of range.
+to the root. Not followed, as no sum can follow it: PostgreSQL raises when a *finite* product in
+one row overflows or underflows float8, when its running float sum overflows on the way (the order
+of the rows decides), and in avg(float8) when its running sum of squares overflows (|x| > ~1e154);
+the view raises only if the exact result is out of range, and otherwise answers.
 """
 
 from __future__ import annotations
@@ -61,8 +63,6 @@ CHARACTERS = (TOTAL, FINITE, NONZERO_FINITE, SIGN_FINITE, NONZERO, SIGN)
 B = 2 ** 64
 K1 = (B + B * B) // 2 - 1
 K2 = (B - B * B) // 2
-# An exact float8 -> numeric below this magnitude; above it, of x/2 (x*2 would overflow in between).
-_HALVE_ABOVE = "1e300"
 
 
 def is_float(kind: str) -> bool:
@@ -98,17 +98,25 @@ def _times(factor: sql.Composable, exponent: int) -> sql.Composable:
 
 
 def exact_numeric(value: sql.Composable) -> sql.Composable:
-    """A finite float8 as numeric, deterministically and to ~30 digits (x::numeric alone keeps 15).
+    """A finite float8 as numeric: its shortest decimal that reads back as the same float8 (at most
+    17 digits; x::numeric keeps only 15). Deterministic, so a delete takes out exactly what its
+    insert put in, as long as extra_float_digits > 0 (≤ 0 rounds the text to fewer digits): every
+    statement that converts for the state runs with it set (``PINNED``)."""
+    return sql.SQL("({})::text::numeric").format(value)
 
-    r = x − (x::numeric)::float8 is exact (Sterbenz: the two are within 1e-14 of each other), so
-    x::numeric + r::numeric is within 1e-29 of x; the same x always gives the same numeric, so a
-    delete takes out exactly what its insert put in. No setting (extra_float_digits) is involved."""
-    def split(x: sql.Composable) -> sql.Composable:
-        return sql.SQL("({x}::numeric + ({x} - {x}::numeric::double precision)::numeric)").format(x=x)
 
-    half = sql.SQL("({} * {})").format(value, _float8("0.5"))
-    return sql.SQL("CASE WHEN pg_catalog.abs({v}) < {limit} THEN {low} ELSE 2 * {high} END").format(
-        v=value, limit=_float8(_HALVE_ABOVE), low=split(value), high=split(half))
+# Set on the functions that maintain a view with float sums, and for its build and verify.
+PINNED = ("extra_float_digits", "1")
+
+
+def pin_setting() -> sql.Composable:
+    """Pins the text form of floats for the rest of the transaction (build, verify)."""
+    return sql.SQL("SELECT pg_catalog.set_config({}, {}, true)").format(sql.Literal(PINNED[0]), sql.Literal(PINNED[1]))
+
+
+def function_setting() -> sql.Composable:
+    """The same as a SET clause of a function (scoped to each call)."""
+    return sql.SQL("\nSET {} = {}").format(sql.Identifier(PINNED[0]), sql.Literal(PINNED[1]))
 
 
 def character(part: str, value: sql.Composable, kind: str, exponent: int) -> sql.Composable:
@@ -140,27 +148,31 @@ def character(part: str, value: sql.Composable, kind: str, exponent: int) -> sql
     raise AssertionError(part)
 
 
-def row_specials(values: list[tuple[sql.Composable, str, int]]) -> sql.Composable:
-    """``specials`` of one row's term Π v^e, from its values (v, type, e): 1 for NaN, B for +Inf,
-    B² for −Inf, else 0. Callers multiply by the row's multiplicity and its non-NULL indicators."""
+def row_specials(values: list[tuple[sql.Composable, str, int]], scale: list[sql.Composable]) -> sql.Composable:
+    """``specials`` of one row's term Π v^e, from its values (v, type, e), times ``scale`` (the
+    row's multiplicity and non-NULL indicators): 1 for NaN, B for +Inf, B² for −Inf, else 0."""
     floats = [v for v, kind, _ in values if is_float(kind)]
+    finite = sql.SQL(" AND ").join(_is_finite(v) for v in floats)
     nan = sql.SQL(" OR ").join(sql.SQL("{} = {}").format(v, _float8("NaN")) for v in floats)
-    infinite = sql.SQL(" OR ").join(sql.SQL("pg_catalog.abs({}) = {}").format(v, _float8("Infinity")) for v in floats)
     if len(values) > 1:  # ±Inf times 0 in the same row
         zero = sql.SQL(" OR ").join(sql.SQL("{} = 0").format(v) for v, _, _ in values)
-        nan = sql.SQL("{} OR (({}) AND ({}))").format(nan, infinite, zero)
+        nan = sql.SQL("{} OR {}").format(nan, zero)  # not all finite: a zero makes NaN
     odd = [sql.SQL("pg_catalog.sign({})").format(v) for v, _, e in values if e % 2 == 1]
     negative = sql.SQL("{} < 0").format(sql.SQL(" * ").join(odd)) if odd else sql.SQL("false")
-    return sql.SQL("(CASE WHEN {nan} THEN {one} WHEN {inf} THEN (CASE WHEN {neg} THEN {b2} ELSE {b} END) "
-                   "ELSE {zero} END)").format(nan=nan, inf=infinite, neg=negative, one=_num(1), b=_num(B),
-                                              b2=_num(B * B), zero=_num(0))
+    code = sql.SQL("(CASE WHEN {nan} THEN {one} WHEN {neg} THEN {b2} ELSE {b} END)").format(
+        nan=nan, neg=negative, one=_num(1), b=_num(B), b2=_num(B * B))
+    return sql.SQL("(CASE WHEN {finite} THEN {zero} ELSE ({scale})::numeric * {code} END)").format(
+        finite=finite, zero=_num(0), scale=sql.SQL(" * ").join(scale), code=code)
 
 
 def specials_code(products: dict[str, sql.Composable]) -> sql.Composable:
-    """``specials`` from the characters (total, finite, ...) of a sum whose last variable is summed."""
+    """``specials`` from the characters (total, finite, ...) of a sum whose last variable is summed
+    (0 without a numeric operation when every term is finite, the usual case)."""
     p = products
-    return sql.SQL("(({} - {}) + {} * ({} - {}) + {} * ({} - {}))").format(
-        p[TOTAL], p[FINITE], _num(K1), p[NONZERO], p[NONZERO_FINITE], _num(K2), p[SIGN], p[SIGN_FINITE])
+    return sql.SQL("(CASE WHEN {t} = {a} AND {nz} = {nzf} AND {s} = {sf} THEN {zero} "
+                   "ELSE ({t} - {a}) + {k1} * ({nz} - {nzf}) + {k2} * ({s} - {sf}) END)").format(
+        t=p[TOTAL], a=p[FINITE], nz=p[NONZERO], nzf=p[NONZERO_FINITE], s=p[SIGN], sf=p[SIGN_FINITE],
+        zero=_num(0), k1=_num(K1), k2=_num(K2))
 
 
 @dataclass(frozen=True)

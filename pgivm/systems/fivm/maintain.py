@@ -25,6 +25,7 @@ from pgivm.capture import CaptureAtom, CapturedColumn
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.common import Names
+from pgivm.systems.fivm import floats
 from pgivm.systems.fivm.rings import CofactorRing, Entry, Factor, SumRing, column
 from pgivm.systems.fivm.tree import View, ViewTree
 
@@ -276,7 +277,7 @@ def _base(ctx: Context, view: View) -> sql.Composable:
 
 def build_plan(ctx: Context) -> list[sql.Composable]:
     """Fill every stored view bottom-up from the base tables (children read from their tables)."""
-    out: list[sql.Composable] = []
+    out: list[sql.Composable] = pinned_settings(ctx)
     sources: dict[View, sql.Composable] = {}
     for view in ctx.tree.views():
         if view.is_leaf:
@@ -296,6 +297,16 @@ def build_plan(ctx: Context) -> list[sql.Composable]:
             sources[view] = sql.SQL("({})").format(query)
     out.append(sql.SQL("; ").join(sql.SQL("ANALYZE {}").format(t) for t in stored_tables(ctx)))
     return out
+
+
+def pinned_settings(ctx: Context) -> list[sql.Composable]:
+    """What a transaction that reads floats into the state sets first (floats.PINNED)."""
+    return [floats.pin_setting()] if not ctx.tree.listing and ctx.ring.converts_floats else []
+
+
+def function_settings(ctx: Context) -> sql.Composable:
+    """The same for the functions that maintain the view: SET clauses (or nothing)."""
+    return floats.function_setting() if pinned_settings(ctx) else sql.SQL("")
 
 
 def stored_tables(ctx: Context) -> list[sql.Identifier]:

@@ -291,6 +291,11 @@ class SumRing:
             terms.append(OutputTerm(coefficient, term_sum, free_part))
         return AggregatePlan(aggregate, tuple(terms), nonnull.value, frozenset(variables & self.free), float_result)
 
+    @property
+    def converts_floats(self) -> bool:
+        """Whether its SQL reads float values as exact numeric (floats.exact_numeric)."""
+        return any(s.has_float for s in self._sums.values())
+
     def _stored(self, view: View) -> list[tuple[Entry, Sum]]:
         """The columns a view's table keeps (count first), each with its sum."""
         return [(e, s) for s in self._sums.values() if s.value is self.count or s.key.support & view.marginalized
@@ -345,18 +350,18 @@ class SumRing:
         out = []
         for entry, s in self._stored(view):
             powers = dict(s.key.monomial)
-            parts = [mult]
             present = sorted(s.key.nonnull & variables)
             if entry.part == SPECIALS:
-                parts += [sql.SQL("({} IS NOT NULL)::int").format(value(v)) for v in present]
-                parts.append(floats.row_specials([(value(v), self.kind(v), e) for v, e in s.key.monomial]))
-            else:
-                for v in present:
-                    e = powers.get(v, 0)
-                    if e == 0:
-                        parts.append(sql.SQL("({} IS NOT NULL)::int").format(value(v)))
-                    else:
-                        parts.append(sql.SQL("coalesce({}, 0)").format(floats.character(entry.part, value(v), self.kind(v), e)))
+                scale = [mult, *(sql.SQL("({} IS NOT NULL)::int").format(value(v)) for v in present)]
+                out.append((entry, floats.row_specials([(value(v), self.kind(v), e) for v, e in s.key.monomial], scale)))
+                continue
+            parts = [mult]
+            for v in present:
+                e = powers.get(v, 0)
+                if e == 0:
+                    parts.append(sql.SQL("({} IS NOT NULL)::int").format(value(v)))
+                else:
+                    parts.append(sql.SQL("coalesce({}, 0)").format(floats.character(entry.part, value(v), self.kind(v), e)))
             out.append((entry, _cast(_product(parts), entry.type)))
         return out
 
@@ -451,9 +456,10 @@ class CofactorRing:
         self.s = [self._sum(f"s{j + 1}", frozenset({self.features[j]}), f"s{j + 1}: sum of {self.features[j]}",
                             floating[j], "signs" if any(floating) else "")
                   for j in range(m)]
+        # Q_jj's NaN and ±Inf terms are s_j's (x² is NaN, +Inf or finite as x is NaN, ±Inf or finite)
         self.q = {(j, k): self._sum(f"q{j + 1}_{k + 1}", frozenset({self.features[j], self.features[k]}),
                                     f"Q{j + 1},{k + 1}: sum of {self.features[j]}·{self.features[k]}",
-                                    floating[j] or floating[k], "specials" if floating[j] or floating[k] else "")
+                                    floating[j] or floating[k], "specials" if j != k and (floating[j] or floating[k]) else "")
                   for j in range(m) for k in range(j, m)}
         self.entries = [self.count, *(e for s in [*self.s, *self.q.values()] for e in [s.value, *s.parts.values()])]
 
@@ -465,6 +471,11 @@ class CofactorRing:
             made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", support,
                                    f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
         return made
+
+    @property
+    def converts_floats(self) -> bool:
+        """Whether its SQL reads float values as exact numeric (floats.exact_numeric)."""
+        return any(s.has_float for s in self.s)
 
     def stored(self, view: View) -> list[Entry]:
         sums = [s for s in [*self.s, *self.q.values()] if s.key.support <= view.marginalized]
@@ -523,7 +534,7 @@ class CofactorRing:
             kind = self.kind(self.features[j])
             if entry.part == VALUE:
                 return _cast(_product([floats.character(VALUE, holder.value, kind, 2), *counts]), entry.type)
-            return _cast(_product([floats.row_specials([(holder.value, kind, 2)]), *counts]), entry.type)
+            return floats.row_specials([(holder.value, kind, 2)], counts or [sql.SQL("1")])
         if entry.part == VALUE:
             return _cast(_product([self._s(factors[a], j, VALUE), self._s(factors[b], k, VALUE), *counts]), entry.type)
         products = {c: _product([self._s(factors[a], j, c), self._s(factors[b], k, c), *counts])
@@ -548,7 +559,7 @@ class CofactorRing:
                 if entry.part == VALUE:
                     term = _product([mult, *(floats.character(VALUE, v, kind, e) for v, kind, e in values)])
                 else:
-                    term = _product([mult, floats.row_specials(values)])
+                    term = floats.row_specials(values, [mult])
                 out.append((entry, _cast(term, entry.type)))
         return out
 
@@ -563,15 +574,23 @@ class CofactorRing:
         finite = sql.SQL("{}::double precision").format(at(s.value.name))
         if not s.has_float:
             return finite
-        characters = {c: at("count" if floats.stored_as(c, True) == TOTAL else s.parts[c].name) for c in floats.CHARACTERS}
-        return floats.read(finite, [floats.from_characters(characters)])
+        return floats.read(finite, [self._s_specials(j, at)])
 
     def read_q(self, j: int, k: int, at: Callable[[str], sql.Composable]) -> sql.Composable:
         q = self.q[(min(j, k), max(j, k))]
         finite = sql.SQL("{}::double precision").format(at(q.value.name))
         if not q.has_float:
             return finite
+        if j == k:  # x_j² from x_j's terms: NaN stays NaN, either infinity becomes +Inf
+            terms = self._s_specials(j, at)
+            either = sql.SQL("({} OR {})").format(terms.positive, terms.negative)
+            return floats.read(finite, [floats.Specials(terms.nan, either, sql.SQL("false"))])
         return floats.read(finite, [floats.from_code(at(q.parts[SPECIALS].name))])
+
+    def _s_specials(self, j: int, at: Callable[[str], sql.Composable]) -> floats.Specials:
+        s = self.s[j]
+        return floats.from_characters({c: at("count" if floats.stored_as(c, True) == TOTAL else s.parts[c].name)
+                                       for c in floats.CHARACTERS})
 
 
 def ring_for(cq: ConjunctiveQuery, column_type: Callable[[str], str]) -> SumRing | CofactorRing:

@@ -8,12 +8,13 @@
 -- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
 -- whatever the size of the views. A change of more than {bulk_rows} rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
--- instead of looking it up row by row.
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
 CREATE FUNCTION {apply_bulk}()
 RETURNS void LANGUAGE plpgsql
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
-SET plan_cache_mode = force_custom_plan
+SET plan_cache_mode = force_custom_plan{settings}
 AS $pgivm$
 BEGIN
 {statements}
@@ -23,7 +24,7 @@ COMMENT ON FUNCTION {apply_bulk}() IS {comment};
 
 CREATE FUNCTION {apply_batch}()
 RETURNS void LANGUAGE plpgsql
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{settings}
 AS $pgivm$
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM {delta} LIMIT {bulk_rows} + 1) AS rows) > {bulk_rows} THEN
