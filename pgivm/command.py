@@ -889,8 +889,6 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
 def _same_bag(mine: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> bool:
     """Rows equal as bags, numbers compared as floats to 1e-9 relative (Spark's avg is a double,
     PostgreSQL's numeric; sums of floats differ in their last bits with the order of addition)."""
-    import math
-
     def norm(row: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(float(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else v for v in row)
 
@@ -900,8 +898,7 @@ def _same_bag(mine: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> boo
     unmatched = list(right)
     for row in left:
         match = next((i for i, other in enumerate(unmatched) if all(
-            (a is None and b is None) or (isinstance(a, float) and isinstance(b, float)
-                                          and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)) or a == b
+            (a is None and b is None) or (isinstance(a, float) and isinstance(b, float) and _floats_agree(a, b)) or a == b
             for a, b in zip(row, other))), None)
         if match is None:
             return False
