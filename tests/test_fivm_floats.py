@@ -29,6 +29,7 @@ class Scenario:
     keys: int = 0  # leading GROUP BY columns (cofactor: i, j)
     setup: str = "INSERT INTO r VALUES (1, 1, 1, 1), (1, 3, 3, 2); INSERT INTO s VALUES (1, 0.1)"
     expected: str = ""  # PostgreSQL's SQL for the view's rows, when not the view's own (cofactor)
+    schema: str = R_S
 
 
 # PostgreSQL's own cofactor matrix (what verify recomputes a cofactor view with), for r.f and s.g
@@ -87,6 +88,20 @@ SCENARIOS = {
          "DELETE FROM r WHERE f = 'Infinity'", "INSERT INTO r VALUES (1, 1e16, 1, 1)", "INSERT INTO s VALUES (1, 'NaN')",
          "DELETE FROM s WHERE g = 'NaN'", "DELETE FROM r WHERE f = 1e16"),
         keys=2, expected=COFACTOR_SQL),
+    # a float join column is summed where it is bound (F-IVM's lifting g_X): its characters too
+    "float-join-column": Scenario(
+        "SELECT sum(r.k * s.g) AS p, sum(r.k) AS a, avg(s.k * r.f) AS b FROM r JOIN s ON r.k = s.k",
+        ("INSERT INTO r VALUES ('Infinity', 1, 1, 1)", "INSERT INTO s VALUES ('Infinity', 2)",
+         "INSERT INTO s VALUES ('Infinity', 0)", "INSERT INTO r VALUES ('NaN', 1, 1, 1), (-2, -1, 1, 1)",
+         "INSERT INTO s VALUES ('NaN', 1), (-2, 3)", "DELETE FROM s WHERE g = 0", "DELETE FROM r WHERE k = 'Infinity'",
+         "DELETE FROM r WHERE k = 'NaN'"),
+        schema=R_S.replace("r (k int", "r (k float8").replace("s (k int", "s (k float8")),
+    "cofactor-float-join-column": Scenario(
+        "SELECT cofactor(r.k, s.g) FROM r JOIN s ON r.k = s.k",
+        ("INSERT INTO r VALUES ('Infinity', 1, 1, 1)", "INSERT INTO s VALUES ('Infinity', 2)",
+         "INSERT INTO s VALUES ('Infinity', 0)", "DELETE FROM s WHERE g = 0", "DELETE FROM r WHERE k = 'Infinity'"),
+        keys=2, expected=COFACTOR_SQL.replace("r.f", "r.k"),
+        schema=R_S.replace("r (k int", "r (k float8").replace("s (k int", "s (k float8")),
     # integer features are exact too: (2^31 - 1)² + 9 - (2^31 - 1)² is 0 in float8
     "cofactor-integers": Scenario(
         "SELECT cofactor(r.x) FROM r JOIN s ON r.k = s.k",
@@ -102,7 +117,7 @@ RUNS = [(scenario, system, refresh) for scenario in SCENARIOS for system in ("fi
 def test_float_sums_equal_postgres_after_every_statement(conn: psycopg.Connection, dsn: str, scenario: str,
                                                           system: str, refresh: str) -> None:
     case = SCENARIOS[scenario]
-    conn.execute(R_S)
+    conn.execute(case.schema)
     conn.execute(case.setup)
     options = {"refresh": "deferred", "budget": 1000} if refresh == "deferred" else {}
     command.create("v", case.query, system=system, target=dsn, **options)

@@ -132,6 +132,16 @@ class Sum:
     has_float: bool = False  # a float variable in its monomial
     parts: dict[str, Entry] = field(default_factory=dict)
 
+    @classmethod
+    def make(cls, key: SumKey, name: str, kind: str, describe: str, has_float: bool) -> Sum:
+        """A sum with its columns: ``name`` for the value, ``name_<part>`` for the others."""
+        made = cls(key, Entry(name, kind, key.support, describe), has_float)
+        if key.classified:
+            parts = [*floats.kept_parts(has_float), *([SPECIALS] if key.classified == "specials" else [])]
+            made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", key.support,
+                                   f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
+        return made
+
     def columns_at(self, view: View) -> list[Entry]:
         """What a view that stores this sum keeps of it (floats.py: characters while it is still
         multiplied by a factor holding its other variables, the specials count once it is not)."""
@@ -240,16 +250,10 @@ class SumRing:
 
     def _sum(self, key: SumKey, kind: str, describe: str) -> Sum:
         if key not in self._sums:
-            name = f"p{len(self._sums)}"
-            value = Entry(name, kind, key.support, describe)
             has_float = any(floats.is_float(self.kind(v)) for v, _ in key.monomial)
-            made = Sum(key, value, has_float)
-            if key.classified:
-                parts = list(floats.kept_parts(has_float)) + ([SPECIALS] if key.classified == "specials" else [])
-                made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", key.support,
-                                       f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
+            made = Sum.make(key, f"p{len(self._sums)}", kind, describe, has_float)
             self._sums[key] = made
-            self.entries += [value, *made.parts.values()]
+            self.entries += [made.value, *made.parts.values()]
         return self._sums[key]
 
     def _plan(self, aggregate: Aggregate) -> AggregatePlan:
@@ -454,8 +458,7 @@ class CofactorRing:
         # with a float feature every s_j keeps its characters: it is a factor of some Q_jk
         self.count = Entry("count", "bigint", frozenset(), "c: count")
         self.s = [self._sum(f"s{j + 1}", frozenset({self.features[j]}), f"s{j + 1}: sum of {self.features[j]}",
-                            floating[j], "signs" if any(floating) else "")
-                  for j in range(m)]
+                            floating[j], "signs" if any(floating) else "") for j in range(m)]
         # Q_jj's NaN and ±Inf terms are s_j's (x² is NaN, +Inf or finite as x is NaN, ±Inf or finite)
         self.q = {(j, k): self._sum(f"q{j + 1}_{k + 1}", frozenset({self.features[j], self.features[k]}),
                                     f"Q{j + 1},{k + 1}: sum of {self.features[j]}·{self.features[k]}",
@@ -465,12 +468,7 @@ class CofactorRing:
 
     @staticmethod
     def _sum(name: str, support: frozenset[str], describe: str, has_float: bool, classified: str) -> Sum:
-        made = Sum(SumKey(support, (), classified), Entry(name, "numeric", support, describe), has_float)
-        if classified:
-            parts = list(floats.kept_parts(has_float)) + ([SPECIALS] if classified == "specials" else [])
-            made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", support,
-                                   f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
-        return made
+        return Sum.make(SumKey(support, (), classified), name, "numeric", describe, has_float)
 
     @property
     def converts_floats(self) -> bool:
@@ -518,10 +516,10 @@ class CofactorRing:
                 continue
             a, b = self._holder(self.features[j], factors), self._holder(self.features[k], factors)
             for entry in q.columns_at(view):
-                out.append((entry, self._q_term(view, factors, j, k, a, b, entry)))
+                out.append((entry, self._q_term(factors, j, k, a, b, entry)))
         return out
 
-    def _q_term(self, view: View, factors: list[Factor], j: int, k: int, a: int, b: int, entry: Entry) -> sql.Composable:
+    def _q_term(self, factors: list[Factor], j: int, k: int, a: int, b: int, entry: Entry) -> sql.Composable:
         """Q_jk at a view: the holder's Q_jk (or x_j² of the lifted x_j), or s_j · s_kᵀ of two
         holders, times the other factors' counts."""
         counts = self._counts(factors, {a, b})
