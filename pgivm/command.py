@@ -811,6 +811,18 @@ def _recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: Res
     return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
 
 
+def _float_key(value: float) -> float | str:
+    """A float8 rounded to 10 digits for bag comparison; NaN as one value (it never equals itself)."""
+    return "NaN" if value != value else float(f"{value:.9e}")
+
+
+def _floats_agree(a: float, b: float) -> bool:
+    """Equal to 1e-9 relative; NaN agrees with NaN, and an infinity only with itself."""
+    import math
+
+    return (math.isnan(a) and math.isnan(b)) or math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+
+
 def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
                     resolved: ResolvedView) -> tuple[int, list[tuple[Any, ...]]]:
     """The view's rows against the plain SQL of its model (``pgivm.query.plain``), as bags: exactly,
@@ -824,10 +836,9 @@ def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
     types = resolved.output_types or {}
     if _uses_cofactor(resolved.query) or "double precision" in types.values() or "real" in types.values():
         from collections import Counter
-        import math
 
         def normalized(rows: list[Any]) -> Counter[tuple[Any, ...]]:
-            return Counter(tuple(float(f"{v:.9e}") if isinstance(v, float) else v for v in r) for r in rows)
+            return Counter(tuple(_float_key(v) if isinstance(v, float) else v for v in r) for r in rows)
 
         mine = conn.execute(sql.SQL("SELECT * FROM {}").format(view), prepare=False).fetchall()
         theirs = conn.execute(recount_query, prepare=False).fetchall()
@@ -844,7 +855,7 @@ def _compare_result(conn: psycopg.Connection, record: catalog.ViewRecord,
         for r in left:
             candidates = by_key.get(key(r), [])
             match = next((c for c in candidates if all(
-                math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9) if isinstance(a, float) and isinstance(b, float) else a == b
+                _floats_agree(a, b) if isinstance(a, float) and isinstance(b, float) else a == b
                 for a, b in zip(r, c))), None)
             if match is None:
                 differences.append(("view", *r))
@@ -942,8 +953,6 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
 def _same_bag(mine: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> bool:
     """Rows equal as bags, numbers compared as floats to 1e-9 relative (Spark's avg is a double,
     PostgreSQL's numeric; sums of floats differ in their last bits with the order of addition)."""
-    import math
-
     def norm(row: tuple[Any, ...]) -> tuple[Any, ...]:
         return tuple(float(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else v for v in row)
 
@@ -953,8 +962,7 @@ def _same_bag(mine: list[tuple[Any, ...]], theirs: list[tuple[Any, ...]]) -> boo
     unmatched = list(right)
     for row in left:
         match = next((i for i, other in enumerate(unmatched) if all(
-            (a is None and b is None) or (isinstance(a, float) and isinstance(b, float)
-                                          and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)) or a == b
+            (a is None and b is None) or (isinstance(a, float) and isinstance(b, float) and _floats_agree(a, b)) or a == b
             for a, b in zip(row, other))), None)
         if match is None:
             return False

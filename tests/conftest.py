@@ -12,6 +12,7 @@ the repository, plain or gzipped; the tests that need it skip, saying where to p
 from __future__ import annotations
 
 import gzip
+import math
 import os
 import shutil
 import socket
@@ -125,3 +126,43 @@ def conn(dsn: str) -> Iterator[psycopg.Connection]:
 
 TRIANGLE_SQL = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
 EDGE_SQL = "SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src"
+
+
+def _float_key(value: object) -> object:
+    return "NaN" if isinstance(value, float) and math.isnan(value) else value
+
+
+def values_agree(a: object, b: object) -> bool:
+    """Equal, except floats: to 1e-9 relative, NaN equal to NaN, infinities exact."""
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            return math.isnan(a) and math.isnan(b)
+        if math.isinf(a) or math.isinf(b):
+            return a == b
+        return math.isclose(a, b, rel_tol=1e-9)
+    return a == b
+
+
+def result_differences(conn: psycopg.Connection, view: str, query: str, keys: int) -> list[object]:
+    """The view against PostgreSQL's own evaluation of ``query`` over the current rows, rows matched
+    on their first ``keys`` columns (the GROUP BY values), the rest compared by ``values_agree``.
+    If PostgreSQL raises out of range (22003), the view must raise it too."""
+    def rows(sql: str) -> list[tuple[object, ...]] | psycopg.Error:
+        try:
+            return conn.execute(sql).fetchall()
+        except psycopg.errors.NumericValueOutOfRange as error:
+            return error
+
+    mine, theirs = rows(f"SELECT * FROM {view}"), rows(query)
+    if isinstance(theirs, psycopg.Error) or isinstance(mine, psycopg.Error):
+        return [] if type(mine) is type(theirs) else [("view", mine), ("postgres", theirs)]
+    by_key = {tuple(_float_key(v) for v in r[:keys]): r for r in theirs}
+    out: list[object] = []
+    for row in mine:
+        other = by_key.pop(tuple(_float_key(v) for v in row[:keys]), None)
+        if other is None or len(other) != len(row) or not all(values_agree(a, b) for a, b in zip(row, other)):
+            out.append(("view", row, "postgres", other))
+    out += [("postgres only", r) for r in by_key.values()]
+    if len(mine) != len(theirs):
+        out.append(("row counts", len(mine), len(theirs)))
+    return out

@@ -9,18 +9,29 @@ columns, TRUNCATE, COPY and rolled-back transactions. After every statement the 
 the user's own SQL run by PostgreSQL, as bags (EXCEPT ALL both ways); ``verify`` (the plain SQL of
 the model and every stored view of the tree recomputed from the base tables) runs along the way.
 Fixed seeds; the stream must actually change rows with every statement kind.
+
+The same streams run over float columns (x float8 or real, y float8) holding Infinity, -Infinity,
+NaN, zero and, in one value regime, magnitudes from 1e-300 to 1e300 with 1e16 beside 1; the view
+must equal PostgreSQL's own evaluation over the current rows to 1e-9 relative (NaN equal to NaN,
+infinities exact). PostgreSQL's row-by-row float sums round, so the values keep its result within
+that bar: either every finite value is a small multiple of 1/8 (its sums are exact), or no finite
+value is negative (no cancellation: its error stays below n·2^-53 relative). avg is over y, whose
+magnitudes stay small: PostgreSQL's avg(float8) accumulates squares too and raises on overflow.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import psycopg
 import pytest
 
+from conftest import result_differences
 from pgivm import command
 from pgivm.errors import PgivmError
 
@@ -42,7 +53,8 @@ SHAPES = {
 }
 
 
-def _query(case: Case, rng: random.Random) -> str:
+def _query(case: Case, rng: random.Random, averaged: str = "x") -> tuple[str, int]:
+    """A random view over the shape, and its number of GROUP BY columns (they come first)."""
     aliases = [f"a{i}" for i in range(len(case.tables))]
     joins = " ".join(
         f"JOIN {case.tables[j]} {aliases[j]} ON " + " AND ".join(
@@ -51,12 +63,12 @@ def _query(case: Case, rng: random.Random) -> str:
     group = rng.choice([[], [f"{aliases[0]}.k1"], [f"{aliases[-1]}.x"], [f"{aliases[1]}.y", f"{aliases[0]}.k2"]])
     a, b = rng.sample(aliases, 2)
     aggregates = ["count(*) AS n", f"count({a}.x) AS nx", f"sum({a}.x * {b}.y) AS sxy",
-                  f"sum({b}.y + 2 * {a}.k1 - 1) AS lin", f"avg({b}.x) AS ax"]
+                  f"sum({b}.y + 2 * {a}.k1 - 1) AS lin", f"avg({b}.{averaged}) AS ax"]
     rng.shuffle(aggregates)
     select = group + aggregates[:rng.randint(2, 5)]
     where = rng.choice(["", f" WHERE {aliases[-1]}.y < 4", f" WHERE {aliases[0]}.k1 <> 2"])
     sql = f"SELECT {', '.join(select)} FROM {case.tables[0]} {aliases[0]} {joins}{where}"
-    return sql + (f" GROUP BY {', '.join(group)}" if group else "")
+    return sql + (f" GROUP BY {', '.join(group)}" if group else ""), len(group)
 
 
 def _differences(conn: psycopg.Connection, name: str, sql: str) -> list[tuple[object, ...]]:
@@ -67,15 +79,16 @@ def _row(rng: random.Random) -> tuple[object, ...]:
     return (rng.randint(0, 3), rng.randint(0, 3), rng.choice([None, 0, 1, 2, 5]), rng.randint(0, 6))
 
 
-def _statement(rng: random.Random, tables: list[str]) -> tuple[str, str, list[object] | None]:
+def _statement(rng: random.Random, tables: list[str],
+               row: Callable[[random.Random], tuple[object, ...]] = _row) -> tuple[str, str, list[object] | None]:
     table = rng.choice(tables)
     kind = rng.choice(["insert", "insert", "insert-many", "delete", "delete", "delete-absent", "update-key",
                        "update-value", "copy", "rollback"] if rng.random() < 0.95 else ["truncate"])
     if kind == "insert":
-        return kind, f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", list(_row(rng))
+        return kind, f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", list(row(rng))
     if kind == "insert-many":
-        row = _row(rng)
-        rows = [row] * rng.randint(2, 3) + [_row(rng) for _ in range(rng.randint(1, 6))]  # duplicates included
+        first = row(rng)
+        rows = [first] * rng.randint(2, 3) + [row(rng) for _ in range(rng.randint(1, 6))]  # duplicates included
         return kind, f"INSERT INTO {table} VALUES " + ", ".join(["(%s, %s, %s, %s)"] * len(rows)), [v for r in rows for v in r]
     if kind == "delete":
         return kind, f"DELETE FROM {table} WHERE k1 = %s AND k2 <> %s", [rng.randint(0, 3), rng.randint(0, 3)]
@@ -97,7 +110,7 @@ def test_random_stream_matches_postgres_after_every_statement(conn: psycopg.Conn
         conn.execute(f"CREATE TABLE {table} (k1 int, k2 int, x int, y int)")
         for _ in range(12):
             conn.execute(f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", list(_row(rng)))
-    sql = _query(case, rng)
+    sql, _ = _query(case, rng)
     systems = ["fivm"] + (["first-order", "recompute"] if seed == 1 else [])
     views = {}
     for system in systems:
@@ -135,6 +148,83 @@ def test_random_stream_matches_postgres_after_every_statement(conn: psycopg.Conn
                 "truncate"}
     assert expected <= {k for k, v in changed.items() if v}, changed
     assert any(Counter(conn.execute(f"SELECT * FROM {name}").fetchall()) != start[name] for name in views)
+    for name in views:
+        assert command.verify(name, target=dsn).ok
+
+
+INF, NAN = math.inf, math.nan
+# (x values, y values) per regime; see the module docstring for why each keeps PostgreSQL exact enough
+FLOAT_VALUES = {
+    "signs": ([None, 0.0, 1.0, 2.0, 5.0, -3.0, -0.5, 0.25, INF, -INF, NAN],
+              [None, 0.0, 1.0, 2.0, 3.0, 0.5, -2.0, INF, -INF, NAN]),
+    "magnitudes": ([None, 0.0, 1.0, 2.0, 5.0, 0.25, 1e16, 1e300, 1e-300, INF, -INF, NAN],
+                   [None, 0.0, 1.0, 2.0, 3.0, 0.5, INF, -INF, NAN]),
+}
+FLOAT_CASES = [(shape, seed, regime, kind) for shape in SHAPES for seed, regime, kind in
+               ((1, "magnitudes", "double precision"), (2, "signs", "double precision"), (3, "signs", "real"))]
+
+
+def _float_row(regime: str) -> Callable[[random.Random], tuple[object, ...]]:
+    xs, ys = FLOAT_VALUES[regime]
+    return lambda rng: (rng.randint(0, 3), rng.randint(0, 3), rng.choice(xs), rng.choice(ys))
+
+
+def _snapshot(conn: psycopg.Connection, name: str) -> Counter[tuple[object, ...]]:
+    """The view's rows as a bag, NaN as one value (it never equals itself)."""
+    rows = conn.execute(f"SELECT * FROM {name}").fetchall()
+    return Counter(tuple("NaN" if isinstance(v, float) and math.isnan(v) else v for v in r) for r in rows)
+
+
+@pytest.mark.parametrize(("shape", "seed", "regime", "kind"), FLOAT_CASES)
+def test_random_float_stream_matches_postgres_after_every_statement(conn: psycopg.Connection, dsn: str, shape: str,
+                                                                    seed: int, regime: str, kind: str) -> None:
+    rng = random.Random(f"float:{shape}:{seed}")
+    case = SHAPES[shape]
+    tables = list(dict.fromkeys(case.tables))
+    row = _float_row(regime)
+    for table in tables:
+        conn.execute(f"CREATE TABLE {table} (k1 int, k2 int, x {kind}, y double precision)")
+        for _ in range(12):
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s, %s, %s)", list(row(rng)))
+    sql, keys = _query(case, rng, averaged="y")
+    systems = ["fivm"] + (["first-order", "recompute"] if seed == 1 else [])
+    views = {}
+    for system in systems:
+        name = "v_" + system.replace("-", "_")
+        command.create(name, sql, system=system, target=dsn)
+        views[name] = system
+    start = {name: _snapshot(conn, name) for name in views}
+    changed: Counter[str] = Counter()
+    for step in range(90):
+        kind_, statement, params = _statement(rng, tables, row)
+        if kind_ == "truncate":
+            conn.execute(f"TRUNCATE {statement}")
+            changed[kind_] += 1
+        elif kind_ == "copy":
+            with conn.cursor().copy(f"COPY {statement} FROM STDIN") as copy:
+                for _ in range(rng.randint(1, 5)):
+                    copy.write_row(row(rng))
+            changed[kind_] += 1
+        elif kind_ == "rollback":
+            with conn.transaction(force_rollback=True):
+                conn.execute(f"INSERT INTO {statement} VALUES (1, 1, 'Infinity', 'NaN'), (2, 2, 2, 2)")
+                conn.execute(f"DELETE FROM {statement} WHERE k1 = 0")
+            changed[kind_] += 1
+        else:
+            rows = conn.execute(statement, params).rowcount
+            if rows > 0 or kind_ == "delete-absent":
+                changed[kind_] += 1
+        for name in views:
+            assert result_differences(conn, name, sql, keys) == [], \
+                f"{views[name]} {shape} step {step} after {kind_}: {statement} {params}"
+        if step % 25 == 24:
+            for name in views:
+                report = command.verify(name, target=dsn)
+                assert report.ok, (views[name], [str(f) for f in report.failures])
+    expected = {"insert", "insert-many", "delete", "delete-absent", "update-key", "update-value", "copy", "rollback",
+                "truncate"}
+    assert expected <= {k for k, v in changed.items() if v}, changed
+    assert any(_snapshot(conn, name) != start[name] for name in views)
     for name in views:
         assert command.verify(name, target=dsn).ok
 

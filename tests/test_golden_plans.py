@@ -90,30 +90,40 @@ CQ_CASES: dict[str, tuple[str, dict[str, Any]]] = {
                        "FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms", {}),
     "path-cofactor": ("SELECT cofactor(r.x, s.c, t.z) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c", {}),
     "path-listing-static": ("SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c", {"static": "t"}),
+    # house.price and shop.hours double precision: classified float sums (pgivm/systems/fivm/floats.py)
+    "star-float-sum": ("SELECT h.rooms, sum(h.price * s.hours) AS revenue, avg(h.price) "
+                       "FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms", {}),
 }
+CQ_FLOAT_COLUMNS = {"star-float-sum": {("h", "price"), ("s", "hours")}}
 
 
-def resolved_cq(query: ConjunctiveQuery) -> ResolvedView:
-    """What resolve() would find for a conjunctive query over integer tables (oids from 16384)."""
+def resolved_cq(query: ConjunctiveQuery, floats: frozenset[tuple[str, str]] = frozenset()) -> ResolvedView:
+    """What resolve() would find for a conjunctive query over integer tables, but for the ``floats``
+    columns (alias, column), which are double precision (oids from 16384)."""
     base = {table: BaseTable(FIRST_OID + i, TableRef(table.name, "public"), False)
             for i, table in enumerate(query.tables)}
     attnums = {(atom.alias, column): CQ_COLUMNS[atom.table.name].index(column) + 1
                for atom in query.atoms for column in atom.columns}
-    outputs = {o.name: ("bigint" if getattr(o, "function", "") in ("count", "sum") else
-                        "numeric" if getattr(o, "function", "") == "avg" else
-                        "double precision" if getattr(o, "function", "") == "cofactor" else "integer")
-               for o in query.outputs}
-    return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()},
-                        variable_types={v.name: "integer" for v in query.variables},
-                        column_types={key: "integer" for key in attnums}, base=base, attnums=attnums,
-                        output_types=outputs)
+    column_types = {key: "double precision" if key in floats else "integer" for key in attnums}
+    variable_types = {v.name: column_types[(v.columns[0].alias, v.columns[0].column)] for v in query.variables}
+
+    def output_type(o: Any) -> str:
+        function = getattr(o, "function", "")
+        if function in ("sum", "avg") and any(variable_types[v] == "double precision" for v in o.variables):
+            return "double precision"
+        return ("bigint" if function in ("count", "sum") else "numeric" if function == "avg" else
+                "double precision" if function == "cofactor" else variable_types[o.variable])
+
+    return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()}, variable_types=variable_types,
+                        column_types=column_types, base=base, attnums=attnums,
+                        output_types={o.name: output_type(o) for o in query.outputs})
 
 
 def render_cq(case: str) -> str:
     view_sql, options = CQ_CASES[case]
     system = SYSTEMS["fivm"]
     params = {o.name: o.default for o in system.options} | options
-    plan = system.plan(resolved_cq(parse_query(view_sql)), "v", "public", params)
+    plan = system.plan(resolved_cq(parse_query(view_sql), frozenset(CQ_FLOAT_COLUMNS.get(case, ()))), "v", "public", params)
     lines = [f"-- pgivm golden install plan: system fivm, case {case}, options {params}",
              f"-- view public.v AS {view_sql}",
              "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"]

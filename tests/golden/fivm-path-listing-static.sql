@@ -66,7 +66,8 @@ AS $pgivm$ SELECT $pgivm$;
 -- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
 -- whatever the size of the views. A change of more than 64 rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
--- instead of looking it up row by row.
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
 --
 -- (first-order renders this template too, with delta queries that read the base tables: with
 -- row_security off a row-level security policy on one is an error, not code run as the view's
@@ -136,7 +137,8 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'F-IVM view v: TRUNCATE of atom r'
 -- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
 -- whatever the size of the views. A change of more than 64 rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
--- instead of looking it up row by row.
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
 --
 -- (first-order renders this template too, with delta queries that read the base tables: with
 -- row_security off a row-level security policy on one is an error, not code run as the view's

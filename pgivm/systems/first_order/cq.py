@@ -80,27 +80,18 @@ def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable) -> list[tu
     """Each ring entry's summand for one joined row: the multiplicities times the lifted values."""
     ring = ctx.ring
     assert isinstance(ring, rings.SumRing)
-    cq = ctx.cq
-    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
-             for v in cq.variables}
-    out = []
-    for entry in ring.stored(ctx.tree.root):
-        key = ring.key_of(entry)
-        powers = dict(key.monomial)
-        parts = [multiplicity]
-        for v in sorted(key.nonnull):
-            e = powers.get(v, 0)
-            parts.append(sql.SQL("({} IS NOT NULL)::int").format(value[v]) if e == 0 else
-                         sql.SQL("coalesce({}, 0)").format(sql.SQL(" * ").join(
-                             [sql.SQL("{}::{}").format(value[v], sql.SQL(entry.type)) for _ in range(e)])))  # type: ignore[arg-type]
-        out.append((entry, sql.SQL("({})::{}").format(sql.SQL(" * ").join(parts), sql.SQL(entry.type))))  # type: ignore[arg-type]
-    return out
+    root = ctx.tree.root
+    return ring.row_terms(root, lambda v: _value(ctx)[v], multiplicity, root.marginalized)
+
+
+def _value(ctx: maintain.Context) -> dict[str, sql.Composable]:
+    """Each variable's value in a joined row: its first column."""
+    return {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
+            for v in ctx.cq.variables}
 
 
 def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable) -> sql.Composable:
-    cq = ctx.cq
-    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
-             for v in cq.variables}
+    value = _value(ctx)
     keys = ctx.tree.root.keys
     terms = _entry_terms(ctx, multiplicity)
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
@@ -160,7 +151,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
-            "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS),
+            "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
             "statements": sql.SQL("    EXECUTE pg_catalog.format({}, {});\n    DELETE FROM {};").format(
                 holes.literal(query), oids, delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
@@ -172,7 +163,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
             letters=_letters(view, table), always_batch=True))
         # the delta queries read base tables: their functions run with row_security off
-    build = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
+    build = [*maintain.pinned_settings(ctx),
+             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
              sql.SQL("ANALYZE {}").format(names("maintained"))]
     assert view.output_types is not None
     if cq.is_listing:

@@ -121,7 +121,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         k = ctx.atom_name(atom.alias)
         functions.append(render(__name__, "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
-            "delta": names(f"{k}_delta"), "bulk_rows": sql.Literal(BULK_ROWS),
+            "delta": names(f"{k}_delta"), "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
             "statements": sql.SQL("\n").join(sql.SQL("    {};").format(s) for s in maintain.apply_batch(ctx, atom.alias)),
             "comment": sql.Literal(f"F-IVM view {name}: the delta tree of atom {atom.alias} ({atom.table})")}))
         cleared = maintain.clear(ctx, atom.alias) or [sql.SQL("NULL")]
@@ -220,6 +220,8 @@ def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, param
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     """Every stored view of the tree equals its definition recomputed from the base tables."""
     ctx = context(view, name, _catalog_params(conn, name))
+    for statement in maintain.pinned_settings(ctx):  # the stored views' floats were read so
+        conn.execute(statement)
     sources = maintain.base_sources(ctx)
     failures = []
     for v in ctx.tree.stored():

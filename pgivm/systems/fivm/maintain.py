@@ -18,7 +18,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from psycopg import sql
 
@@ -26,6 +25,7 @@ from pgivm.capture import CaptureAtom, CapturedColumn
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.common import Names
+from pgivm.systems.fivm import floats
 from pgivm.systems.fivm.rings import CofactorRing, Entry, Factor, SumRing, column
 from pgivm.systems.fivm.tree import View, ViewTree
 
@@ -277,7 +277,7 @@ def _base(ctx: Context, view: View) -> sql.Composable:
 
 def build_plan(ctx: Context) -> list[sql.Composable]:
     """Fill every stored view bottom-up from the base tables (children read from their tables)."""
-    out: list[sql.Composable] = []
+    out: list[sql.Composable] = pinned_settings(ctx)
     sources: dict[View, sql.Composable] = {}
     for view in ctx.tree.views():
         if view.is_leaf:
@@ -297,6 +297,16 @@ def build_plan(ctx: Context) -> list[sql.Composable]:
             sources[view] = sql.SQL("({})").format(query)
     out.append(sql.SQL("; ").join(sql.SQL("ANALYZE {}").format(t) for t in stored_tables(ctx)))
     return out
+
+
+def pinned_settings(ctx: Context) -> list[sql.Composable]:
+    """What a transaction that reads floats into the state sets first (floats.PINNED)."""
+    return [floats.pin_setting()] if not ctx.tree.listing and ctx.ring.converts_floats else []
+
+
+def function_settings(ctx: Context) -> sql.Composable:
+    """The same for the functions that maintain the view: SET clauses (or nothing)."""
+    return floats.function_setting() if pinned_settings(ctx) else sql.SQL("")
 
 
 def stored_tables(ctx: Context) -> list[sql.Identifier]:
@@ -385,12 +395,6 @@ def clear(ctx: Context, alias: str) -> list[sql.Composable]:
 # --- what users read -------------------------------------------------------------------------------------
 
 
-def _fraction_sql(value: Any) -> sql.Composable:
-    if value.denominator == 1:
-        return sql.SQL("{}::numeric").format(sql.Literal(str(value.numerator)))
-    return sql.SQL("({}::numeric / {}::numeric)").format(sql.Literal(str(value.numerator)), sql.Literal(str(value.denominator)))
-
-
 def result_query(ctx: Context, output_types: dict[str, str]) -> sql.Composable:
     """The view's rows read from the root (aggregates) or enumerated from the tree (listing)."""
     if ctx.tree.listing:
@@ -403,33 +407,26 @@ def result_query(ctx: Context, output_types: dict[str, str]) -> sql.Composable:
         return cofactor_query(ctx, ring)
     assert isinstance(ring, SumRing)
     plans = iter(ring.plans)
+
+    def at(name: str) -> sql.Composable:
+        return column(r, name)
+
     for output in ctx.cq.outputs:
         kind = sql.SQL(output_types[output.name])  # type: ignore[arg-type]  # from format_type()
         if hasattr(output, "variable"):
             items.append(sql.SQL("{}::{} AS {}").format(column(r, output.variable), kind, q(output.name)))  # type: ignore[union-attr]
             continue
         plan = next(plans)
-        def entry(e: Entry) -> sql.Composable:
-            value = column(r, e.name)
-            return sql.SQL("coalesce({}, 0)").format(value) if not root.keys else value
         if plan.aggregate.function == "count":
-            value = entry(plan.nonnull)
+            value = column(r, plan.nonnull.name)
+            value = sql.SQL("coalesce({}, 0)").format(value) if not root.keys else value
             for v in sorted(plan.free_nonnull):
                 value = sql.SQL("CASE WHEN {} IS NULL THEN 0 ELSE {} END").format(column(r, v), value)
             items.append(sql.SQL("({})::{} AS {}").format(value, kind, q(output.name)))
             continue
-        terms = []
-        for term in plan.terms:
-            parts = [_fraction_sql(term.coefficient) if not plan.float_result else
-                     sql.SQL("{}::double precision").format(_fraction_sql(term.coefficient)),
-                     column(r, term.entry.name)]
-            parts += [column(r, v) for v, e in term.free_monomial for _ in range(e)]
-            terms.append(sql.SQL(" * ").join(parts))
-        total = sql.SQL(" + ").join(terms) if terms else sql.SQL("0")
+        total = ring.read(plan, at, output_types[output.name])
         conditions = [sql.SQL("{} > 0").format(column(r, plan.nonnull.name))]
         conditions += [sql.SQL("{} IS NOT NULL").format(column(r, v)) for v in sorted(plan.free_nonnull)]
-        if plan.aggregate.function == "avg":
-            total = sql.SQL("({}) / {}").format(total, column(r, plan.nonnull.name))
         items.append(sql.SQL("(CASE WHEN {} THEN {} END)::{} AS {}").format(
             sql.SQL(" AND ").join(conditions), total, kind, q(output.name)))
     source = sql.SQL("{} AS r").format(ctx.table(root)) if root.keys else \
@@ -442,14 +439,17 @@ def cofactor_query(ctx: Context, ring: CofactorRing) -> sql.Composable:
     (j, k) the sums of products, for 1 <= j, k <= m, both triangles."""
     root = ctx.tree.root
     m = len(ring.features)
+
+    def at(name: str) -> sql.Composable:
+        return column("r", name)
+
     rows = [sql.SQL("(0, 0, r.count::double precision)")]
     for j in range(m):
-        s = column("r", ring.s[j].name)
+        s = ring.read_s(j, at)
         rows += [sql.SQL("(0, {}, {})").format(sql.Literal(j + 1), s), sql.SQL("({}, 0, {})").format(sql.Literal(j + 1), s)]
     for j in range(m):
         for k in range(m):
-            rows.append(sql.SQL("({}, {}, {})").format(sql.Literal(j + 1), sql.Literal(k + 1),
-                                                       column("r", ring.q[(min(j, k), max(j, k))].name)))
+            rows.append(sql.SQL("({}, {}, {})").format(sql.Literal(j + 1), sql.Literal(k + 1), ring.read_q(j, k, at)))
     groups = [sql.SQL("r.{} AS {}").format(q(o.variable), q(o.name)) for o in ctx.cq.outputs if hasattr(o, "variable")]  # type: ignore[union-attr]
     return sql.SQL("SELECT {groups}e.i, e.j, e.value FROM {root} AS r CROSS JOIN LATERAL (VALUES {rows}) AS e(i, j, value)").format(
         groups=sql.SQL("").join(sql.SQL("{}, ").format(g) for g in groups), root=ctx.table(root),

@@ -8,7 +8,8 @@
 -- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
 -- whatever the size of the views. A change of more than {bulk_rows} rows is planned afresh with
 -- every join method allowed, so that joining it with a sibling view may scan that view once
--- instead of looking it up row by row.
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
 --
 -- (first-order renders this template too, with delta queries that read the base tables: with
 -- row_security off a row-level security policy on one is an error, not code run as the view's
@@ -18,7 +19,7 @@ RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 SET row_security = off
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
-SET plan_cache_mode = force_custom_plan
+SET plan_cache_mode = force_custom_plan{settings}
 AS $pgivm$
 BEGIN
 {statements}
@@ -29,7 +30,7 @@ COMMENT ON FUNCTION {apply_bulk}() IS {comment};
 CREATE FUNCTION {apply_batch}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET row_security = off
+SET row_security = off{settings}
 AS $pgivm$
 BEGIN
     IF (SELECT count(*) FROM (SELECT FROM {delta} LIMIT {bulk_rows} + 1) AS rows) > {bulk_rows} THEN
