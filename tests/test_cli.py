@@ -264,7 +264,7 @@ def test_init_twice_is_idempotent(capsys: pytest.CaptureFixture[str], dsn: str, 
     assert scalar(conn, "SELECT to_regclass('pgivm_catalog.views')::text") == "pgivm_catalog.views"
     second = ok(capsys, dsn, "init")
     assert second.out.strip() == "catalog is up to date"
-    assert scalar(conn, "SELECT count(*) FROM pgivm_catalog.schema_migrations") == 5
+    assert scalar(conn, "SELECT count(*) FROM pgivm_catalog.schema_migrations") == 6
 
 
 # ------------------------------------------------------------------------------------------- create

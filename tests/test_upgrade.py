@@ -81,7 +81,8 @@ def test_v1_database_upgrades_in_place(dsn: str, conn: psycopg.Connection) -> No
     assert counts == {"edges": 3351, "tri_fo": 2214, "tri_ivme": 2214, "tri_rc": 2214}  # as the v1 code left them
 
     result = command.init(target=conn)
-    assert result.applied == ["0002_base_tables_by_oid", "0003_systems", "0004_refresh", "0005_trusted_catalog"]
+    assert result.applied == ["0002_base_tables_by_oid", "0003_systems", "0004_refresh", "0005_trusted_catalog",
+                              "0006_catalog_without_jit"]
     assert conn.execute("SELECT to_regnamespace('pgivm')").fetchone()[0] is None  # renamed: pg_ivm may use the name
     assert sorted(result.outdated) == VIEWS
     # The catalog v2: systems, parameters (ε only in the state), base tables by oid.
