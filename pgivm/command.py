@@ -27,7 +27,7 @@ from pgivm import capture, deferred, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import user_path, user_search_path
-from pgivm.errors import PgivmError, UnsupportedQuery
+from pgivm.errors import LockDenied, PgivmError, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
 from pgivm.query.model import TableRef
@@ -431,8 +431,9 @@ def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) ->
             try:
                 lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
             except PgivmError as err:
+                again = f"`pgivm drop {name}` again" + (" as the tables' owner or a superuser" if isinstance(err, LockDenied) else "")
                 raise PgivmError(f"view {name} is no longer maintained (its view is dropped), but {err.message}",
-                                 f"run `pgivm drop {name}` again to remove its triggers and state") from None
+                                 f"run {again} to remove its triggers and state") from None
             fixed_search_path(conn)
             _drop_installed(conn, record, oids, keep_state=False)
             catalog.delete(conn, name)

@@ -31,3 +31,8 @@ class ConnectionFailed(PgivmError):
 
 class VerificationFailed(PgivmError):
     """A maintained result or an invariant differs from a recomputation."""
+
+
+class LockDenied(PgivmError):
+    """The role may not lock a base table in the mode a command needs (removing a view's triggers
+    takes the table's owner: a view owner with SELECT and TRIGGER only cannot)."""

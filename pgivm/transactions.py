@@ -15,7 +15,7 @@ from psycopg import sql
 
 from pgivm.catalog import migrate
 from pgivm.connection import connect, hardened
-from pgivm.errors import PgivmError
+from pgivm.errors import LockDenied, PgivmError
 
 Target = Union[str, psycopg.Connection, None]
 
@@ -102,14 +102,18 @@ def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budge
                 with conn.transaction():
                     conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE NOWAIT").format(
                         sql.SQL(", ").join(sql.SQL(n) for n in names), sql.SQL(mode)))  # type: ignore[arg-type]
-            except psycopg.errors.LockNotAvailable:
-                pass
+            except (psycopg.errors.LockNotAvailable, psycopg.errors.InsufficientPrivilege):
+                pass  # the one by one locks below wait, or say which table is not ours to lock
         for position, i in enumerate(list(order)):
             # Holding nothing yet, the first wait cannot close a cycle: it may be longer.
             timeout = FIRST_LOCK_MS if position == 0 else LOCK_ATTEMPT_MS
             conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
             try:
                 conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(names[i]), sql.SQL(mode)))  # type: ignore[arg-type]
+            except psycopg.errors.InsufficientPrivilege:
+                raise LockDenied(f"{conn.info.user} may not lock table {names[i]} in {mode} mode (that takes its owner, "
+                                 "or UPDATE, DELETE or TRUNCATE on it)",
+                                 f"run this as the owner of {names[i]} or a superuser") from None
             except psycopg.errors.LockNotAvailable:
                 order.remove(i)
                 order.insert(0, i)  # next attempt waits for it first, holding nothing

@@ -470,3 +470,30 @@ def test_a_policy_on_a_base_table_is_an_error_not_code_run_as_the_view_owner(dsn
         for role in names.values():
             conn.execute(sql.SQL("REASSIGN OWNED BY {r} TO CURRENT_USER; DROP OWNED BY {r}; DROP ROLE {r}").format(
                 r=sql.Identifier(role)))
+
+
+# --- 15, after a drop: the writers' lock is the catalog's, no view's to remove -------------------------
+
+
+@pytest.mark.parametrize("dropper", ["owner", "superuser"])
+def test_dropping_one_view_leaves_the_writers_lock_of_the_others(cast: Cast, dropper: str) -> None:
+    """drop replaced its trigger functions by no-ops, lock_writes among them (the catalog's, shared by
+    every immediate view): as a superuser it switched the writers' lock off for every other view
+    (their writers deadlocked again); as the view owner it failed (permission denied)."""
+    create_as_owner(cast, "v")
+    create_as_owner(cast, "gone", GROUPED, system="fivm")
+    if dropper == "owner":  # removing triggers from shop's tables takes their owner: maintenance stops, then this
+        with cast.as_(cast.owner) as o, pytest.raises(PgivmError, match="no longer maintained.*as the tables' owner"):
+            command.drop("gone", target=o)
+    else:
+        command.drop("gone", target=cast.admin)
+    with cast.as_(cast.writer) as w:
+        w.execute("BEGIN")
+        w.execute("INSERT INTO shop.r VALUES (9, 9)")
+        free = cast.admin.execute(  # rows of write_locks nobody holds: the writer must hold r's, s's and t's
+            "SELECT count(*) FROM (SELECT FROM pgivm_catalog.write_locks l WHERE l.table_oid IN "
+            "('shop.r'::regclass, 'shop.s'::regclass, 'shop.t'::regclass) FOR NO KEY UPDATE SKIP LOCKED) AS x").fetchone()
+        w.execute("ROLLBACK")
+    assert free == (0,)
+    assert command.verify("v", target=cast.admin).ok
+    cast.assert_nobody_escalated("after a drop")

@@ -164,8 +164,11 @@ def base_table_problems(conn: psycopg.Connection, name: str) -> list[str]:
 
 
 def trigger_functions(conn: psycopg.Connection, name: str) -> list[tuple[str, str]]:
-    """The (schema, name) of every capture trigger function of the view."""
+    """The (schema, name) of every capture trigger function of the view: those of its state schema,
+    not the catalog's own lock_writes, which every immediate view's lock trigger calls."""
     rows = conn.execute(
         "SELECT DISTINCT x -> 'function' ->> 0, x -> 'function' ->> 1 "
-        "FROM pgivm_catalog.base_tables b, jsonb_array_elements(b.triggers) x WHERE b.view_name = %s ORDER BY 1, 2", [name])
+        "FROM pgivm_catalog.base_tables b JOIN pgivm_catalog.views v ON v.name = b.view_name, "
+        "jsonb_array_elements(b.triggers) x WHERE b.view_name = %s AND x -> 'function' ->> 0 = v.state_schema "
+        "ORDER BY 1, 2", [name])
     return [(row[0], row[1]) for row in rows.fetchall()]
