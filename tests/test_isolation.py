@@ -4,24 +4,35 @@ In the spirit of PostgreSQL's isolationtester (src/test/isolation) and pg_ivm's 
 :class:`Spec` has a setup, run once into a template database, and :class:`Session` s that each own
 a connection and run :class:`Step` s: SQL text, or a pgivm command (a Python callable given the
 session's DSN, which carries ``application_name=<session>`` so that the session's backends can be
-found in ``pg_stat_activity``). A permutation is a list of step names. The :class:`Runner` issues
-each step in its session's thread; a step that has not finished after ``GRACE`` seconds and is
-waiting (on a lock; for a pgivm command, which may be between two lock attempts, simply still
-running) is marked ``<waiting ...>`` and the runner goes on with the next step, as isolationtester
-does. Before a session's next step the runner waits for its previous one. Each permutation runs in
-a fresh copy of the template database and must end within ``PERMUTATION_TIMEOUT``: a hang fails the
-test instead of hanging CI. Every permutation leaves a transcript, printed when it fails.
+found in ``pg_stat_activity``; or, flagged ``on_connection``, given the session's own connection,
+so that it runs inside the transaction the session's SQL steps opened). A session is a writer (one
+transaction, retried after a 40001), a pgivm command, or a reader (SQL steps that must all
+succeed). A spec names the maintained views it checks afterwards and may set the database's
+defaults (``ALTER DATABASE ... SET``) in each copy. A permutation is a list of step names. The
+:class:`Runner` issues each step in its session's thread; a step that has not finished after
+``GRACE`` seconds and is waiting (on a lock; for a pgivm command, which may be between two lock
+attempts, simply still running) is marked ``<waiting ...>`` and the runner goes on with the next
+step, as isolationtester does. Before a session's next step the runner waits for its previous one.
+Each permutation runs in a fresh copy of the template database and must end within
+``PERMUTATION_TIMEOUT``: a hang fails the test instead of hanging CI. Every permutation leaves a
+transcript, printed when it fails.
 
 The contract checked after every permutation:
 
-- READ COMMITTED writers: no writer step ever fails; every pgivm command succeeds (it may wait).
+- READ COMMITTED writers: no writer step ever fails.
+- pgivm commands: every one succeeds (it may wait); a step marked ``may_refuse`` may instead end
+  with that one-line refusal (a ``PgivmError`` matching its pattern, and nothing installed). The
+  transcript notes whether a commit may have landed after its session's snapshot (the bounds below).
+- Readers, and the SQL steps of a command's session: no step fails, with a deadlock (40P01) or
+  anything else.
 - Any isolation level: no writer fails with a deadlock (40P01), a lock timeout (55P03) or any error
   but a serialization failure (40001); ``verify`` and ``drop`` never cause a writer error.
 - REPEATABLE READ / SERIALIZABLE: a writer may fail with 40001 only if its snapshot was taken before
   a state-changing event committed (a ``create``, ``rebalance`` or ``alter``, or another writer's
   commit) and it writes after that commit. The runner then retries the whole writer transaction,
   as an application must, after the permutation; the retry succeeds.
-- Afterwards ``verify`` is ok and the view's count equals a plain-SQL recount (if the view exists);
+- Afterwards every view of the spec exists (or not, as the spec says; for a ``create`` that may be
+  refused: exactly when it succeeded), its ``verify`` is ok and its rows equal a plain-SQL recount;
   every committed writer transaction's rows are in the base tables, no rolled-back one's are.
 
 Timing only decides what is marked waiting; no assertion depends on it.
@@ -31,6 +42,7 @@ from __future__ import annotations
 
 import inspect
 import queue
+import re
 import threading
 import time
 import uuid
@@ -42,6 +54,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from conftest import TRIANGLE_SQL
@@ -55,6 +68,9 @@ PARALLEL_PERMUTATIONS = 8  # permutations of one spec run side by side, each in 
 
 LEVELS = {"rc": "READ COMMITTED", "rr": "REPEATABLE READ", "ser": "SERIALIZABLE"}
 
+# A writer's rows: a query, what it returns once the transaction committed, and what if not.
+Footprint = tuple[str, tuple[int, ...], tuple[int, ...]]
+
 
 # --- the spec language --------------------------------------------------------------------------
 
@@ -62,27 +78,34 @@ LEVELS = {"rc": "READ COMMITTED", "rr": "REPEATABLE READ", "ser": "SERIALIZABLE"
 @dataclass(frozen=True)
 class Step:
     """One step: SQL text run on the session's connection, or a pgivm command called with the
-    session's DSN."""
+    session's DSN (``on_connection``: with the session's connection, in whatever transaction its
+    earlier steps opened)."""
 
     name: str
-    action: str | Callable[[str], Any]
+    action: str | Callable[[str], Any] | Callable[[psycopg.Connection], Any]
     # A commit or command after which a transaction with an older snapshot may not write (40001).
     changes_state: bool = False
+    on_connection: bool = False
+    # A pgivm command that may end with this refusal (a regular expression of its one-line
+    # PgivmError) instead of succeeding.
+    may_refuse: str | None = None
 
 
 @dataclass(frozen=True)
 class Session:
     """A connection of its own. A writer session is one transaction (BEGIN first, COMMIT last): after
-    an error its remaining steps are skipped, and after a 40001 it is retried whole at the end."""
+    an error its remaining steps are skipped, and after a 40001 it is retried whole at the end. A
+    session that is neither a writer nor a pgivm command is a reader."""
 
     name: str
     steps: tuple[Step, ...]
     writer: bool = False
     isolation: str = "READ COMMITTED"  # a writer's isolation level
+    footprint: Footprint | None = None  # a writer's rows (default: those of writer())
 
     @property
-    def is_command(self) -> bool:
-        return any(callable(step.action) for step in self.steps)
+    def needs_connection(self) -> bool:
+        return any(not callable(step.action) or step.on_connection for step in self.steps)
 
 
 @dataclass(frozen=True)
@@ -93,7 +116,9 @@ class Spec:
     setup: Callable[[str], None]
     sessions: tuple[Session, ...]
     permutations: tuple[tuple[str, ...], ...]
-    view_after: bool  # whether the view exists after every permutation
+    view_after: bool | None  # whether the views exist after every permutation (None: iff step create succeeded)
+    views: tuple[tuple[str, str], ...] = (("tri", TRIANGLE_SQL),)  # each checked view and its recount
+    database_settings: tuple[tuple[str, str], ...] = ()  # ALTER DATABASE ... SET, in each copy
 
     def step(self, name: str) -> tuple[Session, Step]:
         for session in self.sessions:
@@ -152,7 +177,7 @@ class Worker:
     def __init__(self, session: Session, dsn: str) -> None:
         self.session = session
         self.dsn = make_conninfo(dsn, application_name=session.name)
-        self.conn = None if session.is_command else psycopg.connect(self.dsn, autocommit=True)
+        self.conn = psycopg.connect(self.dsn, autocommit=True) if session.needs_connection else None
         self.inbox: queue.Queue[Outcome | None] = queue.Queue()
         self.last: Outcome | None = None
         self.failed: Outcome | None = None  # a writer's step that failed: its transaction is gone
@@ -168,7 +193,8 @@ class Worker:
         while (outcome := self.inbox.get()) is not None:
             try:
                 if callable(outcome.step.action):
-                    outcome.value = outcome.step.action(self.dsn)
+                    given = self.conn if outcome.step.on_connection else self.dsn
+                    outcome.value = outcome.step.action(given)  # type: ignore[arg-type]
                 else:
                     assert self.conn is not None
                     outcome.value = self.conn.execute(outcome.step.action).statusmessage  # type: ignore[arg-type]
@@ -273,7 +299,7 @@ class Runner:
         while not outcome.done.wait(POLL):
             self._check_deadline(outcome)
             if time.monotonic() >= look:
-                outcome.waited = self._waiting(session)
+                outcome.waited = self._waiting(outcome)
                 if outcome.waited:
                     self.transcript.append(f"step {name}: <waiting ...>")
                     self.waiting.append(outcome)
@@ -298,16 +324,17 @@ class Runner:
         prefix = "<... completed> " if completed_late else ""
         self.transcript.append(f"step {outcome.step.name}: {prefix}{outcome.result()}")
 
-    def _waiting(self, session: Session) -> str | None:
+    def _waiting(self, outcome: Outcome) -> str | None:
         """"lock" if a backend of the session waits on a lock; "running" for a pgivm command that is
         still at work (it may be between two lock attempts); else None (keep waiting for it)."""
+        session = outcome.session
         row = self.observer.execute(
             "SELECT coalesce(bool_or(wait_event_type = 'Lock' OR cardinality(pg_blocking_pids(pid)) > 0), false) "
             "FROM pg_stat_activity WHERE datname = current_database() AND application_name = %s "
             "AND pid <> pg_backend_pid()", [session.name]).fetchone()
         if row and row[0]:
             return "lock"
-        return "running" if session.is_command else None
+        return "running" if callable(outcome.step.action) else None
 
     def _check_deadline(self, outcome: Outcome) -> None:
         if time.monotonic() > self.deadline:
@@ -342,20 +369,32 @@ class Runner:
 
     def _check(self, retried: dict[str, bool]) -> None:
         for outcome in self.outcomes:
-            if outcome.session.is_command:
+            if callable(outcome.step.action):
                 self._check_command(outcome)
             elif outcome.error is not None and outcome.session.writer:
                 self._check_writer_error(outcome)
+            elif outcome.error is not None:  # a reader's step, or a command session's SQL
+                self.problems.append(f"step {outcome.step.name} of {outcome.session.name} failed: {outcome.result()} "
+                                     "(only a writer may fail, and only with 40001)")
+        view_after = self.spec.view_after
+        if view_after is None:
+            view_after = any(o.step.name == "create" and o.error is None for o in self.outcomes)
         with closing(psycopg.connect(self.dsn, autocommit=True)) as conn:
-            committed = {}
+            committed, footprints = {}, {}
             for session in self.spec.sessions:
                 if session.writer:
                     commit = next((o for o in self.outcomes if o.session == session and o.step == session.steps[-1]), None)
                     committed[session.name] = retried.get(session.name, commit is not None and commit.error is None)
-            self.problems += check_database(conn, committed, self.spec.view_after, self.transcript)
+                    footprints[session.name] = session.footprint
+            self.problems += check_database(conn, committed, view_after, self.transcript, self.spec.views, footprints)
 
     def _check_command(self, outcome: Outcome) -> None:
-        if outcome.error is not None:
+        if outcome.error is not None and self._refused(outcome):
+            excuses = self._commits_since_snapshot(outcome)
+            landed = ", ".join(o.step.name for o in excuses) + " may have" if excuses else "nothing may have"
+            self.transcript.append(f"note: {outcome.step.name} refused; {landed} committed after "
+                                   f"{outcome.session.name}'s snapshot")
+        elif outcome.error is not None:
             self.problems.append(f"pgivm command {outcome.step.name} failed: {outcome.result()}")
         elif isinstance(outcome.value, command.VerifyReport) and not outcome.value.ok:
             self.problems.append(f"concurrent verify found a difference: {outcome.result()}")
@@ -374,48 +413,70 @@ class Runner:
         if failed.sqlstate != "40001":
             self.problems.append(f"{what} (only a serialization failure, 40001, is allowed)")
             return
-        own = [o for o in self.outcomes if o.session == failed.session]
-        snapshot_taken = own[1].issued if len(own) > 1 else own[0].issued  # its first statement after BEGIN
-        excuses = [o for o in self.outcomes
-                   if o.step.changes_state and o.error is None and o.session != failed.session
-                   and o.issued < failed.finished and o.finished > snapshot_taken]
-        if not excuses:
+        if not self._commits_since_snapshot(failed):
             self.problems.append(f"{what}, but no create/rebalance/alter or other writer committed between "
                                  "its snapshot and that write")
 
+    def _commits_since_snapshot(self, failed: Outcome) -> list[Outcome]:
+        """The state-changing steps of other sessions that may have committed between the snapshot
+        of ``failed`` 's session (taken by its first statement after BEGIN) and the end of ``failed``."""
+        own = [o for o in self.outcomes if o.session == failed.session]
+        snapshot_taken = own[1].issued if len(own) > 1 else own[0].issued
+        return [o for o in self.outcomes
+                if o.step.changes_state and o.error is None and o.session != failed.session
+                and o.issued < failed.finished and o.finished > snapshot_taken]
+
+    @staticmethod
+    def _refused(outcome: Outcome) -> bool:
+        """Whether a command's error is the one-line refusal its step allows."""
+        pattern, error = outcome.step.may_refuse, outcome.error
+        return pattern is not None and isinstance(error, PgivmError) and "\n" not in str(error) \
+            and re.search(pattern, str(error)) is not None
+
 
 def check_database(conn: psycopg.Connection, committed: dict[str, bool], view_after: bool,
-                   transcript: list[str]) -> list[str]:
-    """The end state: the view (or its absence) and the writers' rows."""
+                   transcript: list[str], views: tuple[tuple[str, str], ...] = (("tri", TRIANGLE_SQL),),
+                   footprints: dict[str, Footprint | None] | None = None) -> list[str]:
+    """The end state: the views (or their absence) and the writers' rows (``footprints``: each
+    writer's, by default that of :func:`writer`)."""
     problems = []
-    exists = conn.execute("SELECT EXISTS (SELECT FROM pgivm_catalog.views WHERE name = 'tri')").fetchone()[0]  # type: ignore[index]
-    if exists != view_after:
-        problems.append(f"view tri {'exists' if exists else 'is missing'} after the permutation")
-    if exists:
+    for name, recount_sql in views:
+        found = conn.execute("SELECT EXISTS (SELECT FROM pgivm_catalog.views WHERE name = %s)", [name]).fetchone()
+        exists = found is not None and found[0]
+        if exists != view_after:
+            problems.append(f"view {name} {'exists' if exists else 'is missing'} after the permutation")
+        if not exists:
+            problems += leftovers(conn) if name == "tri" else []
+            continue
         try:
-            report = command.verify("tri", target=conn)
-            maintained = conn.execute("SELECT * FROM tri").fetchone()[0]  # type: ignore[index]
+            report = command.verify(name, target=conn)
+            maintained = sorted(conn.execute(f"SELECT * FROM {name}").fetchall())
         except (psycopg.Error, PgivmError) as exc:
-            problems.append(f"the view cannot be read: {type(exc).__name__}: {str(exc).splitlines()[0]}")
-            problems += leftovers(conn)
-            return problems
-        recount = conn.execute(TRIANGLE_SQL).fetchone()[0]  # type: ignore[index]
-        transcript.append(f"check: {describe(report)}, SELECT * FROM tri = {maintained}, recount = {recount}")
+            problems.append(f"view {name} cannot be read: {type(exc).__name__}: {str(exc).splitlines()[0]}")
+            problems += leftovers(conn) if name == "tri" else []
+            continue
+        recount = sorted(conn.execute(recount_sql).fetchall())  # type: ignore[arg-type]
+        transcript.append(f"check: {describe(report)}, SELECT * FROM {name} = {rows(maintained)}, "
+                          f"recount = {rows(recount)}")
         if not report.ok:
-            problems.append(f"verify after the permutation: {describe(report)}")
+            problems.append(f"verify of {name} after the permutation: {describe(report)}")
         if maintained != recount:
-            problems.append(f"view count {maintained} != recount {recount}")
-    else:
-        problems += leftovers(conn)
-    for writer, done in committed.items():
-        found = conn.execute(
-            "SELECT (SELECT count(*) FROM r WHERE note = %(w)s), (SELECT count(*) FROM s WHERE note = %(w)s), "
-            "(SELECT count(*) FROM t WHERE note = %(w)s || '-victim')", {"w": writer}).fetchone()
-        expected = (1, 1, 0) if done else (0, 0, 1)
-        if tuple(found) != expected:  # type: ignore[arg-type]
-            problems.append(f"writer {writer} {'committed' if done else 'did not commit'}, but its rows in r, s "
-                            f"and its victim in t number {tuple(found)}, not {expected}")  # type: ignore[arg-type]
+            problems.append(f"view {name} {rows(maintained)} != recount {rows(recount)}")
+    for name, done in committed.items():
+        query, if_committed, if_not = (footprints or {}).get(name) or writer_footprint(name)
+        found = tuple(conn.execute(query).fetchone())  # type: ignore[arg-type]
+        expected = if_committed if done else if_not
+        if found != expected:
+            problems.append(f"writer {name} {'committed' if done else 'did not commit'}, but `{query}` "
+                            f"gives {found}, not {expected}")
     return problems
+
+
+def rows(found: list[tuple[Any, ...]]) -> str:
+    """A view's rows in a few words: a count's value, else how many rows and the first few."""
+    if len(found) == 1 and len(found[0]) == 1:
+        return str(found[0][0])
+    return f"{len(found)} rows {found[:3]}{'...' if len(found) > 3 else ''}"
 
 
 def leftovers(conn: psycopg.Connection) -> list[str]:
@@ -436,12 +497,16 @@ def leftovers(conn: psycopg.Connection) -> list[str]:
 
 
 @contextmanager
-def database_copy(admin_dsn: str, template: str) -> Iterator[str]:
-    """A new database copied from ``template``, dropped afterwards (with its sessions)."""
+def database_copy(admin_dsn: str, template: str, settings: tuple[tuple[str, str], ...] = ()) -> Iterator[str]:
+    """A new database copied from ``template`` (with ``settings`` as its defaults: a copy does not
+    inherit the template's), dropped afterwards (with its sessions)."""
     name = f"pgivm_perm_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(admin_dsn, autocommit=True) as admin:
         fast = admin.info.server_version >= 150000
         admin.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"' + (" STRATEGY FILE_COPY" if fast else ""))
+        for setting, value in settings:
+            admin.execute(sql.SQL("ALTER DATABASE {} SET {} = {}").format(
+                sql.Identifier(name), sql.Identifier(setting), sql.Literal(value)))
     try:
         yield make_conninfo(admin_dsn, dbname=name)
     finally:
@@ -459,7 +524,7 @@ def run_spec(spec: Spec, server_dsn: str, template_dsn: str) -> list[Permutation
     def one(permutation: tuple[str, ...]) -> PermutationResult:
         if hung.is_set():
             return PermutationResult(spec, permutation, [], ["not run: an earlier permutation hung"])
-        with database_copy(server_dsn, template) as dsn:
+        with database_copy(server_dsn, template, spec.database_settings) as dsn:
             result = Runner(spec, permutation, dsn).run()
         if result.hung:
             hung.set()
@@ -523,7 +588,13 @@ def writer(number: int, level: str) -> Session:
         Step(f"snap{number}", "SELECT"),  # takes the transaction's snapshot (under RR and SERIALIZABLE)
         *(statements[k] for k in order),
         Step(f"c{number}", "COMMIT", changes_state=True),
-    ), writer=True, isolation=LEVELS[level])
+    ), writer=True, isolation=LEVELS[level], footprint=writer_footprint(w))
+
+
+def writer_footprint(w: str) -> Footprint:
+    """Writer ``w`` 's rows in r and s and its victim in t: (1, 1, 0) once it committed, else (0, 0, 1)."""
+    return (f"SELECT (SELECT count(*) FROM r WHERE note = '{w}'), (SELECT count(*) FROM s WHERE note = '{w}'), "
+            f"(SELECT count(*) FROM t WHERE note = '{w}-victim')", (1, 1, 0), (0, 0, 1))
 
 
 COMMANDS: dict[str, tuple[Step, bool, bool]] = {
@@ -573,6 +644,136 @@ def test_command_against_writers(server_dsn: str, dsn: str, name: str, level: st
     assert_all_pass(run_spec(command_spec(name, level), server_dsn, dsn))
 
 
+# --- issue 21: a reader of two deferred views; create in REPEATABLE READ and SERIALIZABLE ---------
+
+ST_SQL = "SELECT s.b, count(*) AS n FROM s JOIN t ON s.c = t.c GROUP BY s.b"
+DEFERRED_VIEWS = (("va", TRIANGLE_SQL), ("vb", ST_SQL))
+
+
+def deferred_setup(dsn: str) -> None:
+    """Two deferred views sharing s and t (IVMε's triangle va, F-IVM's join aggregate vb), and rows
+    pending for both; their budget is far above what the writer adds, so the reads apply the logs."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute(SETUP_SQL)  # type: ignore[arg-type]
+        command.init(target=conn)
+        command.create("va", TRIANGLE_SQL, system="ivme", refresh="deferred", budget=1000, target=conn)
+        command.create("vb", ST_SQL, system="fivm", refresh="deferred", budget=1000, target=conn)
+        conn.execute("INSERT INTO s VALUES (1, 2, 'pending'), (2, 3, 'pending'); "
+                     "INSERT INTO t VALUES (2, 1, 'pending')")
+
+
+def reader(number: int, first: str, second: str) -> Session:
+    """A READ COMMITTED transaction that reads one deferred view, then the other."""
+    return Session(f"reader{number}", (
+        Step(f"begin{number}", "BEGIN"),
+        Step(f"{first}{number}", f"SELECT * FROM {first}"),
+        Step(f"{second}{number}", f"SELECT * FROM {second}"),
+        Step(f"end{number}", "COMMIT"),
+    ))
+
+
+# Inserts into both shared tables rows that change both views.
+DEFERRED_WRITER = Session("w", (
+    Step("bw", "BEGIN ISOLATION LEVEL READ COMMITTED"),
+    Step("sw", "INSERT INTO s VALUES (2, 3, 'w'), (3, 1, 'w')"),
+    Step("tw", "INSERT INTO t VALUES (3, 1, 'w'), (1, 1, 'w')"),
+    Step("cw", "COMMIT", changes_state=True),
+), writer=True, footprint=("SELECT (SELECT count(*) FROM s WHERE note = 'w'), "
+                           "(SELECT count(*) FROM t WHERE note = 'w')", (2, 2), (0, 0)))
+
+
+def merges(a: tuple[tuple[str, ...], ...], b: tuple[tuple[str, ...], ...]) -> list[tuple[str, ...]]:
+    """Every interleaving of the units of ``a`` with those of ``b`` (each kept in its order), flattened."""
+    if not a or not b:
+        return [sum(a + b, ())]
+    return [a[0] + rest for rest in merges(a[1:], b)] + [b[0] + rest for rest in merges(a, b[1:])]
+
+
+def deferred_reader_spec() -> Spec:
+    """Each reader's three statements interleaved with the writer's in every way (20 each). A BEGIN
+    takes neither a lock nor (READ COMMITTED) a snapshot: it goes right before its session's first
+    statement, which loses no interleaving of the steps that do."""
+    permutations = [
+        permutation
+        for number, first, second in ((1, "va", "vb"), (2, "vb", "va"))
+        for permutation in merges(((f"begin{number}", f"{first}{number}"), (f"{second}{number}",), (f"end{number}",)),
+                                  (("bw", "sw"), ("tw",), ("cw",)))
+    ]
+    return Spec(
+        name="a reader of two deferred views vs a writer",
+        setup=deferred_setup,
+        sessions=(reader(1, "va", "vb"), reader(2, "vb", "va"), DEFERRED_WRITER),
+        permutations=tuple(permutations),
+        view_after=True,
+        views=DEFERRED_VIEWS,
+    )
+
+
+def test_reader_of_two_deferred_views_against_a_writer(server_dsn: str, dsn: str) -> None:
+    """A reader holds one deferred view's state while the writer writes the shared tables, then
+    reads the other view: before issue 21's fix, some orders ended in a deadlock (40P01)."""
+    assert_all_pass(run_spec(deferred_reader_spec(), server_dsn, dsn))
+
+
+REFUSED_IN_SNAPSHOT = r"^create cannot run in a (REPEATABLE READ|SERIALIZABLE) transaction: "
+
+
+def creator(level: str) -> Session:
+    """A transaction at ``level`` that takes its snapshot, then runs create on its own connection.
+    pgivm refuses create in any REPEATABLE READ or SERIALIZABLE transaction (it cannot tell whether
+    the snapshot is older than its locks), so the refusal needs no excuse; the transcript notes
+    whether a commit may have landed after the snapshot."""
+    return Session("creator", (
+        Step("cb", f"BEGIN ISOLATION LEVEL {LEVELS[level]}"),
+        Step("csnap", "SELECT count(*) FROM r"),  # the snapshot
+        Step("create", lambda conn: command.create("tri", TRIANGLE_SQL, epsilon=0.5, target=conn),
+             on_connection=True, may_refuse=REFUSED_IN_SNAPSHOT),
+        Step("ccommit", "COMMIT"),
+    ))
+
+
+# Writer 1 opens and writes r (holding its lock), then writes s and t and commits.
+W_OPEN, W_COMMIT = ("b1", "snap1", "r1"), ("s1", "d1", "c1")
+SNAP, CREATE, END = ("cb", "csnap"), ("create",), ("ccommit",)
+# Where writer 1's commit lands for the creating transaction. The three other merges of these units
+# block themselves when create takes its locks (as it did before issue 21): ccommit issued while
+# create waits for the writer's commit, issued later; or the writer's next step issued while its
+# write waits for ccommit, issued later (isolationtester's invalid permutations).
+IN_SNAPSHOT = (
+    W_OPEN + W_COMMIT + SNAP + CREATE + END,  # before the snapshot
+    W_OPEN + SNAP + W_COMMIT + CREATE + END,  # between the snapshot and create (the writer open at the snapshot)
+    SNAP + W_OPEN + W_COMMIT + CREATE + END,  # between the snapshot and create (the writer opened after it)
+    W_OPEN + SNAP + CREATE + W_COMMIT + END,  # after create began with the writer's lock held (create may wait)
+    SNAP + W_OPEN + CREATE + W_COMMIT + END,  # the same, the writer opened after the snapshot
+    SNAP + CREATE + W_OPEN + END + W_COMMIT,  # after create: the writer's first write may wait for ccommit
+    SNAP + CREATE + END + W_OPEN + W_COMMIT,  # after the creating transaction
+)
+
+
+@pytest.mark.parametrize("level", ["rr", "ser"])
+def test_create_in_a_snapshot_against_a_committing_writer(server_dsn: str, dsn: str, level: str) -> None:
+    """create on the connection of a REPEATABLE READ or SERIALIZABLE transaction that took its
+    snapshot: refused in pgivm's one line, or (if it succeeds) a view that is exact after the commit;
+    never a raw database error, never a view missing the writer's rows (before issue 21, create built
+    the view from the old snapshot)."""
+    spec = Spec(f"create in a {LEVELS[level]} transaction vs a writer", setup(with_view=False),
+                (writer(1, "rc"), creator(level)), IN_SNAPSHOT, view_after=None)
+    assert_all_pass(run_spec(spec, server_dsn, dsn))
+
+
+@pytest.mark.parametrize("level", ["rr", "ser"])
+def test_create_under_a_default_isolation_against_a_committing_writer(server_dsn: str, dsn: str, level: str) -> None:
+    """The database's default_transaction_isolation is REPEATABLE READ or SERIALIZABLE; create, a
+    plain command (its own transaction), goes in at every position of a READ COMMITTED writer, which
+    may hold its lock while create waits and then commit. The view must be exact (before issue 21,
+    create's transaction took its snapshot before its locks and missed that commit)."""
+    step, _, _ = COMMANDS["create"]
+    spec = Spec(f"create under default_transaction_isolation = {LEVELS[level]} vs a writer", setup(with_view=False),
+                (writer(1, "rc"), Session("pgivm", (step,))), tuple(everywhere("create", ONE_WRITER)), view_after=True,
+                database_settings=(("default_transaction_isolation", LEVELS[level].lower()),))
+    assert_all_pass(run_spec(spec, server_dsn, dsn))
+
+
 # --- the runner itself --------------------------------------------------------------------------
 
 
@@ -598,6 +799,14 @@ def test_runner_reports_a_writer_error_and_retries_the_transaction(server_dsn: s
     assert result.errors_40001 == 1, result.report()
     assert "step s2: skipped (transaction aborted)" in result.transcript, result.report()
     assert "retry w2: ok" in result.transcript, result.report()
+
+
+def test_runner_reports_a_failing_reader_step(server_dsn: str, dsn: str) -> None:
+    """A reader's steps are held to the contract too: one that fails is a problem."""
+    spec = Spec("runner", setup(with_view=False), (Session("reader", (Step("q", "SELECT * FROM missing"),)),),
+                (("q",),), False)
+    [result] = run_spec(spec, server_dsn, dsn)
+    assert any(p.startswith("step q of reader failed: ERROR 42P01") for p in result.problems), result.report()
 
 
 # --- a command that cannot get its locks ----------------------------------------------------------
