@@ -27,7 +27,7 @@ from pgivm import __version__, command, deferred
 from pgivm.connection import connect, resolve_dsn
 from pgivm.systems import registry
 from pgivm.systems.base import Option
-from pgivm.errors import PgivmError, UnsupportedQuery
+from pgivm.errors import NeedsColumns, PgivmError
 from pgivm.report import human_bytes as _human_bytes
 from pgivm.report import print_table as _print_table
 
@@ -74,9 +74,8 @@ def _cmd_create(args: argparse.Namespace) -> int:
         raise PgivmError("give the view definition with --sql or --file")
     try:
         command.parse(sql_text, args.system)  # refuses unsupported SQL before anything connects or prints
-    except UnsupportedQuery as err:
-        if "needs the tables' columns" not in err.message:  # SELECT *: create reads them from the database
-            raise
+    except NeedsColumns:
+        pass  # SELECT *: create reads the tables' columns from the database
     options = {option.name: getattr(args, option.name) for option in [*_system_options(), *deferred.OPTIONS]}
     chosen = {k: v for k, v in options.items() if v is not None}
     detail = ", ".join([*([args.system] if args.system else []), *(f"{k}={v}" for k, v in chosen.items())])

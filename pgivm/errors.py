@@ -36,3 +36,8 @@ class VerificationFailed(PgivmError):
 class LockDenied(PgivmError):
     """The role may not lock a base table in the mode a command needs (removing a view's triggers
     takes the table's owner: a view owner with SELECT and TRIGGER only cannot)."""
+
+
+class NeedsColumns(UnsupportedQuery):
+    """The query (``SELECT *``, ``USING`` after several tables) cannot be read without the tables'
+    columns: parsing again with a database to look them up resolves it."""

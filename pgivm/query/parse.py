@@ -22,7 +22,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from pgivm.errors import UnsupportedQuery
+from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query.cq import (
     Aggregate,
@@ -341,7 +341,7 @@ class _Layout:
 
     def star(self, alias: str | None, shown: str) -> list[tuple[str, ColumnRef]]:
         if self.columns is None or self.table_columns is None:
-            raise UnsupportedQuery(f"SELECT {shown} needs the tables' columns: give pgivm a database to read them from")
+            raise NeedsColumns(f"SELECT {shown} needs the tables' columns: give pgivm a database to read them from")
         if alias is None:
             return self.columns
         if alias not in self.aliases:
@@ -377,7 +377,7 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
             elif position == 1:
                 left = ColumnRef(names[0], u)
             else:
-                raise UnsupportedQuery(f"JOIN {alias} USING ({u}) after several tables needs the tables' columns: "
+                raise NeedsColumns(f"JOIN {alias} USING ({u}) after several tables needs the tables' columns: "
                                        "write the join as ON a.x = b.x")
             if right is not None and u not in [n for n, _ in right]:
                 raise UnsupportedQuery(f"column {u} named in USING does not exist in {alias}")

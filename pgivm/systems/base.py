@@ -139,8 +139,13 @@ class System(Protocol):
     options: tuple[Option, ...]
     actions: tuple[Action, ...]
     builders: dict[str, BuildProvider]  # extra ways to run the build phase, e.g. {"spark": ...}
-    # the atoms per base table that deferred mode logs, or why it cannot (see FunctionSystem)
+    # Optional hooks, None where a system has none (see FunctionSystem for what each one does):
+    # the atoms per base table that deferred mode logs, or why it cannot
     deferred_atoms: Callable[[ResolvedView, str, dict[str, Any]], dict[TableRef, list[CaptureAtom]] | str] | None
+    # lines for `pgivm explain`
+    explain: Callable[[psycopg.Connection, ResolvedView, str, dict[str, Any]], list[str]] | None
+    # how verify compares the rows shown with plain SQL when they are not the query's whole result
+    compare_result: Callable[[psycopg.Connection, ResolvedView, str], tuple[int, list[tuple[Any, ...]]]] | None
 
     def accepts(self, query: ConjunctiveQuery) -> str | None:
         """None if the system can maintain the query, else a few words saying why not."""

@@ -1,0 +1,260 @@
+"""Putting a view's SQL into the database and taking it out again, shared by ``create``,
+``upgrade``, ``alter_refresh`` and ``drop``: the checks before a create, a system's plan run phase
+by phase (with another builder where the system offers one), the deferred layer around it, the
+catalog record, the reinstall that keeps the state, and the removal of triggers and objects.
+
+Everything here runs inside the command's transaction, which the caller opened (``pgivm.command``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from importlib.resources import files
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm import capture, deferred, owners
+from pgivm.catalog import migrate
+from pgivm.catalog import views as catalog
+from pgivm.connection import user_path, user_search_path
+from pgivm.errors import PgivmError
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems import common, registry
+from pgivm.systems.base import InstallPlan, System
+from pgivm.transactions import lock_by_creating_triggers
+
+MAX_NAME_BYTES = 40  # state objects are named pgivm_<name>_...; PostgreSQL truncates names at 63 bytes
+# Schemas pgivm owns or PostgreSQL reserves: a view there could be dropped along with them.
+RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
+
+
+def template_version() -> str:
+    """A fingerprint of the SQL views are installed from. ``upgrade`` reinstalls views whose
+    fingerprint differs."""
+    # Every template folder of the package, not only the system's own: systems render each other's
+    # (first-order renders F-IVM's and IVMε's), and the capture and deferred layers wrap them all.
+    digest = hashlib.sha256()
+    root = files("pgivm")
+    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",))]
+    folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()), key=lambda e: e.name)
+    for folder in folders:
+        templates = folder.joinpath("sql")
+        for entry in sorted(templates.iterdir() if templates.is_dir() else [], key=lambda e: e.name):
+            if entry.name.endswith(".sql"):
+                digest.update(folder.name.encode() + b"/" + entry.name.encode() + b"\0" + entry.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# --- before a create -----------------------------------------------------------------------------
+
+
+def check_name(name: str) -> None:
+    if not name or len(name.encode()) > MAX_NAME_BYTES or re.search(r"[\x00-\x1f]", name):
+        raise PgivmError(f"invalid view name {name!r}", f"use 1 to {MAX_NAME_BYTES} bytes, no control characters")
+    if common.state_schema_for(name) == migrate.SCHEMA:
+        raise PgivmError(f"invalid view name {name!r}: its state schema would be pgivm's catalog", "choose another name")
+
+
+def check_schema_name(schema: str | None) -> None:
+    if schema is not None and RESERVED_SCHEMA.match(schema):
+        raise PgivmError(f"schema {schema} is reserved for pgivm or PostgreSQL", "choose another --schema")
+
+
+def preflight(conn: psycopg.Connection, name: str, schema: str | None, deferring: bool) -> str:
+    """The schema the view goes into, once everything create needs is free; else one line."""
+    view_schema = schema or user_path(conn).current
+    if view_schema is None:
+        raise PgivmError("no schema on the search_path exists to put the view in", "pass --schema")
+    if not conn.execute("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = %s)", [view_schema]).fetchone()[0]:  # type: ignore[index]
+        raise PgivmError(f"schema {view_schema} does not exist", "create it first or pass another --schema")
+    if RESERVED_SCHEMA.match(view_schema):
+        raise PgivmError(f"schema {view_schema} is reserved for pgivm or PostgreSQL", "pass another --schema")
+    if catalog.exists(conn, name):
+        raise PgivmError(f"a pgivm view named {name!r} already exists", "drop it first with `pgivm drop`")
+    wanted = [name, deferred.stale_name(name)] if deferring else [name]
+    for relation in wanted:
+        taken = conn.execute("SELECT pg_catalog.to_regclass(%s) IS NOT NULL",
+                             [sql.Identifier(view_schema, relation).as_string(conn)]).fetchone()
+        if taken and taken[0]:
+            why = "" if relation == name else ", and a deferred view needs that name for its stale result"
+            raise PgivmError(f"relation {view_schema}.{relation} already exists{why}", "choose another view name")
+    return view_schema
+
+
+def refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
+    """Take create's refresh options out of ``options``: None for an immediate view, else the
+    deferred view's budget and planner, checked."""
+    given = {o.name: options.pop(o.name, None) for o in deferred.OPTIONS}
+    chosen = {o.name: o.validate(given[o.name]) for o in deferred.OPTIONS}
+    if chosen["refresh"] == "immediate":
+        stray = [f"--{k}" for k, v in given.items() if v is not None and k != "refresh"]
+        if stray:
+            raise PgivmError(f"{', '.join(stray)} applies to deferred views only", "add --refresh deferred")
+        return None
+    return chosen
+
+
+def check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
+    """The definition is what users read as the view's meaning: PostgreSQL itself must accept it.
+    (Run once the base tables are locked and pinned, so the names lead where resolve() found.)"""
+    try:
+        with conn.transaction(), user_search_path(conn):  # the user's names, as in their own query
+            conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
+    except psycopg.Error as err:
+        first = (str(err).strip().splitlines() or ["error"])[0]
+        raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
+
+
+def uses_cofactor(query: Any) -> bool:
+    return isinstance(query, ConjunctiveQuery) and any(a.function == "cofactor" for a in query.aggregates)
+
+
+# --- installing ----------------------------------------------------------------------------------
+
+
+def run_phases(conn: psycopg.Connection, plan: InstallPlan, *phases: str) -> None:
+    for phase in phases:
+        for statement in plan.phase(phase).statements:
+            conn.execute(statement)
+
+
+def deferred_tables(system: System, resolved: ResolvedView, name: str,
+                    params: dict[str, Any]) -> list[deferred.LoggedTable]:
+    """What a deferred view logs, or a one-line refusal if its system cannot defer this query."""
+    if system.deferred_atoms is None:
+        deferring = ", ".join(s.name for s in registry.SYSTEMS.values() if s.deferred_atoms is not None)
+        raise PgivmError(f"system {system.name} has no deferred mode", f"use --refresh immediate, or one of: {deferring}")
+    atoms = system.deferred_atoms(resolved, name, params)
+    if isinstance(atoms, str):
+        raise PgivmError(f"cannot defer this view: {atoms}")
+    functions = {}
+    for table in atoms:
+        triggers = system.capture_triggers(resolved, name, table)
+        functions[table] = next(t.function for t in triggers if t.timing == "AFTER" and "INSERT" in t.events)
+    tables = list(deferred.logged_tables(atoms, resolved, functions).values())
+    if not tables:
+        raise PgivmError("cannot defer this view: none of its tables can change", "use --refresh immediate")
+    return tables
+
+
+@dataclass
+class Install:
+    """One create's work, once the query is parsed and the system chosen."""
+
+    conn: psycopg.Connection
+    system: System
+    name: str
+    view_schema: str
+    resolved: ResolvedView
+    params: dict[str, Any]
+    refresh: dict[str, Any] | None  # the deferred view's budget and planner; None: immediate
+
+    def run(self, lock_wait: float, builder: Any = None, context: Any = None) -> None:
+        """State, functions, the base tables locked by creating the capture triggers, the build,
+        what users see, the deferred layer, the catalog record."""
+        conn, name, resolved = self.conn, self.name, self.resolved
+        logged = deferred_tables(self.system, resolved, name, self.params) if self.refresh else None
+        plan = self.system.plan(resolved, name, self.view_schema, self.params)
+        conn.execute("SELECT pgivm_catalog.create_state_schema(%s, (SELECT oid FROM pg_catalog.pg_roles "
+                     "WHERE rolname = current_user), %s)", [name, self.view_schema])
+        run_phases(conn, plan, "state", "functions")
+        # Writers wait from here to the commit, so no change slips between build and triggers.
+        lock_by_creating_triggers(conn, plan.phase("capture").statements,
+                                  {b.oid: str(b.ref) for b in resolved.base.values()},
+                                  capture.lock_trigger(name).name, lock_wait)
+        if not uses_cofactor(resolved.query):  # cofactor() is pgivm's, not PostgreSQL's
+            check_postgres_accepts(conn, resolved.query.sql)
+        if builder is not None:
+            builder.build(conn, resolved, name, self.params, context)
+        else:
+            run_phases(conn, plan, "build")
+        run_phases(conn, plan, "expose")
+        if logged is not None and self.refresh is not None:
+            names = common.Names.of(name)
+            for statement in deferred.state_plan(names, logged, self.refresh["budget"], self.refresh["planner"]):
+                conn.execute(statement)
+            deferred.wrap(conn, names, logged, name, self.view_schema)
+        record(conn, self.system, name, self.view_schema, resolved, self.params)
+
+
+def record(conn: psycopg.Connection, system: System, name: str, view_schema: str,
+           resolved: ResolvedView, params: dict[str, Any]) -> None:
+    """The view in the catalog: its system, parameters, model, templates, objects, base tables."""
+    query = resolved.query
+    in_catalog = {o.name for o in system.options if not o.in_state} | {"refresh"}
+    state_schema = common.state_schema_for(name)
+    stale = [{"kind": "view", "schema": view_schema, "name": deferred.stale_name(name)}] if deferred.is_deferred(params) else []
+    owner = conn.execute("SELECT oid::int8 FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0]  # type: ignore[index]
+    catalog.insert(conn, catalog.ViewRecord(
+        name=name, view_schema=view_schema, state_schema=state_schema, system=system.name, owner=owner,
+        model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
+        definition=query.sql, model=catalog.model_to_json(query, resolved),
+        params={k: v for k, v in params.items() if k in in_catalog},
+        template_version=template_version(),
+        objects=[{"kind": "view", "schema": view_schema, "name": name}, *stale, {"kind": "schema", "name": state_schema}],
+    ))
+    catalog.insert_base_tables(conn, name, resolved, {
+        table: system.capture_triggers(resolved, name, table) for table in query.tables})
+
+
+def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: System, resolved: ResolvedView,
+              params: dict[str, Any], oids: list[int], deferring: bool) -> None:
+    """The view's functions, triggers and user view from the current templates, state kept (the
+    base tables locked ACCESS EXCLUSIVE by the caller); ``deferring``: with the deferred layer."""
+    name = record.name
+    plan = system.plan(resolved, name, record.view_schema, params)
+    names = common.Names.of(name)
+    if deferred.is_deferred(record.params):
+        deferred.unwrap_views(conn, names, name, record.view_schema)
+    remove(conn, record, oids, keep_state=True)  # as the caller: a base table's triggers are its owner's
+    with owners.acting_as(conn, record):  # what is created belongs to the view's owner, whoever upgrades
+        conn.execute(common.state_logged(record.state_schema))
+        run_phases(conn, plan, "functions", "capture", "expose")
+        if deferring:
+            deferred.wrap(conn, names, deferred_tables(system, resolved, name, params), name, record.view_schema)
+        catalog.insert_base_tables(conn, name, resolved, {
+            table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+
+
+# --- removing ------------------------------------------------------------------------------------
+
+
+def existing(conn: psycopg.Connection, oids: list[int]) -> list[int]:
+    """The oids that still name a relation."""
+    return [oid for oid in oids
+            if conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_class WHERE oid = %s)", [oid]).fetchone()[0]]  # type: ignore[index]
+
+
+def stop_maintenance(conn: psycopg.Connection, record: catalog.ViewRecord) -> None:
+    """drop's first step: the user view goes and the view's trigger functions become no-ops, with
+    no base table touched (writers pick that up at their next statement)."""
+    conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(record.view_schema, record.name)))
+    for function in catalog.trigger_functions(conn, record.name):
+        conn.execute(common.no_op_trigger_function(function, record.name))
+
+
+def remove(conn: psycopg.Connection, record: catalog.ViewRecord, oids: list[int], keep_state: bool) -> None:
+    """Drop the capture triggers (on every base table and partition, found by oid) and the objects
+    the catalog lists; with ``keep_state`` only the state schema's functions, not its tables."""
+    triggers = catalog.trigger_names(conn, record.name)
+    catalog.delete_base_tables(conn, record.name)  # first: the DDL guard then lets the triggers go
+    try:
+        for oid in oids:
+            conn.execute(capture.drop_triggers(oid, triggers))
+        if keep_state:
+            conn.execute(common.drop_functions(record.state_schema))
+            return
+        for obj in record.objects:
+            if obj["kind"] == "view":
+                conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(obj["schema"], obj["name"])))
+            elif obj["kind"] == "schema":
+                conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(obj["name"])))
+    except psycopg.errors.InsufficientPrivilege as err:
+        first = (str(err).strip().splitlines() or ["permission denied"])[0]
+        raise PgivmError(f"cannot change view {record.name}: {first}",
+                         "its triggers belong to the base tables: run this as their owner or a superuser") from None

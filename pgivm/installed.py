@@ -1,0 +1,148 @@
+"""An installed view, opened once per command: its catalog record, its system, its effective
+parameters and its query over the base tables as they are named now.
+
+``open_view`` is where every command that works on an existing view starts: it reads the catalog
+record and, for a role that is not the view's owner, checks (and for a superuser locks) the
+view's state before anything of it is used (``pgivm.owners``). What the handle computes from the
+database (the pinned query, the parameters kept in the state row) it computes once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm import deferred, owners
+from pgivm.catalog import views as catalog
+from pgivm.errors import PgivmError
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.resolve import ResolvedView, resolve
+from pgivm.systems import common, registry
+from pgivm.systems.base import System
+
+
+def system_params(system: System, options: dict[str, Any]) -> dict[str, Any]:
+    """The system's options, each checked; an option the system does not take is an error."""
+    known = {o.name: o for o in system.options}
+    stray = [name for name, value in options.items() if value is not None and name not in known]
+    if stray:
+        takes = ", ".join(o.flag for o in system.options) or "no options"
+        raise PgivmError(f"{', '.join('--' + s.replace('_', '-') for s in stray)} does not apply to system "
+                         f"{system.name}", f"{system.name} takes {takes}")
+    return {name: option.validate(options.get(name)) for name, option in known.items()}
+
+
+def state_params(conn: psycopg.Connection, system: System, name: str) -> dict[str, Any]:
+    """The options a system keeps in the view's state row (IVMε's epsilon), read back from it."""
+    kept = [o.name for o in system.options if o.in_state]
+    state = common.read_state(conn, name) if kept else {}
+    return {k: state[k] for k in kept}
+
+
+def pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
+    """The view's query over its base tables found by oid, named as they are now."""
+    query = record.query
+    resolved = resolve(conn, query, record.table_oids)
+    if isinstance(query, ConjunctiveQuery):
+        return resolved
+    return ResolvedView(
+        query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
+        tables=resolved.tables, variable_types=resolved.variable_types, column_types=resolved.column_types,
+        base=resolved.base, attnums=resolved.attnums)
+
+
+def dropping(conn: psycopg.Connection, view_schema: str, name: str) -> bool:
+    """A drop that stopped maintenance (its first step) but could not finish: the user view is gone."""
+    found = conn.execute("SELECT pg_catalog.to_regclass(%s) IS NULL",
+                         [sql.Identifier(view_schema, name).as_string(conn)]).fetchone()
+    return bool(found and found[0])
+
+
+@dataclass
+class InstalledView:
+    """One view as a command sees it, inside the command's transaction on ``conn``."""
+
+    conn: psycopg.Connection
+    record: catalog.ViewRecord
+    system: System
+    _resolved: ResolvedView | None = field(default=None, repr=False)
+    _params: dict[str, Any] | None = field(default=None, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.record.name
+
+    @property
+    def view_schema(self) -> str:
+        return self.record.view_schema
+
+    @property
+    def names(self) -> common.Names:
+        return common.Names.of(self.name)
+
+    @property
+    def deferred(self) -> bool:
+        return deferred.is_deferred(self.record.params)
+
+    @property
+    def ident(self) -> sql.Identifier:
+        """The user's view, schema-qualified."""
+        return sql.Identifier(self.view_schema, self.name)
+
+    @property
+    def resolved(self) -> ResolvedView:
+        """The query over the base tables pinned by oid (computed once)."""
+        if self._resolved is None:
+            self._resolved = pinned(self.conn, self.record)
+        return self._resolved
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """The effective parameters: the system's defaults, what the catalog keeps, what the state row keeps."""
+        if self._params is None:
+            self._params = {**system_params(self.system, {}), **self.record.params,
+                            **state_params(self.conn, self.system, self.name)}
+        return self._params
+
+    @property
+    def shown_params(self) -> dict[str, Any]:
+        """The parameters a user set or the state keeps (list and status show these)."""
+        return {**self.record.params, **state_params(self.conn, self.system, self.name)}
+
+    def deferred_tables(self, params: dict[str, Any] | None = None) -> list[deferred.LoggedTable]:
+        from pgivm.install import deferred_tables
+
+        return deferred_tables(self.system, self.resolved, self.name, params or self.params)
+
+    def require_deferred(self, what: str) -> None:
+        if not self.deferred:
+            raise PgivmError(f"view {self.name} is immediate: {what}", "create it with --refresh deferred")
+
+    @property
+    def is_dropping(self) -> bool:
+        return dropping(self.conn, self.view_schema, self.name)
+
+    def check_not_dropping(self) -> None:
+        if self.is_dropping:
+            raise PgivmError(f"view {self.name} is no longer maintained: a drop stopped it and could not finish",
+                             f"run `pgivm drop {self.name}` again")
+
+    def count(self) -> int | None:
+        """The view's figure: its triangle count (the triangle systems), else its number of rows."""
+        self.check_not_dropping()
+        if self.record.model_version == catalog.CQ_MODEL_VERSION:
+            return common.read_state(self.conn, self.name)["count"]
+        # Not prepared: a view of the same name may come back with other columns (another system).
+        row = self.conn.execute(sql.SQL("SELECT * FROM {}").format(self.ident), prepare=False).fetchone()
+        return row[0] if row else None
+
+
+def open_view(conn: psycopg.Connection, name: str, *, replacing_functions: bool = False) -> InstalledView:
+    """The view ``name``, its state checked (and, for a superuser, locked) as safe for this
+    session's role to use when that is not the view's owner (``pgivm.owners``)."""
+    record = catalog.get(conn, name)
+    owners.pin(conn, record, replacing_functions=replacing_functions)
+    return InstalledView(conn, record, registry.get(record.system))

@@ -1,0 +1,96 @@
+"""The Spark commands of ``pgivm.command`` (which re-exports them): ``load`` a file through Spark
+and JDBC, and ``validate_spark``, a recount by Spark's own join of the base tables."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from psycopg import sql
+
+from pgivm.catalog import migrate
+from pgivm.catalog import views as catalog
+from pgivm.compare import same_bag
+from pgivm.installed import InstalledView, open_view
+from pgivm.systems import common
+from pgivm.transactions import LOCK_WAIT_S, Target, fixed_search_path, lock_base_tables, session, transaction
+
+
+def load(
+    table: str,
+    path: str,
+    columns: list[str],
+    *,
+    fmt: str = "csv",
+    master: str = "local[*]",
+    symmetric: bool = False,
+    drop_self_loops: bool = False,
+    distinct: bool = False,
+    header: bool = False,
+    target: Target = None,
+) -> Any:
+    """Append a file (csv, tsv, SNAP edges, parquet) to ``table`` through Spark and JDBC, atomically.
+
+    Returns a ``pgivm.spark.load.LoadResult``. ``target`` may be a connection: Spark writes over
+    JDBC to the same database, and the final move runs in that connection's transaction.
+    """
+    from pgivm.spark import load as spark_load
+
+    return spark_load.load(table, path, columns, fmt=fmt, master=master, symmetric=symmetric,
+                           drop_self_loops=drop_self_loops, distinct=distinct, header=header, target=target)
+
+
+@dataclass
+class SparkValidateReport:
+    name: str
+    maintained: int | None
+    spark: int | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return self.maintained == self.spark
+
+
+def validate_spark(name: str, *, master: str = "local[*]", target: Target = None,
+                   lock_wait: float = LOCK_WAIT_S) -> SparkValidateReport:
+    """Recount the view's join in Spark from the base tables (JDBC), independently of any system's
+    code, and compare with the maintained count.
+
+    Spark reads over connections of its own, which cannot share our snapshot: the base tables are
+    locked against writers (SHARE, taken with retries like create's) while Spark reads them, so both
+    counts see the same data. Only for count(*)-style views (sum(1), count(*), count(1)): a count of
+    a join column equals count(*) because NULL join values never join.
+    """
+    from pgivm.spark.validate import spark_recount
+
+    with session(target) as conn:
+        migrate.upgrade(conn)
+        with transaction(conn):
+            view = open_view(conn, name)
+            lock_base_tables(conn, sorted(set(view.record.table_oids.values())), "SHARE", lock_wait)
+            fixed_search_path(conn)
+            if view.record.model_version == catalog.CQ_MODEL_VERSION:
+                return _validate_join_aggregate(view, master)
+            value = view.count()
+            recount = spark_recount(conn, view.resolved, master=master)
+    spark_count: int | None = recount.count
+    if value is None and spark_count == 0:
+        spark_count = None  # sum(1) over an empty join is NULL
+    return SparkValidateReport(name=name, maintained=value, spark=spark_count, seconds=recount.seconds)
+
+
+def _validate_join_aggregate(view: InstalledView, master: str) -> SparkValidateReport:
+    """A join-aggregate recomputed by Spark (``pgivm.spark.validate.cq_result``) against the view's
+    rows; a listing's row count against the flat join's. ``maintained``/``spark``: row counts, or
+    for a listing the join sizes; equal only when the rows are."""
+    from pgivm.spark.validate import cq_result
+
+    rows, seconds = cq_result(view.conn, view.resolved, master=master)
+    if view.resolved.query.is_listing:
+        maintained = common.read_state(view.conn, view.name)["count"]
+        return SparkValidateReport(name=view.name, maintained=maintained, spark=rows[0][0], seconds=seconds)
+    mine = [tuple(r) for r in view.conn.execute(sql.SQL("SELECT * FROM {}").format(view.ident), prepare=False).fetchall()]
+    same = same_bag(mine, rows)
+    return SparkValidateReport(name=view.name, maintained=len(mine), spark=len(rows) if same else -len(rows),
+                               seconds=seconds)
