@@ -1,5 +1,8 @@
 """The public API of pgivm. Each function is one CLI command; the CLI only parses and prints.
 
+Each function's docstring opens with a one-paragraph summary, which is also the help of its
+command in ``pgivm --help`` (where a ``parameter`` that has a flag reads as the flag).
+
 Every function takes ``target``: a DSN string, an open psycopg connection (used as is, inside a
 transaction or savepoint of its own), or None to resolve the database the way the CLI does
 (``PGIVM_DSN``, the libpq ``PG*`` variables, else the embedded server).
@@ -97,7 +100,7 @@ RIGHTS = [
 
 
 def init(target: Target = None) -> InitResult:
-    """Create or upgrade the pgivm catalog."""
+    """Create or upgrade the pgivm catalog (also done by create)."""
     with session(target) as conn:
         applied = [f"{m.version:04d}_{m.name}" for m in migrate.upgrade(conn)]
         with snapshot(conn):
@@ -183,11 +186,11 @@ def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[Sy
 
 def create(name: str, definition: Any, *, system: str | None = None, schema: str | None = None, target: Target = None,
            preprocess: str = "postgres", lock_wait: float = LOCK_WAIT_S, **options: Any) -> CreateResult:
-    """Install a maintained view ``name`` for the query ``definition`` and build its state.
+    """Install a maintained view and build its state from the current data.
 
-    ``definition`` is SQL text or a SQLAlchemy ``Select``. ``system`` picks the maintenance system
-    (default: the first in the registry that accepts the query); ``options`` are that system's
-    options (e.g. ``epsilon=0.25``; see ``pgivm create --help``).
+    The view is ``name``, its query ``definition``: SQL text or a SQLAlchemy ``Select``. ``system``
+    picks the maintenance system (default: the first in the registry that accepts the query);
+    ``options`` are that system's options (e.g. ``epsilon=0.25``; see ``pgivm create --help``).
 
     ``preprocess``: ``postgres`` builds the state with the plan's own SQL; a system may offer other
     builders (IVMε: ``spark``, which computes the state in Spark and writes it into a scratch schema
@@ -226,13 +229,14 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
 
 
 def drop(name: str, *, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> None:
-    """Remove the view, its triggers and all of its state, in two transactions.
+    """Remove a view, its triggers and its state.
 
-    The first stops maintenance without touching a base table: the user view goes, and the
-    view's trigger functions become no-ops (writers pick that up at their next statement, even from
-    an older snapshot, and stop queueing on the view's lock). The second locks the base tables,
-    which then come as easily as for ``create``, and removes the rest. If the second gives up (after
-    ``lock_wait`` seconds), the view is no longer maintained, and ``drop`` again finishes the job.
+    In two transactions. The first stops maintenance without touching a base table: the user view
+    goes, and the view's trigger functions become no-ops (writers pick that up at their next
+    statement, even from an older snapshot, and stop queueing on the view's lock). The second locks
+    the base tables, which then come as easily as for ``create``, and removes the rest. If the
+    second gives up (after ``lock_wait`` seconds), the view is no longer maintained, and ``drop``
+    again finishes the job.
     (With a connection of yours inside a transaction, both run in it, as savepoints.)
     """
     with session(target) as conn:
@@ -264,10 +268,11 @@ class UpgradeResult:
 
 
 def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> UpgradeResult:
-    """Reinstall a view's functions and triggers from the current templates, keeping its state.
+    """Reinstall a view's functions and triggers from the current SQL templates (state kept; done
+    only if they changed, unless ``force``).
 
-    Done when the templates changed since the view was installed (or with ``force``). The base
-    tables are locked against writers meanwhile; the state's tables, and so the result, are kept.
+    The base tables are locked against writers meanwhile; the state's tables, and so the result,
+    are kept.
     """
     started = time.perf_counter()
     version = template_version()
@@ -358,6 +363,7 @@ class ViewSummary:
 
 
 def list_views(*, target: Target = None) -> list[ViewSummary]:
+    """List the maintained views."""
     with _reading(target) as conn:
         out = []
         for record in catalog.all_views(conn):
@@ -386,7 +392,11 @@ class StatusReport:
 
 
 def status(name: str, *, target: Target = None) -> StatusReport:
-    """The system's figures, the sizes of every state table, and drift of the base tables."""
+    """The system's figures (IVMε: epsilon, N, |D|, heavy values), state table sizes,
+    base-table drift.
+
+    Every state table with its rows and bytes; ``problems``: what changed on the base tables since
+    the view was installed (as verify finds it)."""
     with _reading(target) as conn:
         view = open_view(conn, name)
         view.check_not_dropping()
@@ -411,8 +421,10 @@ def tables_of(name: str, *, target: Target = None) -> list[TableRef]:
 
 
 def explain(name: str, *, target: Target = None) -> list[str]:
-    """How the view is maintained, in lines: the system's own description (F-IVM: the variable
-    order and the view tree, each view with its keys, payload ring and rows)."""
+    """How a view is maintained (F-IVM: the variable order and the view tree, each view with its
+    keys, payload ring and rows).
+
+    In lines: the system's own description after the view's system and definition."""
     with _reading(target) as conn:
         view = open_view(conn, name)
         lines = [f"view {view.view_schema}.{name}: system {view.system.name} ({view.system.summary})",
@@ -424,9 +436,10 @@ def explain(name: str, *, target: Target = None) -> list[str]:
 
 
 def regress(name: str, target_column: str, *, target: Target = None) -> Any:
-    """Fit a linear regression of ``target_column`` on the other columns of a ``cofactor(...)``
-    view, from its maintained matrix (numpy solves the normal equations; the join is not read).
-    Returns a ``pgivm.regress.Regression``."""
+    """Fit a linear regression from a ``cofactor(...)`` view's maintained matrix.
+
+    The label is ``target_column``, the features the cofactor's other columns; numpy solves the
+    normal equations, the join is not read. Returns a ``pgivm.regress.Regression``."""
     import numpy as np
 
     from pgivm.regress import solve
@@ -467,11 +480,12 @@ VERIFY_RETRIES = 20  # a deferred view's refresh in another session since our sn
 
 
 def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyReport:
-    """Recount the view in plain SQL and check every invariant of its system against the base tables.
+    """Recount in plain SQL and check every invariant of the view's system.
 
-    No table is locked: one REPEATABLE READ snapshot sees the base tables and the state as the
-    last committed writer left them. ``strict`` also demands what holds only right after a build
-    or a rebalancing (IVMε: the strict partition, heavy iff degree >= N^ε).
+    Both are checked against the base tables. No table is locked: one REPEATABLE READ snapshot
+    sees the base tables and the state as the last committed writer left them. ``strict`` also
+    demands what holds only right after a build or a rebalancing (IVMε: the strict partition,
+    heavy iff degree >= N^ε).
     """
     started = time.perf_counter()
     with session(target) as conn:
@@ -532,7 +546,7 @@ class RefreshResult:
 
 
 def refresh(name: str, *, target: Target = None) -> RefreshResult:
-    """Apply every pending change of a deferred view (what a read of it does first)."""
+    """Apply every pending change of a deferred view (as a read of it does first)."""
     started = time.perf_counter()
     with _changing(target) as conn:
         view = open_view(conn, name)
@@ -546,8 +560,11 @@ def refresh(name: str, *, target: Target = None) -> RefreshResult:
 
 def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int = 3, target: Target = None,
               progress: Any = None) -> list[Any]:
-    """Measure a deferred view's cost function per base table (``pgivm.deferred.calibrate``) and
-    store the fits, which the planner uses from the next write on. Writers wait meanwhile."""
+    """Measure a deferred view's cost per base table, f(k) = a·k + b ms, which its planner then
+    uses (writers wait meanwhile).
+
+    The fits (``pgivm.deferred.calibrate``) are stored, for the planner from the next write on, and
+    returned."""
     from pgivm.deferred import calibrate as measuring
 
     if repeats < 1 or (ladder is not None and (not ladder or min(ladder) < 1)):
@@ -562,9 +579,10 @@ def calibrate(name: str, *, ladder: tuple[int, ...] | None = None, repeats: int 
 
 
 def worker(*, target: str | None = None, poll: float = 1.0, stop: Any = None, report: Any = None) -> Any:
-    """Serve every deferred view of the database (``pgivm.deferred.worker``) until ``stop`` (a
-    threading.Event) is set; returns what it did. ``target`` is a DSN: the worker keeps two
-    connections of its own."""
+    """Take the actions of every deferred view of the database off the writers.
+
+    Serves them (``pgivm.deferred.worker``) until ``stop`` (a threading.Event) is set; returns what
+    it did. ``target`` is a DSN: the worker keeps two connections of its own."""
     from pgivm.connection import resolve_dsn
     from pgivm.deferred import worker as serving
 

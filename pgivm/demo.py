@@ -67,6 +67,10 @@ def run(
     *, target: str | None = None, nodes: int = 2000, edges: int = 20000, updates: int = 3000,
     epsilon: float = 0.5, seed: int = 7, out=None,
 ) -> int:
+    """A live triangle count on a generated skewed graph, checked against a recount.
+
+    Prints to ``out`` (default stdout); returns the exit code: 0, or 1 if the view and the recount
+    differ."""
     out = out or sys.stdout
     rnd = random.Random(seed)
     print(f"pgivm demo on {describe_target(target)}", file=out)

@@ -5,6 +5,7 @@ Workloads (one module each): ``updates`` (single-row updates on a graph, every s
 SELECT, DELETE or COPY); ``all`` runs the three in this order. Plots go to ``--out``.
 ``load`` (``pgivm load`` against COPY, ``create --preprocess spark`` against the PostgreSQL
 build, loads under a view) needs Spark and minutes on a 10⁶-edge graph, so ``all`` leaves it out.
+The flags are declared in ``pgivm.bench.options``; ``run`` checks their values.
 """
 
 from __future__ import annotations

@@ -29,10 +29,11 @@ def load(
     header: bool = False,
     target: Target = None,
 ) -> Any:
-    """Append a file (csv, tsv, SNAP edges, parquet) to ``table`` through Spark and JDBC, atomically.
+    """Append a file (csv, tsv, SNAP edge list, parquet) to a table through Spark, atomically.
 
-    Returns a ``pgivm.spark.load.LoadResult``. ``target`` may be a connection: Spark writes over
-    JDBC to the same database, and the final move runs in that connection's transaction.
+    Spark reads ``path`` and writes it to ``table`` over JDBC. Returns a
+    ``pgivm.spark.load.LoadResult``. ``target`` may be a connection: Spark writes over JDBC to the
+    same database, and the final move runs in that connection's transaction.
     """
     from pgivm.spark import load as spark_load
 
