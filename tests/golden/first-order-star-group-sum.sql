@@ -1,0 +1,409 @@
+-- pgivm golden install plan: system first-order, case star-group-sum, options {'batch_threshold': 384}
+-- view public.v AS SELECT h.rooms, count(*), sum(h.price * s.hours) AS revenue, avg(h.price) FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+
+-- phase: state (4 statements)
+
+-- F-IVM (Nikolic & Olteanu, SIGMOD 2018): the state of one view. The view tree's stored views,
+-- their scratch tables and the atoms' net-change tables are created after this (maintain.py).
+-- (the schema itself: pgivm_catalog.create_state_schema, as the view's owner)
+COMMENT ON SCHEMA "pgivm_v" IS 'pgivm state of view v (system first-order): SELECT h.rooms, count(*), sum(h.price * s.hours) AS revenue, avg(h.price) FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms';
+
+CREATE TABLE "pgivm_v"."state" (
+    singleton       boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    updates_applied bigint NOT NULL DEFAULT 0  -- base rows changed (and TRUNCATEs) since create
+);
+INSERT INTO "pgivm_v"."state" DEFAULT VALUES;
+
+CREATE TABLE "pgivm_v"."maintained" ("h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.rooms")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."maintained" IS 'first-order IVM: the result of view v, its ring entries per group';
+
+CREATE TABLE "pgivm_v"."a1_delta" ("postcode" integer, "price" integer, "rooms" integer, mult bigint NOT NULL);
+
+CREATE TABLE "pgivm_v"."a2_delta" ("hours" integer, "postcode" integer, mult bigint NOT NULL);
+
+-- phase: functions (7 statements)
+
+-- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
+-- views need nothing more (there is no partition or threshold to recompute).
+CREATE FUNCTION "pgivm_v"."restart"()
+RETURNS void LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$ SELECT $pgivm$;
+
+-- The delta tree of one atom (§4.3 of the paper): the statement's net change of the atom, waiting in
+-- its _delta table, goes up the path from the atom's leaf to the root, set at a time: each view on
+-- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
+-- where X is bound), and each stored view is merged with its delta. Called by the capture
+-- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
+CREATE FUNCTION "pgivm_v"."apply_bulk_a1"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT "hours", "postcode", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a1"() IS 'first-order IVM view v: the delta query of atom h';
+
+CREATE FUNCTION "pgivm_v"."apply_batch_a1"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $pgivm$
+BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a1"();
+        RETURN;
+    END IF;
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT "hours", "postcode", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_batch_a1"() IS 'first-order IVM view v: the delta query of atom h';
+
+-- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
+-- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
+CREATE FUNCTION "pgivm_v"."clear_a1"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    DELETE FROM "pgivm_v"."maintained";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'first-order IVM view v: TRUNCATE of atom h';
+
+-- The delta tree of one atom (§4.3 of the paper): the statement's net change of the atom, waiting in
+-- its _delta table, goes up the path from the atom's leaf to the root, set at a time: each view on
+-- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
+-- where X is bound), and each stored view is merged with its delta. Called by the capture
+-- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
+CREATE FUNCTION "pgivm_v"."apply_bulk_a2"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM (SELECT "postcode", "price", "rooms", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_a2"() IS 'first-order IVM view v: the delta query of atom s';
+
+CREATE FUNCTION "pgivm_v"."apply_batch_a2"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $pgivm$
+BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_a2"();
+        RETURN;
+    END IF;
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM (SELECT "postcode", "price", "rooms", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_batch_a2"() IS 'first-order IVM view v: the delta query of atom s';
+
+-- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
+-- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
+CREATE FUNCTION "pgivm_v"."clear_a2"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    DELETE FROM "pgivm_v"."maintained";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'first-order IVM view v: TRUNCATE of atom s';
+
+-- Change capture for one base table that feeds relations of the view (one relation, or several
+-- for a self-join such as the graph form over one edge table). Rendered once per base table by the
+-- systems that capture changes (ivme and first-order apply them at once: apply_K(columns, m) and
+-- apply_batch_K()); the triggers that call these functions come from pgivm.capture.CaptureTrigger.
+--
+-- Statement-level triggers with transition tables: a statement's net change of each relation
+-- (inserted rows +1, deleted rows -1, grouped by the join columns, NULL keys dropped since they
+-- never join) goes to R, then S, then T, each applied on the state left by the previous one,
+-- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
+-- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+--
+-- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
+-- privileges on the state. None of them looks a base table up by name: they read the trigger's
+-- transition tables and pgivm's own state, so renaming a base table, or putting another object
+-- under its old name, changes nothing here. Every function has a fixed search_path.
+
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
+
+CREATE FUNCTION "pgivm_v"."on_change_a1"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+-- A disabled plan node carries a huge cost (PostgreSQL <= 15), which would trigger JIT compilation
+-- of every statement: milliseconds spent compiling a one-row lookup.
+SET jit = off
+-- The single-tuple statements have one good plan whatever the values; without this PL/pgSQL may
+-- keep planning some of them anew on every call. (The batch functions re-plan after ANALYZE.)
+SET plan_cache_mode = force_generic_plan
+AS $pgivm$
+DECLARE
+    changed_rows bigint;
+    change       record;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        SELECT count(*) INTO changed_rows FROM old_rows;
+    ELSE
+        SELECT count(*) INTO changed_rows FROM new_rows;
+    END IF;
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a1"();
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a1"();
+    ELSE
+        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a1"();
+    END IF;
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_change_a1"() IS 'pgivm view v: maintain the first-order IVM state for changes of public.house as A1';
+
+-- TRUNCATE of a partition (or of a partitioned table, which fires this on every partition) takes
+-- only that partition's rows away: read them just before they go and hand them to the sink as a
+-- deletion, set at a time (with the log sink, a TRUNCATE of a plain table goes this way too). The partition is found by the trigger's oid (TG_RELID), named from the oid at
+-- this moment, and the query names its tableoid column, so it cannot run anything but a read of
+-- that table; row_security = off makes a policy an error instead of code that runs here.
+CREATE FUNCTION "pgivm_v"."on_truncate_rows_a1"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET jit = off
+AS $pgivm$
+BEGIN
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    -- A1
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
+    PERFORM "pgivm_v"."apply_batch_a1"();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_truncate_rows_a1"() IS 'pgivm view v: before TRUNCATE of public.house or a partition of it, take its rows away as a deletion';
+
+-- With the apply sink, TRUNCATE of a plain table empties every relation it feeds: clear them and
+-- restart (N, the partition and the views from the remaining relations). Nothing needs to be read.
+CREATE FUNCTION "pgivm_v"."on_truncate_a1"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $pgivm$
+BEGIN
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    PERFORM "pgivm_v"."clear_a1"();
+    PERFORM "pgivm_v"."restart"();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the first-order IVM state of public.house as A1 after TRUNCATE';
+
+-- Change capture for one base table that feeds relations of the view (one relation, or several
+-- for a self-join such as the graph form over one edge table). Rendered once per base table by the
+-- systems that capture changes (ivme and first-order apply them at once: apply_K(columns, m) and
+-- apply_batch_K()); the triggers that call these functions come from pgivm.capture.CaptureTrigger.
+--
+-- Statement-level triggers with transition tables: a statement's net change of each relation
+-- (inserted rows +1, deleted rows -1, grouped by the join columns, NULL keys dropped since they
+-- never join) goes to R, then S, then T, each applied on the state left by the previous one,
+-- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
+-- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+--
+-- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
+-- privileges on the state. None of them looks a base table up by name: they read the trigger's
+-- transition tables and pgivm's own state, so renaming a base table, or putting another object
+-- under its old name, changes nothing here. Every function has a fixed search_path.
+
+-- Before it touches a row, every writing statement has taken the writers' locks of the base tables
+-- of every immediate view over its table, in one order (pgivm_catalog.lock_writes, the BEFORE
+-- statement trigger): writers of one view queue there instead of deadlocking on each other's
+-- base-table rows, and views over shared tables queue on the same rows.
+
+CREATE FUNCTION "pgivm_v"."on_change_a2"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+-- A disabled plan node carries a huge cost (PostgreSQL <= 15), which would trigger JIT compilation
+-- of every statement: milliseconds spent compiling a one-row lookup.
+SET jit = off
+-- The single-tuple statements have one good plan whatever the values; without this PL/pgSQL may
+-- keep planning some of them anew on every call. (The batch functions re-plan after ANALYZE.)
+SET plan_cache_mode = force_generic_plan
+AS $pgivm$
+DECLARE
+    changed_rows bigint;
+    change       record;
+BEGIN
+    IF TG_OP = 'DELETE' THEN
+        SELECT count(*) INTO changed_rows FROM old_rows;
+    ELSE
+        SELECT count(*) INTO changed_rows FROM new_rows;
+    END IF;
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
+    IF NOT FOUND THEN
+        -- The state row is missing only from a snapshot taken before the view was created
+        -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
+        -- (A snapshot that predates another writer's update of the row fails above, 40001.)
+        RAISE EXCEPTION USING
+            ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a2"();
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a2"();
+    ELSE
+        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        PERFORM "pgivm_v"."apply_batch_a2"();
+    END IF;
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_change_a2"() IS 'pgivm view v: maintain the first-order IVM state for changes of public.shop as A2';
+
+-- TRUNCATE of a partition (or of a partitioned table, which fires this on every partition) takes
+-- only that partition's rows away: read them just before they go and hand them to the sink as a
+-- deletion, set at a time (with the log sink, a TRUNCATE of a plain table goes this way too). The partition is found by the trigger's oid (TG_RELID), named from the oid at
+-- this moment, and the query names its tableoid column, so it cannot run anything but a read of
+-- that table; row_security = off makes a policy an error instead of code that runs here.
+CREATE FUNCTION "pgivm_v"."on_truncate_rows_a2"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET jit = off
+AS $pgivm$
+BEGIN
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    -- A2
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    PERFORM "pgivm_v"."apply_batch_a2"();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_truncate_rows_a2"() IS 'pgivm view v: before TRUNCATE of public.shop or a partition of it, take its rows away as a deletion';
+
+-- With the apply sink, TRUNCATE of a plain table empties every relation it feeds: clear them and
+-- restart (N, the partition and the views from the remaining relations). Nothing needs to be read.
+CREATE FUNCTION "pgivm_v"."on_truncate_a2"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $pgivm$
+BEGIN
+    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + 1 WHERE singleton;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION USING ERRCODE = 'serialization_failure',
+            MESSAGE = pg_catalog.format('could not serialize access: pgivm view %s was created after this transaction took its snapshot', 'v'),
+            HINT = 'Retry the transaction.';
+    END IF;
+    PERFORM "pgivm_v"."clear_a2"();
+    PERFORM "pgivm_v"."restart"();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the first-order IVM state of public.shop as A2 after TRUNCATE';
+
+-- phase: build (2 statements)
+
+INSERT INTO "pgivm_v"."maintained" SELECT "h"."rooms" AS "h.rooms", sum((1::bigint)::bigint) AS "count", sum((1::bigint * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum((1::bigint * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum((1::bigint * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum((1::bigint * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "public"."house" AS "h", "public"."shop" AS "s" WHERE "h"."postcode" = "s"."postcode" AND "h".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid GROUP BY 1;
+
+ANALYZE "pgivm_v"."maintained";
+
+-- phase: capture (10 statements)
+
+CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."house" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
+CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."house" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a1"();
+
+CREATE TRIGGER "pgivm_v_delete" AFTER DELETE ON "public"."house" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a1"();
+
+CREATE TRIGGER "pgivm_v_update" AFTER UPDATE ON "public"."house" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a1"();
+
+CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."house" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_truncate_a1"();
+
+CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."shop" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
+CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."shop" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a2"();
+
+CREATE TRIGGER "pgivm_v_delete" AFTER DELETE ON "public"."shop" REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a2"();
+
+CREATE TRIGGER "pgivm_v_update" AFTER UPDATE ON "public"."shop" REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a2"();
+
+CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."shop" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_truncate_a2"();
+
+-- phase: expose (3 statements)
+
+CREATE OR REPLACE VIEW "pgivm_v"."result" AS SELECT (SELECT count(*) FROM (SELECT "r"."h.rooms"::integer AS "rooms", ("r"."count")::bigint AS "count", (CASE WHEN "r"."p1" > 0 THEN '1'::numeric * "r"."p2" END)::bigint AS "revenue", (CASE WHEN "r"."p3" > 0 THEN ('1'::numeric * "r"."p4") / "r"."p3" END)::numeric AS "avg" FROM "pgivm_v"."maintained" AS r) AS rows) AS count;
+
+CREATE OR REPLACE VIEW "public"."v" AS SELECT "r"."h.rooms"::integer AS "rooms", ("r"."count")::bigint AS "count", (CASE WHEN "r"."p1" > 0 THEN '1'::numeric * "r"."p2" END)::bigint AS "revenue", (CASE WHEN "r"."p3" > 0 THEN ('1'::numeric * "r"."p4") / "r"."p3" END)::numeric AS "avg" FROM "pgivm_v"."maintained" AS r; COMMENT ON VIEW "public"."v" IS 'pgivm: maintained by first-order IVM, state in schema pgivm_v. Definition: SELECT h.rooms, count(*), sum(h.price * s.hours) AS revenue, avg(h.price) FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms';
+
+REVOKE ALL ON ALL TABLES IN SCHEMA "pgivm_v" FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA "pgivm_v" FROM PUBLIC;
