@@ -2,80 +2,21 @@
 
 What PostgreSQL users have today with REFRESH MATERIALIZED VIEW, kept current by a
 statement-level trigger: O(N^1.5) or worse per statement, nothing but the count stored.
+``plan.py`` holds the install SQL, ``inspect.py`` status and verify.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import psycopg
-from psycopg import sql
+from pgivm.systems.base import FunctionSystem
+from pgivm.systems.common import triangle_model, triangle_reason
+from pgivm.systems.recompute.inspect import status, verify
+from pgivm.systems.recompute.plan import capture_triggers, plan, plan_view
 
-from pgivm import capture
-from pgivm.query.model import TableRef, TriangleCount
-from pgivm.query.resolve import ResolvedView
-from pgivm.systems.base import FunctionSystem, InstallPlan, SystemStatus
-from pgivm.systems.common import (
-    triangle_model,
-    triangle_reason,
-    CheckFailure,
-    Names,
-    count_query,
-    expose_plan,
-    read_state,
-    render,
-    state_schema_for,
-)
+__all__ = ["NAME", "SYSTEM", "capture_triggers", "plan", "status", "verify"]
 
 NAME = "recompute"
-
-
-def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
-    """The writers' locks, then one statement trigger per base table (and partition): any write
-    refreshes the count."""
-    return [capture.lock_trigger(name),
-            capture.CaptureTrigger(f"pgivm_{name}_refresh", "AFTER", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"),
-                                   (state_schema_for(name), "refresh"))]
-
-
-def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    names = Names.of(name)
-    tables = view.query.tables
-    holes = capture.FormatHoles(len(tables))
-    values: dict[str, sql.Composable] = {
-        "schema": names.schema_id,
-        "state": names("state"),
-        "result": names("result"),
-        "refresh": names("refresh"),
-        "view_literal": sql.Literal(name),
-        "count_query": count_query(view),
-        "count_format": holes.literal(count_query(view, {table: holes[i] for i, table in enumerate(tables)})),
-        "table_oids": sql.SQL(", ").join(
-            sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables),
-        "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy recompute): {view.query.sql}"),
-        "result_comment": sql.Literal(f"pgivm: the result of view {name}, recomputed after every write"),
-        "refresh_comment": sql.Literal(f"pgivm view {name}: recompute the count after a statement"),
-    }
-    return InstallPlan.of(
-        state=[render(__name__, "00_view_state.sql", values)],
-        functions=[render(__name__, "10_refresh.sql", values)],
-        build=[render(__name__, "20_build.sql", values)],
-        capture=[statement for table in tables
-                 for statement in capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))],
-        expose=expose_plan(names, view.query, name, view_schema, "recompute"))
-
-
-def status(conn: psycopg.Connection, name: str) -> SystemStatus:
-    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
-
-
-def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
-    return []  # the only state is the count, which verify compares with the recount
-
-
-
-
-# --- acyclic join-aggregates: the whole result recomputed after every writing statement ------------
 
 
 def _accepts(query: Any) -> str | None:
@@ -92,52 +33,9 @@ def _model(query: Any) -> Any:
     return triangle_model(query) if triangle_reason(query) is None else query
 
 
-def _plan_cq(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    """The result table is the view's plain SQL (``pgivm.query.plain``) over the base tables, named
-    from their oids when the refresh runs (tableoid in every read), emptied and refilled."""
-    from pgivm.query.plain import plain_query
-
-    names = Names.of(name)
-    query = view.query
-    tables = query.tables
-    holes = capture.FormatHoles(len(tables))
-    hole_of = {t: holes[i] for i, t in enumerate(tables)}
-    sources: dict[str, sql.Composable] = {
-        a.alias: sql.SQL("(SELECT * FROM {} AS b WHERE b.tableoid IS NOT NULL)").format(hole_of[a.table]) for a in query.atoms}
-    values: dict[str, sql.Composable] = {
-        "schema": names.schema_id, "state": names("state"), "maintained": names("maintained"),
-        "refresh": names("refresh"), "view_literal": sql.Literal(name),
-        "query": plain_query(view),
-        "insert_format": holes.literal(sql.SQL("INSERT INTO {} {}").format(names("maintained"), plain_query(view, sources))),
-        "table_oids": sql.SQL(", ").join(
-            sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables),
-        "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy recompute): {query.sql}"),
-        "refresh_comment": sql.Literal(f"pgivm view {name}: recompute the result after a statement"),
-    }
-    expose = [
-        sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT (SELECT count(*) FROM {}) AS count").format(names("result"), names("maintained")),
-        sql.SQL("CREATE OR REPLACE VIEW {v} AS SELECT * FROM {m}; COMMENT ON VIEW {v} IS {c}").format(
-            v=sql.Identifier(view_schema, name), m=names("maintained"),
-            c=sql.Literal(f"pgivm: maintained by recompute, state in schema {names.schema}. Definition: {query.sql}")),
-        sql.SQL("REVOKE ALL ON ALL TABLES IN SCHEMA {s} FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA {s} FROM PUBLIC"
-                ).format(s=names.schema_id)]
-    return InstallPlan.of(
-        state=[render(__name__, "30_cq_state.sql", values)],
-        functions=[render(__name__, "40_cq_refresh.sql", values)],
-        build=[sql.SQL("INSERT INTO {} {}").format(names("maintained"), plain_query(view))],
-        capture=[statement for table in tables
-                 for statement in capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))],
-        expose=expose)
-
-
-def _plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
-        _plan_cq(view, name, view_schema, params)
-
-
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)",
-    accepts=_accepts, model=_model, plan=_plan, capture_triggers=capture_triggers,
+    accepts=_accepts, model=_model, plan=plan_view, capture_triggers=capture_triggers,
     status=status, verify=verify,
 )

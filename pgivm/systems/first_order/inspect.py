@@ -1,0 +1,35 @@
+"""Reading a first-order view back: ``status`` (statements applied) and ``verify`` (the triangle
+form's indexed relations and count against the base tables; a join-aggregate keeps only its
+result, which verify compares with plain SQL)."""
+
+from __future__ import annotations
+
+import psycopg
+from psycopg import sql
+
+from pgivm.query.model import TriangleCount
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import SystemStatus
+from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks
+from pgivm.systems.first_order.plan import _relation_params
+
+
+def status(conn: psycopg.Connection, name: str) -> SystemStatus:
+    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
+
+
+def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+    names = Names.of(name)
+    named = []
+    for atom in view.query.atoms:
+        for check, query in checks(__package__, "60_verify_relation.sql", _relation_params(names, view, atom)):
+            named.append((f"{atom.relation.upper()}.{check}", query))
+    named.append(("count_from_state", sql.SQL(
+        "SELECT r.count, {f}() FROM {result} r WHERE r.count <> {f}()").format(
+            f=names("count_from_state"), result=names("result"))))
+    return run_checks(conn, named)
+
+
+def verify_view(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+    # a conjunctive query keeps only its result, which verify compares with plain SQL
+    return verify(conn, view, name, strict) if isinstance(view.query, TriangleCount) else []

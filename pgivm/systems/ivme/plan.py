@@ -1,0 +1,198 @@
+"""IVMε's install SQL: the state schema with heavy/light partitions, degree tables, the auxiliary
+views V_RS, V_ST, V_TR and the count, the PL/pgSQL functions and triggers that maintain them
+(templates in ``sql/``), the set-at-a-time build and the forced rebalancing.
+
+The three relations share one set of templates: R(A,B) -> S(B,C) -> T(C,A) is a cycle, and each
+relation K is rendered with L = the next relation and M = the previous one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm.capture import atom_columns
+from pgivm.query.model import VARIABLES, Atom, RelationName
+from pgivm.query.resolve import ResolvedView
+from pgivm.systems.base import InstallPlan
+from pgivm.systems.common import (
+    Names,
+    analyze_plan,
+    capture_functions_all,
+    capture_triggers,
+    capture_triggers_all,
+    expose_plan,
+    render,
+)
+
+RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
+NEXT: dict[RelationName, RelationName] = {"r": "s", "s": "t", "t": "r"}
+PREVIOUS: dict[RelationName, RelationName] = {"r": "t", "s": "r", "t": "s"}
+AUX_VIEW = {"r": "v_rs", "s": "v_st", "t": "v_tr"}  # the view keyed by K's heavy part: V_KL
+
+
+def _render(template: str, params: dict[str, sql.Composable]) -> sql.Composed:
+    return render(__package__, template, params)
+
+
+def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> dict[str, sql.Composable]:
+    l, m = NEXT[k], PREVIOUS[k]
+    x, y = VARIABLES[k]
+    z = VARIABLES[l][1]
+    upper = k.upper()
+    return {
+        "x": sql.Identifier(x),
+        "y": sql.Identifier(y),
+        "z": sql.Identifier(z),
+        "type_x": sql.SQL(types[x]),  # type: ignore[arg-type]  # from format_type(), not user text
+        "type_y": sql.SQL(types[y]),  # type: ignore[arg-type]
+        "type_z": sql.SQL(types[z]),  # type: ignore[arg-type]
+        "state": names("state"),
+        "result": names("result"),
+        "k_heavy": names(f"{k}_heavy"),
+        "k_light": names(f"{k}_light"),
+        "k_degree": names(f"{k}_degree"),
+        "l_heavy": names(f"{l}_heavy"),
+        "l_light": names(f"{l}_light"),
+        "l_degree": names(f"{l}_degree"),
+        "m_heavy": names(f"{m}_heavy"),
+        "m_light": names(f"{m}_light"),
+        "v_kl": names(AUX_VIEW[k]),
+        "v_lm": names(AUX_VIEW[l]),
+        "v_mk": names(AUX_VIEW[m]),
+        "apply_k": names(f"apply_{k}"),
+        "move_k": names(f"move_{k}"),
+        "light_paths_k": names(f"light_paths_{k}"),
+        "heavy_paths_k": names(f"heavy_paths_{k}"),
+        "k_delta": names(f"{k}_delta"),
+        "apply_batch_k": names(f"apply_batch_{k}"),
+        "repartition_k": names(f"repartition_{k}"),
+        "recompute_v_kl": names(f"recompute_{AUX_VIEW[k]}"),
+        "clear_k": names(f"clear_{k}"),
+        "major_rebalance": names("major_rebalance"),
+        "k_heavy_comment": sql.Literal(
+            f"IVMε: heavy part of {upper}({x.upper()},{y.upper()}), tuples whose {x.upper()}-value has high degree"
+        ),
+        "k_light_comment": sql.Literal(
+            f"IVMε: light part of {upper}({x.upper()},{y.upper()}), tuples whose {x.upper()}-value has low degree"
+        ),
+        "k_degree_comment": sql.Literal(
+            f"IVMε: per {x.upper()}-value of {upper}, its degree (distinct tuples) and whether it is heavy"
+        ),
+        "v_kl_comment": sql.Literal(
+            f"IVMε auxiliary view {AUX_VIEW[k].upper()}({x.upper()},{z.upper()}) = "
+            f"sum_{y.upper()} {upper}_heavy * {l.upper()}_light; serves updates to {m.upper()}"
+        ),
+        "apply_k_comment": sql.Literal(f"IVMε ApplyUpdate + OnUpdate for a single-tuple update to {upper}"),
+        "move_k_comment": sql.Literal(f"IVMε MinorRebalancing of one {x.upper()}-value of {upper}"),
+        "light_paths_k_comment": sql.Literal(
+            f"IVMε, for an update to {upper}: sum over {z.upper()} of {l.upper()}_light * {m.upper()}_light, as a merge join"
+        ),
+        "heavy_paths_k_comment": sql.Literal(
+            f"IVMε, for an update to {upper}: sum over {z.upper()} of {l.upper()}_heavy * {m.upper()}_heavy, as a merge join"
+        ),
+        "k_delta_comment": sql.Literal(f"pgivm scratch: the net change of {upper} by the current multi-row statement"),
+        "apply_batch_k_comment": sql.Literal(f"IVMε, set at a time: apply the multi-row change in {k}_delta to {upper}"),
+    }
+
+
+def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Composable]:
+    params: dict[str, sql.Composable] = {
+        "schema": names.schema_id,
+        "state": names("state"),
+        "result": names("result"),
+        "major_rebalance": names("major_rebalance"),
+        "count_from_state": names("count_from_state"),
+        "restart": names("restart"),
+        "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy ivme): {query_sql}"),
+        "result_comment": sql.Literal(f"pgivm: the maintained result of view {name}"),
+    }
+    for k in RELATIONS:
+        params[f"{k}_heavy"] = names(f"{k}_heavy")
+        params[f"{k}_light"] = names(f"{k}_light")
+        params[f"repartition_{k}"] = names(f"repartition_{k}")
+        params[AUX_VIEW[k]] = names(AUX_VIEW[k])
+        params[f"recompute_{AUX_VIEW[k]}"] = names(f"recompute_{AUX_VIEW[k]}")
+    return params
+
+
+def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.Composable]:
+    base_x, base_y = atom_columns(view, atom, "base")
+    base = view.base_of(atom.table)
+    return {
+        **_relation_params(names, atom.relation, view.variable_types),
+        "base_table": base.ident,
+        "base_guard": base.guard("base"),
+        "base_x": base_x,
+        "base_y": base_y,
+        "base_x_column": sql.Identifier(atom.first),
+        "base_y_column": sql.Identifier(atom.second),
+    }
+
+
+def build_plan(view: ResolvedView, name: str) -> sql.Composable:
+    """The set-at-a-time build from the base tables: every relation loaded into its light part, then
+    preprocessing (N = 2|D|+1, strict partition, views, count). ``--preprocess spark`` replaces it."""
+    names = Names.of(name)
+    loads = [_render("45_relation_build.sql", _load_params(names, view, atom)) for atom in view.query.atoms]
+    return sql.SQL("\n").join([*loads, sql.SQL("SELECT {}();").format(names("restart"))])
+
+
+def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    """The state, the maintenance functions, the build from existing data, the triggers, the view.
+
+    ``pgivm.command`` runs it in one transaction with the base tables locked against writes, so
+    that no change slips between the set-at-a-time build and the triggers.
+    """
+    names = Names.of(name)
+    types = view.variable_types
+    view_params = _view_params(names, name, view.query.sql)
+    state: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
+    state.append(
+        sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
+            names("state"), sql.Literal(float(params["epsilon"])), names("result")
+        )
+    )
+    state += [_render("10_relation_tables.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions = [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions.append(_render("30_view_maintenance.sql", view_params))
+    functions += [_render("40_relation_clear.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions += capture_functions_all(names, view, name, "IVMε", params["batch_threshold"])
+    build = [build_plan(view, name),
+             analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
+                          + list(AUX_VIEW.values()))]
+    return InstallPlan.of(state=state, functions=functions, build=build,
+                          capture=capture_triggers_all(view, name, capture_triggers),
+                          expose=expose_plan(names, view.query, name, view_schema, "IVMε"))
+
+
+def rebalance_plan(name: str, epsilon: float | None = None) -> sql.Composable:
+    """A forced major rebalancing (after an optional change of ε), serialized with the writers."""
+    names = Names.of(name)
+    set_eps = sql.SQL(", epsilon = {}").format(sql.Literal(float(epsilon))) if epsilon is not None else sql.SQL("")
+    return sql.SQL("UPDATE {state} SET updates_applied = updates_applied{set_eps}; SELECT {major}()").format(
+        state=names("state"), set_eps=set_eps, major=names("major_rebalance")
+    )
+
+
+# --- another builder ---------------------------------------------------------------------------
+
+
+class SparkBuild:
+    """The build phase computed by Spark (``create --preprocess spark``): see pgivm.spark.preprocess."""
+
+    def around(self, conn: psycopg.Connection) -> Any:
+        from pgivm.spark import preprocess
+
+        return preprocess.scratch_schemas(conn)
+
+    def build(self, conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any],
+              context: Any) -> None:
+        from pgivm.spark import preprocess
+
+        preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
+        conn.execute(analyze_plan(Names.of(name), [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
+                                  + list(AUX_VIEW.values())))
