@@ -340,6 +340,9 @@ def _refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
 def _deferred_tables(system: System, resolved: ResolvedView, name: str,
                      params: dict[str, Any]) -> list[deferred.LoggedTable]:
     """What a deferred view logs, or a one-line refusal if its system cannot defer this query."""
+    query = resolved.query
+    deferred.check_columns(name, [o.name for o in query.outputs] if isinstance(query, ConjunctiveQuery)
+                           else [query.output_name])
     atoms_of = getattr(system, "deferred_atoms", None)
     if atoms_of is None:
         deferring = ", ".join(s.name for s in registry.SYSTEMS.values() if getattr(s, "deferred_atoms", None))
