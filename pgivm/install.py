@@ -126,6 +126,9 @@ def run_phases(conn: psycopg.Connection, plan: InstallPlan, *phases: str) -> Non
 def deferred_tables(system: System, resolved: ResolvedView, name: str,
                     params: dict[str, Any]) -> list[deferred.LoggedTable]:
     """What a deferred view logs, or a one-line refusal if its system cannot defer this query."""
+    query = resolved.query
+    deferred.check_columns(name, [o.name for o in query.outputs] if isinstance(query, ConjunctiveQuery)
+                           else [query.output_name])
     if system.deferred_atoms is None:
         deferring = ", ".join(s.name for s in registry.SYSTEMS.values() if s.deferred_atoms is not None)
         raise PgivmError(f"system {system.name} has no deferred mode", f"use --refresh immediate, or one of: {deferring}")

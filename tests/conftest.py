@@ -24,6 +24,7 @@ from typing import TextIO
 
 import psycopg
 import pytest
+from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 TEST_DATA = Path(__file__).resolve().parent / "data"
@@ -126,6 +127,26 @@ def conn(dsn: str) -> Iterator[psycopg.Connection]:
 
 TRIANGLE_SQL = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
 EDGE_SQL = "SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src"
+
+# Column names like the generated code's own identifiers (issue 21, item 11), which a base table
+# may have: PL/pgSQL variables of the capture, deferred and sample functions, columns of pgivm's
+# own tables and its positional names for an atom's columns, aliases of its queries, its dollar
+# quote, and names only quoting allows. The differential suites draw their schemas' column names
+# from these (see quoted()); names with format() placeholders (%s, %1$s) are test_column_names'
+# alone, since psycopg would read them as parameters in the suites' statements.
+ISSUE_NAMES = ("n", "allowed", "changed_rows", "change", "m", "mult", "at", "done", "table_number", "numbers")  # the issue's
+GENERATED_NAMES = (
+    "n", "allowed", "writer", "done", "table_number", "numbers", "taken", "changed_rows", "change", "r", "u",
+    "victim", "new_rid", "unit_rid", "moved", "gone", "i", "x", "st", "alpha", "beta", "delta_q",
+    "m", "mult", "at", "seq", "xid", "rid", "count", "slot", "degree", "heavy", "new_mult", "c1", "c2", "c3",
+    "changes", "base", "o", "b", "p", "d", "l", "$pgivm$", "pgivm_renaming_0", 'a "quoted" name', "Mixed Case",
+    "a.b",
+)
+
+
+def quoted(name: str) -> str:
+    """A column name as SQL text (quoted: so a test's SQL reads back exactly that name)."""
+    return sql.Identifier(name).as_string(None)
 
 
 def _float_key(value: object) -> object:

@@ -20,8 +20,9 @@ from collections import Counter
 import psycopg
 import pytest
 
-from pgivm import command
+from pgivm import capture, command
 from pgivm.errors import PgivmError
+from pgivm.query.parse import parse_query
 from pgivm.stats import chi_square_homogeneity, chi_square_uniform
 from pgivm.systems.sample import _splitmix
 
@@ -206,6 +207,13 @@ STAR = ("SELECT f.x, d1.y AS y1, d2.y AS y2, e.y AS y3 FROM f JOIN d1 ON f.k1 = 
         "JOIN e ON d1.y = e.k")
 
 
+def stored(query: str, column: str) -> str:
+    """``alias.column`` of the query as its atom's table in the state names it: by the column's
+    place among the atom's columns (c1, c2, ...), whatever the base column is called."""
+    alias, name = column.split(".")
+    return f"{alias}.{capture.stored_column(parse_query(query).atom(alias).columns, name)}"
+
+
 def test_index_invariants_and_every_batch_enumerates_exactly_the_new_results(conn: psycopg.Connection, dsn: str) -> None:
     """After each insert: the invariants recomputed from scratch (verify), and Retrieve(z) for every
     z of the new row's batch gives exactly the results through that row (checked against SQL),
@@ -232,8 +240,10 @@ def test_index_invariants_and_every_batch_enumerates_exactly_the_new_results(con
                 if r[0] is not None]
             assert len(found) * 2 ** (2 * 4 - 2) >= 2**exp or not found, "a batch below the density bound"
         expected = conn.execute(
-            f"SELECT ARRAY[f.rid, d1.rid, d2.rid, e.rid] FROM pgivm_st.a1 f JOIN pgivm_st.a2 d1 ON f.k1 = d1.k "
-            f"JOIN pgivm_st.a3 d2 ON f.k2 = d2.k JOIN pgivm_st.a4 e ON d1.y = e.k WHERE {['f', 'd1', 'd2', 'e'][atom]}.rid = %s",
+            f"SELECT ARRAY[f.rid, d1.rid, d2.rid, e.rid] FROM pgivm_st.a1 f "
+            f"JOIN pgivm_st.a2 d1 ON {stored(STAR, 'f.k1')} = {stored(STAR, 'd1.k')} "
+            f"JOIN pgivm_st.a3 d2 ON {stored(STAR, 'f.k2')} = {stored(STAR, 'd2.k')} "
+            f"JOIN pgivm_st.a4 e ON {stored(STAR, 'd1.y')} = {stored(STAR, 'e.k')} WHERE {['f', 'd1', 'd2', 'e'][atom]}.rid = %s",
             [rid]).fetchall()
         assert sorted(found) == sorted(r[0] for r in expected), (step, table, values)
         assert len(set(map(tuple, found))) == len(found)
@@ -523,8 +533,10 @@ def test_batches_of_merged_and_grouped_nodes_enumerate_exactly_the_new_results(c
             padded += sum(1 for x in batch if x is None)
             found += [x for x in batch if x is not None]
         expected = conn.execute(
-            "SELECT ARRAY[s.rid, c.rid, d.rid, i.rid] FROM pgivm_e.a1 s JOIN pgivm_e.a2 c ON s.s_cust = c.c_sk "
-            "JOIN pgivm_e.a3 d ON c.c_hd = d.hd_sk JOIN pgivm_e.a4 i ON d.band = i.cat "
+            f"SELECT ARRAY[s.rid, c.rid, d.rid, i.rid] FROM pgivm_e.a1 s "
+            f"JOIN pgivm_e.a2 c ON {stored(FK_QUERY, 's.s_cust')} = {stored(FK_QUERY, 'c.c_sk')} "
+            f"JOIN pgivm_e.a3 d ON {stored(FK_QUERY, 'c.c_hd')} = {stored(FK_QUERY, 'd.hd_sk')} "
+            f"JOIN pgivm_e.a4 i ON {stored(FK_QUERY, 'd.band')} = {stored(FK_QUERY, 'i.cat')} "
             f"WHERE {aliases[atom]}.rid = %s", [new_atom_rid]).fetchall()
         assert sorted(found) == sorted(r[0] for r in expected), (step, table, values)
         assert len(set(map(tuple, found))) == len(found)

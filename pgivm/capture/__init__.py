@@ -155,12 +155,27 @@ def atom_columns(view: ResolvedView, atom: Atom, prefix: str) -> tuple[sql.Compo
     )
 
 
+def stored_name(position: int) -> str:
+    """The name of an atom's column (``position`` from 0 in the atom's columns) in what pgivm keeps
+    of the atom's rows (its net change, K_delta, K_log, the sample's atom tables, first-order's
+    delta query sources; IVMε's relations name theirs a, b, c). A base column may be called
+    anything, mult, m, seq, rid or n (a variable of the function that reads it) included: it is
+    only ever read qualified and renamed to this at once, and none of pgivm's own names is of
+    this form."""
+    return f"c{position + 1}"
+
+
+def stored_column(columns: tuple[str, ...], column: str) -> str:
+    """``stored_name`` of a base column among an atom's columns (``Atom.columns``)."""
+    return stored_name(columns.index(column))
+
+
 @dataclass(frozen=True)
 class CapturedColumn:
     """A base-table column an atom reads, as its net change carries it."""
 
     column: str  # in the base table
-    name: str  # in the net change and the sink's tables (the variable, e.g. "a")
+    name: str  # in the net change and the sink's tables: the variable (a, b, c: IVMε's relations) or stored_name
     source_type: str  # the column's type
     target_type: str  # the variable's type (a cast when they differ)
     key: bool = True  # a join column: a row with NULL here never joins and is not captured
@@ -177,6 +192,44 @@ class CaptureAtom:
         return [typed_column(source, c.column, c.source_type, c.target_type) for c in self.columns]
 
 
+def _renames(old: list[str], new: list[str]) -> list[tuple[str, str]]:
+    """The RENAME COLUMN steps from ``old`` to ``new`` (names by position), in two passes through
+    names neither list has: a column may already be called like another's new name (c2)."""
+    prefix = "pgivm_renaming_"
+    while any(n.startswith(prefix) for n in (*old, *new)):
+        prefix += "_"
+    moved = [i for i, (o, n) in enumerate(zip(old, new)) if o != n]
+    return [(old[i], f"{prefix}{i}") for i in moved] + [(f"{prefix}{i}", new[i]) for i in moved]
+
+
+def renamed_columns(table: sql.Identifier, old: list[str], new: list[str]) -> sql.Composable:
+    """A table of a view's state whose columns an earlier pgivm named ``old`` (every column, in
+    order) gets the names ``new``, its rows kept (``upgrade``); a table of any other layout, or
+    none, is left alone: on a fresh install, or over state made by a later layout, this does
+    nothing."""
+    if old == new:
+        return sql.SQL("SELECT")
+    return sql.SQL(
+        "DO $pgivm$ BEGIN\n"
+        "    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a\n"
+        "              WHERE a.attrelid = pg_catalog.to_regclass({regclass}) AND a.attnum > 0 AND NOT a.attisdropped\n"
+        "              ORDER BY a.attnum) = {old}::text[] THEN\n"
+        "{renames}\n"
+        "    END IF;\nEND $pgivm$").format(
+        regclass=sql.Literal(table.as_string(None)), old=sql.Literal(old),
+        renames=sql.SQL("\n").join(sql.SQL("        ALTER TABLE {} RENAME COLUMN {} TO {};").format(
+            table, sql.Identifier(a), sql.Identifier(b)) for a, b in _renames(old, new)))
+
+
+def renamed_atom_columns(table: sql.Identifier, atom: CaptureAtom, before: tuple[str, ...] = (),
+                         after: tuple[str, ...] = ("mult",)) -> sql.Composable:
+    """``renamed_columns`` for a table that holds an atom's rows, its columns between pgivm's own
+    ``before`` and ``after``: an earlier pgivm named them after the base columns, so a base column
+    called mult, rid or seq clashed with pgivm's own; now they are ``stored_name``'s."""
+    return renamed_columns(table, [*before, *(c.column for c in atom.columns), *after],
+                           [*before, *(c.name for c in atom.columns), *after])
+
+
 def triangle_atom(view: ResolvedView, atom: Atom) -> CaptureAtom:
     """A relation R, S or T of a triangle view, for the capture layer."""
     return CaptureAtom(atom.relation, tuple(
@@ -185,6 +238,7 @@ def triangle_atom(view: ResolvedView, atom: Atom) -> CaptureAtom:
 
 
 def _rows(atom: CaptureAtom, source: str, sign: str) -> sql.Composable:
+    """The atom's columns of a transition table's rows, every base column read qualified."""
     keys = [c for c in atom.columns if c.key]
     return sql.SQL("SELECT {columns}, {sign} AS m FROM {source}{where}").format(
         columns=sql.SQL(", ").join(sql.SQL("{} AS {}").format(value, sql.Identifier(c.name))
@@ -205,9 +259,9 @@ def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
         source = _rows(atom, "old_rows", "-1")
     else:
         source = sql.SQL("{} UNION ALL {}").format(_rows(atom, "new_rows", "1"), _rows(atom, "old_rows", "-1"))
-    columns = sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)
-    return sql.SQL("SELECT {columns}, sum(m)::bigint AS m FROM ({source}) rows GROUP BY {columns} HAVING sum(m) <> 0"
-                   ).format(columns=columns, source=source)
+    columns = sql.SQL(", ").join(sql.SQL("changes.{}").format(sql.Identifier(c.name)) for c in atom.columns)
+    return sql.SQL("SELECT {columns}, sum(changes.m)::bigint AS m FROM ({source}) AS changes GROUP BY {columns} "
+                   "HAVING sum(changes.m) <> 0").format(columns=columns, source=source)
 
 
 # --- sinks: what happens to a net change ---------------------------------------------------------

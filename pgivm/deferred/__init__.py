@@ -29,7 +29,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture
-from pgivm.errors import PgivmError
+from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import Option, Section
@@ -45,6 +45,8 @@ RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 100
 # Writers that pass C while a registered `pgivm worker` lives leave the actions to it and wake it
 # on this channel (pgivm.deferred.worker).
 CHANNEL = "pgivm_deferred"
+# The columns NAME_stale shows after the view's own (sql/20_read.sql).
+STALE_COLUMNS = ("pgivm_pending_changes", "pgivm_lag_seconds")
 
 
 def _mode(value: str) -> str | None:
@@ -128,17 +130,20 @@ def logged_tables(atoms: dict[TableRef, list[capture.CaptureAtom]], view: Resolv
 
 def pending_rows(names: Names, table: LoggedTable, atom: capture.CaptureAtom) -> sql.Composable:
     """Rows of a base table that the view does not reflect yet, as the atom's columns (named as in
-    the base table) and a multiplicity (1 inserted, -1 deleted): its log, the rows an action took
+    its _delta table) and a multiplicity (1 inserted, -1 deleted): its log, the rows an action took
     but has not applied, and the atom's own log. A system whose delta queries read live base
     tables (first-order) subtracts these to read the tables as the view last saw them, the state
     bug's remedy (§6.1.3). Live table and logs are read in one statement, so in one snapshot: a
     writer's change and its log rows are both in it or both not."""
-    logged = sql.SQL(", ").join(sql.SQL("{} AS {}").format(_q(table.log_column(c.column)), _q(c.column))
-                                for c in atom.columns)
-    own = sql.SQL(", ").join(sql.SQL("{} AS {}").format(_q(c.name), _q(c.column)) for c in atom.columns)
-    return sql.SQL("SELECT {logged}, m::bigint AS mult FROM {log} UNION ALL SELECT {logged}, m::bigint FROM {stage} "
-                   "UNION ALL SELECT {own}, mult FROM {atom_log}").format(
-        logged=logged, own=own, log=names(table.log), stage=names(table.stage), atom_log=names(f"{atom.name}_log"))
+    def logged(source: str) -> sql.Composable:
+        return sql.SQL(", ").join(sql.SQL("{} AS {}").format(value, _q(c.name))
+                                  for value, c in zip(table.read(atom, source), atom.columns))
+
+    own = sql.SQL(", ").join(sql.SQL("o.{}").format(_q(c.name)) for c in atom.columns)
+    return sql.SQL("SELECT {logged}, l.m::bigint AS mult FROM {log} AS l UNION ALL SELECT {staged}, s.m::bigint "
+                   "FROM {stage} AS s UNION ALL SELECT {own}, o.mult FROM {atom_log} AS o").format(
+        logged=logged("l"), staged=logged("s"), own=own, log=names(table.log), stage=names(table.stage),
+        atom_log=names(f"{atom.name}_log"))
 
 
 def _q(name: str) -> sql.Identifier:
@@ -147,6 +152,13 @@ def _q(name: str) -> sql.Identifier:
 
 def _columns(atom: capture.CaptureAtom) -> list[sql.Composable]:
     return [_q(c.name) for c in atom.columns]
+
+
+def _listed(columns: list[sql.Composable], alias: str | None = None) -> sql.Composable:
+    """Each column followed by a comma (the start of a list that goes on), qualified by ``alias``
+    (one of pgivm's own) when given."""
+    prefix = sql.SQL(f"{alias}.") if alias else sql.SQL("")  # type: ignore[arg-type]  # pgivm's alias
+    return sql.SQL("").join(sql.SQL("{}{}, ").format(prefix, c) for c in columns)
 
 
 def _tables(names: Names) -> dict[str, sql.Composable]:
@@ -184,6 +196,16 @@ def _regclass(names: Names, relation: str) -> sql.Literal:
 
 def stale_name(name: str) -> str:
     return f"{name}_stale"
+
+
+def check_columns(name: str, columns: list[str]) -> None:
+    """NAME_stale shows the view's columns beside STALE_COLUMNS: a view with a column of one of
+    those names (a base column's, by default) cannot be deferred, which is said in one line
+    before anything is installed."""
+    taken = [c for c in columns if c in STALE_COLUMNS]
+    if taken:
+        raise UnsupportedQuery(f"view {name} has a column named {taken[0]}, which {stale_name(name)} adds to "
+                               f"a deferred view's columns: give it another name (... AS {taken[0]}_2)")
 
 
 # --- install ----------------------------------------------------------------------------------------
@@ -255,9 +277,9 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
         steps: list[sql.Composable] = []
         for atom in table.atoms:
             # the atom's net change: what its own log holds (TRUNCATE of a partition) and what the
-            # table's statements logged, read as the capture layer reads a transition table
+            # table's statements logged, read as the capture layer reads a transition table, every
+            # column qualified (n, done and table_number are this function's variables)
             cols = _columns(atom)
-            listed = sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)
             group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
                 sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
             keys = [c for c in atom.columns if c.key]
@@ -267,12 +289,14 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
                     sql.SQL("r.{} IS NOT NULL").format(_q(table.log_column(c.column))) for c in keys) if keys else sql.SQL(""))
             steps.append(sql.SQL(
                 "        INSERT INTO {delta} ({cols}mult)\n"
-                "            SELECT {cols}sum(mult)::bigint FROM (SELECT {cols}mult FROM {log} UNION ALL {raw}) AS changes"
-                "{group} HAVING sum(mult) <> 0;\n"
+                "            SELECT {changes}sum(changes.mult)::bigint\n"
+                "              FROM (SELECT {own}o.mult FROM {log} AS o UNION ALL {raw}) AS changes"
+                "{group} HAVING sum(changes.mult) <> 0;\n"
                 "        DELETE FROM {log};\n"
                 "        GET DIAGNOSTICS n = ROW_COUNT;\n"
                 "        done := done + n;").format(
-                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group, raw=raw, cols=listed))
+                delta=names(f"{atom.name}_delta"), log=names(f"{atom.name}_log"), group=group, raw=raw,
+                cols=_listed(cols), changes=_listed(cols, "changes"), own=_listed(cols, "o")))
         steps.append(sql.SQL("        DELETE FROM {};").format(names(table.stage)))
         for atom in table.atoms:
             steps.append(sql.SQL("        PERFORM {}();").format(names(f"maintain_batch_{atom.name}")))
@@ -330,8 +354,7 @@ def _wrappers(conn: psycopg.Connection, names: Names, table: LoggedTable, view: 
         k = atom.name
         last = sql.Literal(position == len(table.atoms) - 1)
         cols = _columns(atom)
-        listed = sql.SQL("").join(sql.SQL("{}, ").format(c) for c in cols)
-        from_delta = sql.SQL("").join(sql.SQL("d.{}, ").format(c) for c in cols)
+        listed, from_delta = _listed(cols), _listed(cols, "d")
         if not _functions_of(conn, names.schema, f"apply_batch_{k}"):
             raise PgivmError(f"internal: no apply_batch_{k} in {names.schema}", "deferred mode needs the system's batch path")
         out.append(sql.SQL("ALTER FUNCTION {f}() RENAME TO {to}").format(f=names(f"apply_batch_{k}"), to=_q(f"maintain_batch_{k}")))
@@ -479,8 +502,8 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
 
 def _current_layout(conn: psycopg.Connection, names: Names, tables: list[LoggedTable]) -> None:
     """The deferred layer's tables as this version has them, for views made deferred before (their
-    pending rows and counts kept): counts per writing session, logs with their own column names,
-    no serial key in the logs (writers paid for its index)."""
+    pending rows and counts kept): counts per writing session, logs with their own column names
+    (table logs and atom logs), no serial key in the logs (writers paid for its index)."""
     arrival = names("deferred_arrival")
     columns = {r[0] for r in conn.execute(
         "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s::pg_catalog.regclass AND attnum > 0 "
@@ -496,19 +519,13 @@ def _current_layout(conn: psycopg.Connection, names: Names, tables: list[LoggedT
             "UPDATE {a} SET halvings = (SELECT (CASE WHEN s.is_called THEN s.last_value ELSE 0 END) / {w} FROM {steps} AS s)").format(
             a=arrival, pkey=_q("deferred_arrival_pkey"), w=sql.Literal(RATE_WINDOW), steps=names("deferred_steps")))
     for table in tables:
+        for atom in table.atoms:  # an atom log's columns were named after the base columns
+            conn.execute(capture.renamed_atom_columns(names(f"{atom.name}_log"), atom, before=("seq", "xid")))
+        old = [c.column for c in table.columns]
         for relation in (table.log, table.stage):
             conn.execute(sql.SQL("ALTER TABLE {} DROP COLUMN IF EXISTS seq").format(names(relation)))
-            present = [r[0] for r in conn.execute(
-                "SELECT attname FROM pg_catalog.pg_attribute WHERE attrelid = %s::pg_catalog.regclass AND attnum > 0 "
-                "AND NOT attisdropped ORDER BY attnum", [names(relation).as_string(conn)]).fetchall()]
-            old = [c.column for c in table.columns]
-            if present[:len(old)] == old and old != [table.log_column(c) for c in old]:
-                for step in ("pgivm_renaming_", ""):  # two passes: a base column may be named c2
-                    for position, column in enumerate(old):
-                        source = column if step else f"pgivm_renaming_{position}"
-                        target = f"{step}{position}" if step else table.log_column(column)
-                        conn.execute(sql.SQL("ALTER TABLE {} RENAME COLUMN {} TO {}").format(
-                            names(relation), _q(source), _q(target)))
+            conn.execute(capture.renamed_columns(names(relation), [*old, "m", "at"],
+                                                 [*(table.log_column(c) for c in old), "m", "at"]))
 
 
 def unwrap_views(conn: psycopg.Connection, names: Names, name: str, view_schema: str) -> None:

@@ -9,6 +9,7 @@ features are all non-NULL, with i or j = 0 standing for the constant 1 (so (0, 0
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from psycopg import sql
@@ -37,21 +38,29 @@ def _aggregate(aggregate: Aggregate) -> sql.Composable:
 
 
 def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
-               sources: dict[str, sql.Composable] | None = None) -> sql.Composable:
+               sources: dict[str, sql.Composable] | None = None,
+               source_column: Callable[[ColumnRef], str] | None = None) -> sql.Composable:
     """FROM the pinned tables WHERE the joins, filters and guards hold. ``sources`` replaces some
-    atoms' tables (by alias) with other relations of the same columns (which carry no guard)."""
+    atoms' tables (by alias) with other relations of the atoms' columns (which carry no guard),
+    named by ``source_column`` (by default as in the base table)."""
     cq: ConjunctiveQuery = view.query
     sources = sources or {}
     tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(sources.get(a.alias, view.base_of(a.table).ident),
                                                            sql.Identifier(a.alias)) for a in cq.atoms)
+
+    def col(ref: ColumnRef) -> sql.Composable:
+        if source_column is None or ref.alias not in sources:
+            return _column(ref)
+        return sql.SQL("{}.{}").format(sql.Identifier(ref.alias), sql.Identifier(source_column(ref)))
+
     conditions: list[sql.Composable] = []
     for variable in cq.variables:
         first = variable.columns[0]
-        conditions += [sql.SQL("{} = {}").format(_column(first), _column(c)) for c in variable.columns[1:]]
+        conditions += [sql.SQL("{} = {}").format(col(first), col(c)) for c in variable.columns[1:]]
     for f in cq.filters:
-        conditions.append(sql.SQL("{} {} {}").format(_column(f.column), sql.SQL(f.op), f.literal()))
+        conditions.append(sql.SQL("{} {} {}").format(col(f.column), sql.SQL(f.op), f.literal()))
     for p in cq.predicates:
-        conditions.append(sql.SQL("{} {} {}").format(_column(p.left), sql.SQL(p.op), _column(p.right)))  # type: ignore[arg-type]
+        conditions.append(sql.SQL("{} {} {}").format(col(p.left), sql.SQL(p.op), col(p.right)))  # type: ignore[arg-type]
     conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]
     conditions += extra or []
     return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))

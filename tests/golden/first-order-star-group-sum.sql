@@ -17,11 +17,35 @@ INSERT INTO "pgivm_v"."state" DEFAULT VALUES;
 
 CREATE TABLE "pgivm_v"."maintained" ("h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.rooms")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."maintained" IS 'first-order IVM: the result of view v, its ring entries per group';
 
-CREATE TABLE "pgivm_v"."a1_delta" ("postcode" integer, "price" integer, "rooms" integer, mult bigint NOT NULL);
+CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mult bigint NOT NULL);
 
-CREATE TABLE "pgivm_v"."a2_delta" ("hours" integer, "postcode" integer, mult bigint NOT NULL);
+CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
--- phase: functions (7 statements)
+-- phase: functions (9 statements)
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{postcode,price,rooms,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "postcode" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "price" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "rooms" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_2" TO "c3";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{hours,postcode,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "hours" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "postcode" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
 
 -- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
 -- views need nothing more (there is no partition or threshold to recompute).
@@ -54,7 +78,7 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT "hours", "postcode", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -70,7 +94,7 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT "hours", "postcode", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult FROM %2$s AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -112,7 +136,7 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM (SELECT "postcode", "price", "rooms", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM (SELECT b."postcode" AS "c1", b."price" AS "c2", b."rooms" AS "c3", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
     DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
@@ -128,7 +152,7 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a2"();
         RETURN;
     END IF;
-    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."rooms" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM (SELECT "postcode", "price", "rooms", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."postcode" = "s"."postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
+    EXECUTE pg_catalog.format('MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM (SELECT b."postcode" AS "c1", b."price" AS "c2", b."rooms" AS "c3", 1::bigint AS mult FROM %1$s AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4")', 16384::pg_catalog.regclass, 16385::pg_catalog.regclass);
     DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
@@ -156,6 +180,10 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'first-order IVM view v: TRUNCATE 
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -198,13 +226,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
     RETURN NULL;
@@ -231,7 +259,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A1
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
     RETURN NULL;
 END;
@@ -269,6 +297,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the fir
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -311,13 +343,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
     RETURN NULL;
@@ -344,7 +376,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A2
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
     RETURN NULL;
 END;

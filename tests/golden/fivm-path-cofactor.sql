@@ -27,13 +27,46 @@ CREATE TABLE "pgivm_v"."leaf_r" ("r.b" integer, "count" bigint NOT NULL, "s1" nu
 
 CREATE TABLE "pgivm_v"."at_r_b" ("count" bigint NOT NULL, "s1" numeric NOT NULL, "s2" numeric NOT NULL, "s3" numeric NOT NULL, "q1_1" numeric NOT NULL, "q1_2" numeric NOT NULL, "q1_3" numeric NOT NULL, "q2_2" numeric NOT NULL, "q2_3" numeric NOT NULL, "q3_3" numeric NOT NULL) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_r_b" IS 'F-IVM view at_r_b[] = ⊕_r.bat_s_c ⊗ leaf_r; ring cofactor';
 
-CREATE TABLE "pgivm_v"."a1_delta" ("b" integer, "x" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom r during a statement';
+CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom r during a statement';
 
-CREATE TABLE "pgivm_v"."a2_delta" ("b" integer, "c" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
+CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
 
-CREATE TABLE "pgivm_v"."a3_delta" ("c" integer, "z" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a3_delta" IS 'scratch: the net change of atom t during a statement';
+CREATE TABLE "pgivm_v"."a3_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a3_delta" IS 'scratch: the net change of atom t during a statement';
 
--- phase: functions (10 statements)
+-- phase: functions (13 statements)
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{b,x,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "b" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "x" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{b,c,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "b" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "c" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a3_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{c,z,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "c" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "z" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
 
 -- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
 -- views need nothing more (there is no partition or threshold to recompute).
@@ -66,8 +99,8 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."x")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."x")::numeric * ("r"."x")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
-    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."x")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."x")::numeric * ("r"."x")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."c1" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."c1" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -83,8 +116,8 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."x")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."x")::numeric * ("r"."x")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
-    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."x")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."x")::numeric * ("r"."x")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."x" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."c1" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "q1_1" = v."q1_1" + d."q1_1" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s1", "q1_1") VALUES (d."r.b", d."count", d."s1", d."q1_1");
+    MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."c1" AS "r.b", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s1", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q1_1" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -127,8 +160,8 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."d_at_s_c";
@@ -147,8 +180,8 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a2"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."d_at_s_c";
@@ -195,8 +228,8 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."z")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."z")::numeric * ("r"."z")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
-    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."z")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."z")::numeric * ("r"."z")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c1" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c1" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."d_at_s_c";
@@ -215,8 +248,8 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a3"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."z")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."z")::numeric * ("r"."z")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
-    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."z")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."z")::numeric * ("r"."z")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c" IS NOT NULL AND "r"."z" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
+    MERGE INTO "pgivm_v"."leaf_t" AS v USING (SELECT "r"."c1" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s3" = v."s3" + d."s3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "count", "s3", "q3_3") VALUES (d."s.c", d."count", d."s3", d."q3_3");
+    INSERT INTO "pgivm_v"."d_at_s_c" SELECT "c0"."r.b" AS "r.b", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum((("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "s2", sum(("c1"."s3" * "c0"."count")::numeric) AS "s3", sum((("c0"."s.c")::numeric * ("c0"."s.c")::numeric * "c0"."count" * "c1"."count")::numeric) AS "q2_2", sum((("c0"."s.c")::numeric * "c1"."s3" * "c0"."count")::numeric) AS "q2_3", sum(("c1"."q3_3" * "c0"."count")::numeric) AS "q3_3" FROM "pgivm_v"."leaf_s" AS "c0" JOIN (SELECT "r"."c1" AS "s.c", sum("r"."mult") AS "count", sum(("r"."mult" * ("r"."c2")::numeric)::numeric) AS "s3", sum(("r"."mult" * ("r"."c2")::numeric * ("r"."c2")::numeric)::numeric) AS "q3_3" FROM "pgivm_v"."a3_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count", "s2", "s3", "q2_2", "q2_3", "q3_3") VALUES (d."r.b", d."count", d."s2", d."s3", d."q2_2", d."q2_3", d."q3_3");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c1"."s1" * "c0"."count")::numeric) AS "s1", sum(("c0"."s2" * "c1"."count")::numeric) AS "s2", sum(("c0"."s3" * "c1"."count")::numeric) AS "s3", sum(("c1"."q1_1" * "c0"."count")::numeric) AS "q1_1", sum(("c1"."s1" * "c0"."s2")::numeric) AS "q1_2", sum(("c1"."s1" * "c0"."s3")::numeric) AS "q1_3", sum(("c0"."q2_2" * "c1"."count")::numeric) AS "q2_2", sum(("c0"."q2_3" * "c1"."count")::numeric) AS "q2_3", sum(("c0"."q3_3" * "c1"."count")::numeric) AS "q3_3" FROM "pgivm_v"."d_at_s_c" AS "c0" JOIN "pgivm_v"."leaf_r" AS "c1" ON "c1"."r.b" = "c0"."r.b" HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "s1" = v."s1" + d."s1", "s2" = v."s2" + d."s2", "s3" = v."s3" + d."s3", "q1_1" = v."q1_1" + d."q1_1", "q1_2" = v."q1_2" + d."q1_2", "q1_3" = v."q1_3" + d."q1_3", "q2_2" = v."q2_2" + d."q2_2", "q2_3" = v."q2_3" + d."q2_3", "q3_3" = v."q3_3" + d."q3_3" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count", "s1", "s2", "s3", "q1_1", "q1_2", "q1_3", "q2_2", "q2_3", "q3_3") VALUES (d."count", d."s1", d."s2", d."s3", d."q1_1", d."q1_2", d."q1_3", d."q2_2", d."q2_3", d."q3_3");
     DELETE FROM "pgivm_v"."d_at_s_c";
@@ -249,6 +282,10 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a3"() IS 'F-IVM view v: TRUNCATE of atom t'
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -291,13 +328,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."x" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "c1", old_rows."x" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."x" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."b" AS "c1", old_rows."x" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
     RETURN NULL;
@@ -324,7 +361,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A1
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("b", "x", mult) SELECT base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", mult) SELECT base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
     RETURN NULL;
 END;
@@ -362,6 +399,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the F-I
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -404,13 +445,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
     RETURN NULL;
@@ -437,7 +478,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A2
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
     RETURN NULL;
 END;
@@ -475,6 +516,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the F-I
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -517,13 +562,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c1", new_rows."z" AS "c2", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."c" AS "c1", old_rows."z" AS "c2", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSE
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c1", new_rows."z" AS "c2", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c1", old_rows."z" AS "c2", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     END IF;
     RETURN NULL;
@@ -550,7 +595,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A3
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT base."c", base."z", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT base."c", base."z", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a3"();
     RETURN NULL;
 END;

@@ -41,13 +41,48 @@ CREATE TABLE "pgivm_v"."w_at_r_b" ("r.b" integer, "count" bigint NOT NULL, UNIQU
 
 CREATE TABLE "pgivm_v"."dw_at_r_b" ("r.b" integer, "count" bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."dw_at_r_b" IS 'scratch: the delta of w_at_r_b during a statement';
 
-CREATE TABLE "pgivm_v"."a1_delta" ("a" integer, "b" integer, "x" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom r during a statement';
+CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom r during a statement';
 
-CREATE TABLE "pgivm_v"."a2_delta" ("b" integer, "c" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
+CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
 
-CREATE TABLE "pgivm_v"."a3_delta" ("c" integer, "z" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a3_delta" IS 'scratch: the net change of atom t during a statement';
+CREATE TABLE "pgivm_v"."a3_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a3_delta" IS 'scratch: the net change of atom t during a statement';
 
--- phase: functions (10 statements)
+-- phase: functions (13 statements)
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{a,b,x,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "a" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "b" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "x" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_2" TO "c3";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{b,c,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "b" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "c" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a3_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{c,z,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "c" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "z" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
 
 -- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
 -- views need nothing more (there is no partition or threshold to recompute).
@@ -80,9 +115,9 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."b" AS "r.b", "r"."a" AS "r.a", "r"."x" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
-    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
-    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
+    MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."c2" AS "r.b", "r"."c1" AS "r.a", "r"."c3" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."c2" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."c2" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
     MERGE INTO "pgivm_v"."w_at_r_b" AS v USING "pgivm_v"."dw_at_r_b" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_r_b" AS w HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count") VALUES (d."count");
     DELETE FROM "pgivm_v"."dw_at_r_b";
@@ -101,9 +136,9 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."b" AS "r.b", "r"."a" AS "r.a", "r"."x" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
-    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
-    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."b" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
+    MERGE INTO "pgivm_v"."list_leaf_r" AS v USING (SELECT "r"."c2" AS "r.b", "r"."c1" AS "r.a", "r"."c3" AS "r.x", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1, 2, 3) AS d ON v."r.b" = d."r.b" AND (v."r.a" = d."r.a" OR (v."r.a" IS NULL AND d."r.a" IS NULL)) AND (v."r.x" = d."r.x" OR (v."r.x" IS NULL AND d."r.x" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "r.a", "r.x", "count") VALUES (d."r.b", d."r.a", d."r.x", d."count");
+    MERGE INTO "pgivm_v"."leaf_r" AS v USING (SELECT "r"."c2" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_r_b" SELECT "c0"."r.b" AS "r.b", sum("c0"."count" * "c1"."count") AS "count" FROM "pgivm_v"."at_s_c" AS "c0" JOIN (SELECT "r"."c2" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."r.b" = "c0"."r.b" GROUP BY 1;
     MERGE INTO "pgivm_v"."w_at_r_b" AS v USING "pgivm_v"."dw_at_r_b" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
     MERGE INTO "pgivm_v"."at_r_b" AS v USING (SELECT sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_r_b" AS w HAVING count(*) > 0) AS d ON true WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("count") VALUES (d."count");
     DELETE FROM "pgivm_v"."dw_at_r_b";
@@ -151,9 +186,9 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;
+    MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;
     MERGE INTO "pgivm_v"."w_at_s_c" AS v USING "pgivm_v"."dw_at_s_c" AS d ON v."r.b" = d."r.b" AND v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "s.c", "count") VALUES (d."r.b", d."s.c", d."count");
     INSERT INTO "pgivm_v"."d_at_s_c" SELECT "w"."r.b" AS "r.b", sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_s_c" AS w GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
@@ -178,9 +213,9 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a2"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
-    INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c" AS "s.c", "r"."b" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."b" IS NOT NULL AND "r"."c" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;
+    MERGE INTO "pgivm_v"."list_leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS d ON v."s.c" = d."s.c" AND v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("s.c", "r.b", "count") VALUES (d."s.c", d."r.b", d."count");
+    INSERT INTO "pgivm_v"."dw_at_s_c" SELECT "c0"."r.b" AS "r.b", "c0"."s.c" AS "s.c", sum("c0"."count" * "c1"."count") AS "count" FROM (SELECT "r"."c2" AS "s.c", "r"."c1" AS "r.b", sum("r"."mult") AS "count" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c1" IS NOT NULL AND "r"."c2" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_t" AS "c1" ON "c1"."s.c" = "c0"."s.c" GROUP BY 1, 2;
     MERGE INTO "pgivm_v"."w_at_s_c" AS v USING "pgivm_v"."dw_at_s_c" AS d ON v."r.b" = d."r.b" AND v."s.c" = d."s.c" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "s.c", "count") VALUES (d."r.b", d."s.c", d."count");
     INSERT INTO "pgivm_v"."d_at_s_c" SELECT "w"."r.b" AS "r.b", sum("w"."count") AS "count" FROM "pgivm_v"."dw_at_s_c" AS w GROUP BY 1;
     MERGE INTO "pgivm_v"."at_s_c" AS v USING "pgivm_v"."d_at_s_c" AS d ON v."r.b" = d."r.b" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("r.b", "count") VALUES (d."r.b", d."count");
@@ -222,6 +257,10 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'F-IVM view v: TRUNCATE of atom s'
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -264,13 +303,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "c1", new_rows."b" AS "c2", new_rows."x" AS "c3", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."a" AS "c1", old_rows."b" AS "c2", old_rows."x" AS "c3", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "c1", new_rows."b" AS "c2", new_rows."x" AS "c3", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "c1", old_rows."b" AS "c2", old_rows."x" AS "c3", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
     RETURN NULL;
@@ -297,7 +336,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A1
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT base."a", base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT base."a", base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
     RETURN NULL;
 END;
@@ -335,6 +374,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the F-I
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -377,13 +420,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
     RETURN NULL;
@@ -410,7 +453,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A2
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
     RETURN NULL;
 END;

@@ -21,11 +21,35 @@ CREATE TABLE "pgivm_v"."leaf_s" ("h.postcode" integer, "count" bigint NOT NULL, 
 
 CREATE TABLE "pgivm_v"."at_h_postcode" ("h.rooms" integer, "count" bigint NOT NULL, "p1" bigint NOT NULL, "p2" numeric NOT NULL, "p3" bigint NOT NULL, "p4" numeric NOT NULL, UNIQUE NULLS NOT DISTINCT ("h.rooms")) WITH (fillfactor = 80); COMMENT ON TABLE "pgivm_v"."at_h_postcode" IS 'F-IVM view at_h_postcode[h.rooms] = ⊕_h.postcodeleaf_h ⊗ leaf_s; ring sum';
 
-CREATE TABLE "pgivm_v"."a1_delta" ("postcode" integer, "price" integer, "rooms" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom h during a statement';
+CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a1_delta" IS 'scratch: the net change of atom h during a statement';
 
-CREATE TABLE "pgivm_v"."a2_delta" ("hours" integer, "postcode" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
+CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL); COMMENT ON TABLE "pgivm_v"."a2_delta" IS 'scratch: the net change of atom s during a statement';
 
--- phase: functions (7 statements)
+-- phase: functions (9 statements)
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{postcode,price,rooms,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "postcode" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "price" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "rooms" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_2" TO "c3";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{hours,postcode,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "hours" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "postcode" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
 
 -- Called by the capture layer after a TRUNCATE has cleared the atoms of a plain table; F-IVM's
 -- views need nothing more (there is no partition or threshold to recompute).
@@ -58,8 +82,8 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
-    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."c1" AS "h.postcode", "r"."c3" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."c1" AS "h.postcode", "r"."c3" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -75,8 +99,8 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
-    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."postcode" AS "h.postcode", "r"."rooms" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."price" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."price")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."leaf_h" AS v USING (SELECT "r"."c1" AS "h.postcode", "r"."c3" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL GROUP BY 1, 2) AS d ON v."h.postcode" = d."h.postcode" AND (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.postcode", d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM (SELECT "r"."c1" AS "h.postcode", "r"."c3" AS "h.rooms", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p2", sum(("r"."mult" * ("r"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("r"."mult" * coalesce(("r"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS r WHERE "r"."c1" IS NOT NULL GROUP BY 1, 2) AS "c0" JOIN "pgivm_v"."leaf_s" AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -119,8 +143,8 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."hours")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
-    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."hours")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c1")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."c2" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c1")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
@@ -136,8 +160,8 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a2"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."hours")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
-    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."postcode" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."hours")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."postcode" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."leaf_s" AS v USING (SELECT "r"."c2" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c1")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS d ON v."h.postcode" = d."h.postcode" WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.postcode", "count", "p1", "p2") VALUES (d."h.postcode", d."count", d."p1", d."p2");
+    MERGE INTO "pgivm_v"."at_h_postcode" AS v USING (SELECT "c0"."h.rooms" AS "h.rooms", sum(("c0"."count" * "c1"."count")::bigint) AS "count", sum(("c0"."p1" * "c1"."p1")::bigint) AS "p1", sum(("c0"."p2" * "c1"."p2")::numeric) AS "p2", sum(("c0"."p3" * "c1"."count")::bigint) AS "p3", sum(("c0"."p4" * "c1"."count")::numeric) AS "p4" FROM "pgivm_v"."leaf_h" AS "c0" JOIN (SELECT "r"."c2" AS "h.postcode", sum(("r"."mult")::bigint) AS "count", sum(("r"."mult" * ("r"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("r"."mult" * coalesce(("r"."c1")::numeric, 0))::numeric) AS "p2" FROM "pgivm_v"."a2_delta" AS r WHERE "r"."c2" IS NOT NULL GROUP BY 1) AS "c1" ON "c1"."h.postcode" = "c0"."h.postcode" GROUP BY 1) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
@@ -166,6 +190,10 @@ COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'F-IVM view v: TRUNCATE of atom s'
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -208,13 +236,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT "postcode", "price", "rooms", sum(m)::bigint AS m FROM (SELECT new_rows."postcode" AS "postcode", new_rows."price" AS "price", new_rows."rooms" AS "rooms", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "postcode", old_rows."price" AS "price", old_rows."rooms" AS "rooms", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "postcode", "price", "rooms" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
     RETURN NULL;
@@ -241,7 +269,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A1
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("postcode", "price", "rooms", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
     RETURN NULL;
 END;
@@ -279,6 +307,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the F-I
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -321,13 +353,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT "hours", "postcode", sum(m)::bigint AS m FROM (SELECT new_rows."hours" AS "hours", new_rows."postcode" AS "postcode", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "hours", old_rows."postcode" AS "postcode", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) rows GROUP BY "hours", "postcode" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
     RETURN NULL;
@@ -354,7 +386,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A2
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("hours", "postcode", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
     RETURN NULL;
 END;

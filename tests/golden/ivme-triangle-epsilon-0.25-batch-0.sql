@@ -1636,6 +1636,10 @@ $pgivm$;
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1680,31 +1684,31 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         -- R
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_r"(change."a", change."b", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_r"();
         END IF;
     ELSIF TG_OP = 'DELETE' THEN
         -- R
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_r"(change."a", change."b", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_r"();
         END IF;
     ELSE
         -- R
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_r"(change."a", change."b", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT "a", "b", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) rows GROUP BY "a", "b" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."r_delta" ("a", "b", mult) SELECT changes."a", changes."b", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", 1 AS m FROM new_rows WHERE new_rows."a" IS NOT NULL AND new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", -1 AS m FROM old_rows WHERE old_rows."a" IS NOT NULL AND old_rows."b" IS NOT NULL) AS changes GROUP BY changes."a", changes."b" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_r"();
         END IF;
     END IF;
@@ -1770,6 +1774,10 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_r"() IS 'pgivm view triangles
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1814,31 +1822,31 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         -- S
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_s"(change."b", change."c", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_s"();
         END IF;
     ELSIF TG_OP = 'DELETE' THEN
         -- S
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_s"(change."b", change."c", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_s"();
         END IF;
     ELSE
         -- S
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_s"(change."b", change."c", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."s_delta" ("b", "c", mult) SELECT changes."b", changes."c", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."b", changes."c" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_s"();
         END IF;
     END IF;
@@ -1904,6 +1912,10 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_s"() IS 'pgivm view triangles
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1948,31 +1960,31 @@ BEGIN
     IF TG_OP = 'INSERT' THEN
         -- T
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_t"(change."c", change."a", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_t"();
         END IF;
     ELSIF TG_OP = 'DELETE' THEN
         -- T
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_t"(change."c", change."a", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_t"();
         END IF;
     ELSE
         -- T
         IF changed_rows <= 0 THEN
-            FOR change IN SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0 LOOP
+            FOR change IN SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0 LOOP
                 PERFORM "pgivm_triangles"."apply_t"(change."c", change."a", change.m);
             END LOOP;
         ELSE
-            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT "c", "a", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) rows GROUP BY "c", "a" HAVING sum(m) <> 0;
+            INSERT INTO "pgivm_triangles"."t_delta" ("c", "a", mult) SELECT changes."c", changes."a", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."a" AS "a", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL AND new_rows."a" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."a" AS "a", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL AND old_rows."a" IS NOT NULL) AS changes GROUP BY changes."c", changes."a" HAVING sum(changes.m) <> 0;
             PERFORM "pgivm_triangles"."apply_batch_t"();
         END IF;
     END IF;

@@ -129,23 +129,23 @@ CREATE TABLE "pgivm_v"."sample" (
 );
 CREATE INDEX ON "pgivm_v"."sample" USING gin (rids);
 
-CREATE TABLE "pgivm_v"."a1" (rid bigint PRIMARY KEY, "a" integer, "b" integer, "x" integer); COMMENT ON TABLE "pgivm_v"."a1" IS 'the rows of atom r (r) the sample can use, each with its row id';
+CREATE TABLE "pgivm_v"."a1" (rid bigint PRIMARY KEY, "c1" integer, "c2" integer, "c3" integer); COMMENT ON TABLE "pgivm_v"."a1" IS 'the rows of atom r (r) the sample can use, each with its row id';
 
-CREATE INDEX ON "pgivm_v"."a1" ("b");
+CREATE INDEX ON "pgivm_v"."a1" ("c2");
 
-CREATE TABLE "pgivm_v"."a1_delta" ("a" integer, "b" integer, "x" integer, mult bigint NOT NULL);
+CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mult bigint NOT NULL);
 
-CREATE TABLE "pgivm_v"."a2" (rid bigint PRIMARY KEY, "b" integer, "c" integer); COMMENT ON TABLE "pgivm_v"."a2" IS 'the rows of atom s (s) the sample can use, each with its row id';
+CREATE TABLE "pgivm_v"."a2" (rid bigint PRIMARY KEY, "c1" integer, "c2" integer); COMMENT ON TABLE "pgivm_v"."a2" IS 'the rows of atom s (s) the sample can use, each with its row id';
 
-CREATE INDEX ON "pgivm_v"."a2" ("b", "c");
+CREATE INDEX ON "pgivm_v"."a2" ("c1", "c2");
 
-CREATE TABLE "pgivm_v"."a2_delta" ("b" integer, "c" integer, mult bigint NOT NULL);
+CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
-CREATE TABLE "pgivm_v"."a3" (rid bigint PRIMARY KEY, "c" integer, "z" integer); COMMENT ON TABLE "pgivm_v"."a3" IS 'the rows of atom t (t) the sample can use, each with its row id';
+CREATE TABLE "pgivm_v"."a3" (rid bigint PRIMARY KEY, "c1" integer, "c2" integer); COMMENT ON TABLE "pgivm_v"."a3" IS 'the rows of atom t (t) the sample can use, each with its row id';
 
-CREATE INDEX ON "pgivm_v"."a3" ("c");
+CREATE INDEX ON "pgivm_v"."a3" ("c1");
 
-CREATE TABLE "pgivm_v"."a3_delta" ("c" integer, "z" integer, mult bigint NOT NULL);
+CREATE TABLE "pgivm_v"."a3_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
 CREATE TABLE "pgivm_v"."dict_0" (kid bigint PRIMARY KEY DEFAULT nextval('pgivm_v.kid_seq'), "k0" integer NOT NULL, UNIQUE ("k0")); COMMENT ON TABLE "pgivm_v"."dict_0" IS 'join-tree edge 0 on (r.b): each key value''s number (kid)';
 
@@ -153,7 +153,77 @@ CREATE TABLE "pgivm_v"."dict_1" (kid bigint PRIMARY KEY DEFAULT nextval('pgivm_v
 
 INSERT INTO "pgivm_v"."node" VALUES (0, 0, 0, NULL, NULL, ARRAY[1]::int[], ARRAY[0]::int[], true, false), (1, 0, 1, 0, 0, ARRAY[2]::int[], ARRAY[1]::int[], true, false), (2, 0, 2, 1, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (3, 1, 0, 4, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (4, 1, 1, NULL, NULL, ARRAY[3, 5]::int[], ARRAY[0, 1]::int[], false, false), (5, 1, 2, 4, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (6, 2, 0, 7, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (7, 2, 1, 8, 1, ARRAY[6]::int[], ARRAY[0]::int[], true, false), (8, 2, 2, NULL, NULL, ARRAY[7]::int[], ARRAY[1]::int[], false, false);
 
--- phase: functions (16 statements)
+-- phase: functions (22 statements)
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{rid,a,b,x}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "a" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "b" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "x" TO "pgivm_renaming_3";
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "pgivm_renaming_1" TO "c1";
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "pgivm_renaming_2" TO "c2";
+        ALTER TABLE "pgivm_v"."a1" RENAME COLUMN "pgivm_renaming_3" TO "c3";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a1_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{a,b,x,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "a" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "b" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "x" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+        ALTER TABLE "pgivm_v"."a1_delta" RENAME COLUMN "pgivm_renaming_2" TO "c3";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{rid,b,c}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2" RENAME COLUMN "b" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2" RENAME COLUMN "c" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a2" RENAME COLUMN "pgivm_renaming_1" TO "c1";
+        ALTER TABLE "pgivm_v"."a2" RENAME COLUMN "pgivm_renaming_2" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a2_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{b,c,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "b" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "c" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a2_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a3"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{rid,c,z}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a3" RENAME COLUMN "c" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a3" RENAME COLUMN "z" TO "pgivm_renaming_2";
+        ALTER TABLE "pgivm_v"."a3" RENAME COLUMN "pgivm_renaming_1" TO "c1";
+        ALTER TABLE "pgivm_v"."a3" RENAME COLUMN "pgivm_renaming_2" TO "c2";
+    END IF;
+END $pgivm$;
+
+DO $pgivm$ BEGIN
+    IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
+              WHERE a.attrelid = pg_catalog.to_regclass('"pgivm_v"."a3_delta"') AND a.attnum > 0 AND NOT a.attisdropped
+              ORDER BY a.attnum) = '{c,z,mult}'::text[] THEN
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "c" TO "pgivm_renaming_0";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "z" TO "pgivm_renaming_1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_0" TO "c1";
+        ALTER TABLE "pgivm_v"."a3_delta" RENAME COLUMN "pgivm_renaming_1" TO "c2";
+    END IF;
+END $pgivm$;
 
 -- The dynamic index of §4 (Algorithms 7 and 9, and 10 and 11 with grouping) over the tables of
 -- 00_state.sql, written once for every query: nodes, edges and keys are numbers. Deletes (which the paper leaves out) use the
@@ -851,58 +921,58 @@ DECLARE
     kids bigint[];
     i bigint;
 BEGIN
-    FOR r IN SELECT * FROM "pgivm_v"."a1_delta" WHERE mult < 0 LOOP
-        FOR victim IN SELECT rid FROM "pgivm_v"."a1" WHERE "a" IS NOT DISTINCT FROM r."a" AND "b" = r."b" AND "x" IS NOT DISTINCT FROM r."x" ORDER BY rid DESC LIMIT -r.mult LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE d.mult < 0 LOOP
+        FOR victim IN SELECT x.rid FROM "pgivm_v"."a1" AS x WHERE x."c1" IS NOT DISTINCT FROM r."c1" AND x."c2" = r."c2" AND x."c3" IS NOT DISTINCT FROM r."c3" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
             PERFORM "pgivm_v"."forget"(victim);
-            DELETE FROM "pgivm_v"."a1" WHERE rid = victim;
+            DELETE FROM "pgivm_v"."a1" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
     END LOOP;
-    FOR r IN SELECT * FROM "pgivm_v"."a2_delta" WHERE mult < 0 LOOP
-        FOR victim IN SELECT rid FROM "pgivm_v"."a2" WHERE "b" = r."b" AND "c" = r."c" ORDER BY rid DESC LIMIT -r.mult LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE d.mult < 0 LOOP
+        FOR victim IN SELECT x.rid FROM "pgivm_v"."a2" AS x WHERE x."c1" = r."c1" AND x."c2" = r."c2" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
             PERFORM "pgivm_v"."forget"(victim);
-            DELETE FROM "pgivm_v"."a2" WHERE rid = victim;
+            DELETE FROM "pgivm_v"."a2" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
     END LOOP;
-    FOR r IN SELECT * FROM "pgivm_v"."a3_delta" WHERE mult < 0 LOOP
-        FOR victim IN SELECT rid FROM "pgivm_v"."a3" WHERE "c" = r."c" AND "z" IS NOT DISTINCT FROM r."z" ORDER BY rid DESC LIMIT -r.mult LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE d.mult < 0 LOOP
+        FOR victim IN SELECT x.rid FROM "pgivm_v"."a3" AS x WHERE x."c1" = r."c1" AND x."c2" IS NOT DISTINCT FROM r."c2" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
             PERFORM "pgivm_v"."forget"(victim);
-            DELETE FROM "pgivm_v"."a3" WHERE rid = victim;
+            DELETE FROM "pgivm_v"."a3" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
     END LOOP;
     IF gone > 0 THEN
         PERFORM "pgivm_v"."repair"();
     END IF;
-    FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE mult > 0 ORDER BY 1, 2, 3 LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2, 3 LOOP
         FOR i IN 1..r.mult LOOP
             new_rid := nextval('pgivm_v.rid_seq');
-            INSERT INTO "pgivm_v"."a1" VALUES (new_rid, r."a", r."b", r."x");
-            kids := ARRAY["pgivm_v"."kid_0"(r."b"), NULL]::bigint[];
+            INSERT INTO "pgivm_v"."a1" VALUES (new_rid, r."c1", r."c2", r."c3");
+            kids := ARRAY["pgivm_v"."kid_0"(r."c2"), NULL]::bigint[];
             PERFORM "pgivm_v"."row_add"(0, new_rid, kids, ARRAY[new_rid, NULL, NULL]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(0, new_rid, kids);
             PERFORM "pgivm_v"."reservoir_batch"(0, new_rid, kids);
         END LOOP;
     END LOOP;
-    FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE mult > 0 ORDER BY 1, 2 LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
         FOR i IN 1..r.mult LOOP
             new_rid := nextval('pgivm_v.rid_seq');
-            INSERT INTO "pgivm_v"."a2" VALUES (new_rid, r."b", r."c");
-            kids := ARRAY["pgivm_v"."kid_0"(r."b"), "pgivm_v"."kid_1"(r."c")]::bigint[];
+            INSERT INTO "pgivm_v"."a2" VALUES (new_rid, r."c1", r."c2");
+            kids := ARRAY["pgivm_v"."kid_0"(r."c1"), "pgivm_v"."kid_1"(r."c2")]::bigint[];
             PERFORM "pgivm_v"."row_add"(1, new_rid, kids, ARRAY[NULL, new_rid, NULL]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(1, new_rid, kids);
             PERFORM "pgivm_v"."reservoir_batch"(1, new_rid, kids);
         END LOOP;
     END LOOP;
-    FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE mult > 0 ORDER BY 1, 2 LOOP
+    FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
         FOR i IN 1..r.mult LOOP
             new_rid := nextval('pgivm_v.rid_seq');
-            INSERT INTO "pgivm_v"."a3" VALUES (new_rid, r."c", r."z");
-            kids := ARRAY[NULL, "pgivm_v"."kid_1"(r."c")]::bigint[];
+            INSERT INTO "pgivm_v"."a3" VALUES (new_rid, r."c1", r."c2");
+            kids := ARRAY[NULL, "pgivm_v"."kid_1"(r."c1")]::bigint[];
             PERFORM "pgivm_v"."row_add"(2, new_rid, kids, ARRAY[NULL, NULL, new_rid]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(2, new_rid, kids);
             PERFORM "pgivm_v"."reservoir_batch"(2, new_rid, kids);
@@ -962,6 +1032,10 @@ $pgivm$;
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1004,13 +1078,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "c1", new_rows."b" AS "c2", new_rows."x" AS "c3", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."a" AS "c1", old_rows."b" AS "c2", old_rows."x" AS "c3", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     ELSE
-        INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT "a", "b", "x", sum(m)::bigint AS m FROM (SELECT new_rows."a" AS "a", new_rows."b" AS "b", new_rows."x" AS "x", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "a", old_rows."b" AS "b", old_rows."x" AS "x", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) rows GROUP BY "a", "b", "x" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."a" AS "c1", new_rows."b" AS "c2", new_rows."x" AS "c3", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL UNION ALL SELECT old_rows."a" AS "c1", old_rows."b" AS "c2", old_rows."x" AS "c3", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
     RETURN NULL;
@@ -1037,7 +1111,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A1
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT base."a", base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT base."a", base."b", base."x", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a1"();
     RETURN NULL;
 END;
@@ -1075,6 +1149,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a1"() IS 'pgivm view v: clear the res
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1117,13 +1195,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     ELSE
-        INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT "b", "c", sum(m)::bigint AS m FROM (SELECT new_rows."b" AS "b", new_rows."c" AS "c", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "b", old_rows."c" AS "c", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) rows GROUP BY "b", "c" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."b" AS "c1", new_rows."c" AS "c2", 1 AS m FROM new_rows WHERE new_rows."b" IS NOT NULL AND new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."b" AS "c1", old_rows."c" AS "c2", -1 AS m FROM old_rows WHERE old_rows."b" IS NOT NULL AND old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
     RETURN NULL;
@@ -1150,7 +1228,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A2
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."b", base."c", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a2"();
     RETURN NULL;
 END;
@@ -1188,6 +1266,10 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the res
 -- never join) goes to R, then S, then T, each applied on the state left by the previous one,
 -- which is exactly the delta of the (self-)join count. An UPDATE that leaves the join columns
 -- alone nets to nothing. The sink then takes the net change of each atom (see pgivm.capture.SINKS).
+-- A base column is read only qualified (new_rows.col) and renamed at once: the net change names it
+-- after its relation's variable (a, b, c) or its place in its atom (c1, c2, ...), never after
+-- itself, so a base column called like a variable below (changed_rows, change) or like a column of
+-- pgivm's own (m, mult) is just a column.
 --
 -- These are the only entry points: SECURITY DEFINER so that writers of the base table need no
 -- privileges on the state. None of them looks a base table up by name: they read the trigger's
@@ -1230,13 +1312,13 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     IF TG_OP = 'INSERT' THEN
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c1", new_rows."z" AS "c2", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."c" AS "c1", old_rows."z" AS "c2", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     ELSE
-        INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT "c", "z", sum(m)::bigint AS m FROM (SELECT new_rows."c" AS "c", new_rows."z" AS "z", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c", old_rows."z" AS "z", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) rows GROUP BY "c", "z" HAVING sum(m) <> 0;
+        INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."c" AS "c1", new_rows."z" AS "c2", 1 AS m FROM new_rows WHERE new_rows."c" IS NOT NULL UNION ALL SELECT old_rows."c" AS "c1", old_rows."z" AS "c2", -1 AS m FROM old_rows WHERE old_rows."c" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
         PERFORM "pgivm_v"."apply_batch_a3"();
     END IF;
     RETURN NULL;
@@ -1263,7 +1345,7 @@ BEGIN
             HINT = 'Retry the transaction.';
     END IF;
     -- A3
-    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT base."c", base."z", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
+    EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT base."c", base."z", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
     PERFORM "pgivm_v"."apply_batch_a3"();
     RETURN NULL;
 END;
@@ -1295,15 +1377,15 @@ COMMENT ON FUNCTION "pgivm_v"."on_truncate_a3"() IS 'pgivm view v: clear the res
 
 INSERT INTO "pgivm_v"."state" (k, seed, rng) VALUES (5, 7, 7191089600892374487);
 
-INSERT INTO "pgivm_v"."a1_delta" ("a", "b", "x", mult) SELECT b."a", b."b", b."x", count(*) FROM "public"."r" AS b WHERE "b".tableoid = 16384::pg_catalog.oid AND b."b" IS NOT NULL GROUP BY 1, 2, 3;
+INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT b."a", b."b", b."x", count(*) FROM "public"."r" AS b WHERE "b".tableoid = 16384::pg_catalog.oid AND b."b" IS NOT NULL GROUP BY 1, 2, 3;
 
 SELECT "pgivm_v"."apply_pending"();
 
-INSERT INTO "pgivm_v"."a2_delta" ("b", "c", mult) SELECT b."b", b."c", count(*) FROM "public"."s" AS b WHERE "b".tableoid = 16385::pg_catalog.oid AND b."b" IS NOT NULL AND b."c" IS NOT NULL GROUP BY 1, 2;
+INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT b."b", b."c", count(*) FROM "public"."s" AS b WHERE "b".tableoid = 16385::pg_catalog.oid AND b."b" IS NOT NULL AND b."c" IS NOT NULL GROUP BY 1, 2;
 
 SELECT "pgivm_v"."apply_pending"();
 
-INSERT INTO "pgivm_v"."a3_delta" ("c", "z", mult) SELECT b."c", b."z", count(*) FROM "public"."t" AS b WHERE "b".tableoid = 16386::pg_catalog.oid AND b."c" IS NOT NULL GROUP BY 1, 2;
+INSERT INTO "pgivm_v"."a3_delta" ("c1", "c2", mult) SELECT b."c", b."z", count(*) FROM "public"."t" AS b WHERE "b".tableoid = 16386::pg_catalog.oid AND b."c" IS NOT NULL GROUP BY 1, 2;
 
 SELECT "pgivm_v"."apply_pending"();
 
@@ -1345,6 +1427,6 @@ CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."t" FOR EACH STATEM
 
 CREATE OR REPLACE VIEW "pgivm_v"."result" AS SELECT filled AS count FROM "pgivm_v"."state"; COMMENT ON VIEW "pgivm_v"."result" IS 'pgivm: the number of sampled join results';
 
-CREATE OR REPLACE VIEW "public"."v" AS SELECT "r"."a" AS "a", "r"."x" AS "x", "t"."z" AS "z" FROM "pgivm_v"."sample" AS pgivm_sampled JOIN "pgivm_v"."a1" AS "r" ON "r".rid = pgivm_sampled.rids[1] JOIN "pgivm_v"."a2" AS "s" ON "s".rid = pgivm_sampled.rids[2] JOIN "pgivm_v"."a3" AS "t" ON "t".rid = pgivm_sampled.rids[3] ORDER BY pgivm_sampled.slot; COMMENT ON VIEW "public"."v" IS 'pgivm: a uniform sample of at most 5 results, kept by reservoir sampling over joins, state in schema pgivm_v. Definition: SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c';
+CREATE OR REPLACE VIEW "public"."v" AS SELECT "a1"."c1" AS "a", "a1"."c3" AS "x", "a3"."c2" AS "z" FROM "pgivm_v"."sample" AS pgivm_sampled JOIN "pgivm_v"."a1" AS "a1" ON "a1".rid = pgivm_sampled.rids[1] JOIN "pgivm_v"."a2" AS "a2" ON "a2".rid = pgivm_sampled.rids[2] JOIN "pgivm_v"."a3" AS "a3" ON "a3".rid = pgivm_sampled.rids[3] ORDER BY pgivm_sampled.slot; COMMENT ON VIEW "public"."v" IS 'pgivm: a uniform sample of at most 5 results, kept by reservoir sampling over joins, state in schema pgivm_v. Definition: SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c';
 
 REVOKE ALL ON ALL TABLES IN SCHEMA "pgivm_v" FROM PUBLIC; REVOKE ALL ON ALL FUNCTIONS IN SCHEMA "pgivm_v" FROM PUBLIC;

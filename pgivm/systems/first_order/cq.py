@@ -18,13 +18,14 @@ twice.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.cq import ColumnRef, ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.plain import from_where
 from pgivm.query.resolve import ResolvedView
@@ -76,29 +77,58 @@ def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[cap
     return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
 
 
-def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable) -> list[tuple[rings.Entry, sql.Composable]]:
+def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable,
+                 stored: bool) -> list[tuple[rings.Entry, sql.Composable]]:
     """Each ring entry's summand for one joined row: the multiplicities times the lifted values."""
     ring = ctx.ring
     assert isinstance(ring, rings.SumRing)
     root = ctx.tree.root
-    return ring.row_terms(root, lambda v: _value(ctx)[v], multiplicity, root.marginalized)
+    value = _value(ctx, stored)
+    return ring.row_terms(root, lambda v: value[v], multiplicity, root.marginalized)
 
 
-def _value(ctx: maintain.Context) -> dict[str, sql.Composable]:
-    """Each variable's value in a joined row: its first column."""
-    return {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(v.columns[0].column))
+def _stored(cq: ConjunctiveQuery) -> Callable[[ColumnRef], str]:
+    """A column's name in the delta query's sources (``capture.stored_name``, as in K_delta)."""
+    return lambda ref: capture.stored_column(cq.atom(ref.alias).columns, ref.column)
+
+
+def _value(ctx: maintain.Context, stored: bool) -> dict[str, sql.Composable]:
+    """Each variable's value in a joined row: its first column, as the base table names it or, in
+    the delta query, as the sources do."""
+    name: Callable[[ColumnRef], str] = _stored(ctx.cq) if stored else (lambda ref: ref.column)
+    return {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(name(v.columns[0])))
             for v in ctx.cq.variables}
 
 
 def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable) -> sql.Composable:
-    value = _value(ctx)
+    """The result's rows over the base tables, or (``sources`` for every atom) over the delta
+    query's sources, whose columns are named as in K_delta."""
+    stored = bool(sources)
+    value = _value(ctx, stored)
     keys = ctx.tree.root.keys
-    terms = _entry_terms(ctx, multiplicity)
+    terms = _entry_terms(ctx, multiplicity, stored)
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
     items += [sql.SQL("sum({}) AS {}").format(t, sql.Identifier(e.name)) for e, t in terms]
     group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(keys)))) \
         if keys else sql.SQL(" HAVING count(*) > 0")  # type: ignore[arg-type]
-    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(ctx.view, sources=sources), group)
+    where = from_where(ctx.view, sources=sources, source_column=_stored(ctx.cq) if stored else None)
+    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), where, group)
+
+
+def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: sql.Composable | None,
+                 older: sql.Composable | None) -> sql.Composable:
+    """Another atom's rows as a delta query reads them, columns named as in K_delta (base columns
+    read qualified and renamed at once): its base table (a hole, named from its oid at run time),
+    less the rows the view does not reflect yet (``pending``, deferred), less the statement's net
+    change where the delta query must read the table's old state (``older``: that atom's K_delta)."""
+    read = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(c.name))
+                              for v, c in zip(captured.read("b"), captured.columns))
+    parts = [sql.SQL("SELECT {}, 1::bigint AS mult FROM {} AS b WHERE b.tableoid IS NOT NULL").format(read, table)]
+    columns = sql.SQL(", ").join(sql.SQL("p.{}").format(sql.Identifier(c.name)) for c in captured.columns)
+    for source in (sql.SQL("({})").format(pending) if pending is not None else None, older):
+        if source is not None:
+            parts.append(sql.SQL("SELECT {}, -p.mult FROM {} AS p").format(columns, source))
+    return sql.SQL("({})").format(sql.SQL(" UNION ALL ").join(parts))
 
 
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
@@ -117,7 +147,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             t=names(f"{captured.name}_delta"),
             cols=sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(c.name), sql.SQL(c.target_type))  # type: ignore[arg-type]
                                     for c in captured.columns)))
-    functions: list[sql.Composable] = [render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
+    functions: list[sql.Composable] = [*maintain.delta_layouts(ctx),
+                                       render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
     tables = cq.tables
     # deferred: the live base tables run ahead of the view by what is pending; read them without it
     logged = deferred.logged_tables(deferred_atoms(view), view) if deferred.is_deferred(params) else None
@@ -135,17 +166,11 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                 sources[other.alias] = delta
                 factors.append(sql.SQL("{}.mult").format(alias))
                 continue
-            table = sql.SQL("{} AS b").format(hole_of[other.table])
-            guard = sql.SQL("b.tableoid IS NOT NULL")
-            columns = sql.SQL(", ").join(sql.Identifier(c) for c in other.columns)
-            parts = [sql.SQL("SELECT {}, 1::bigint AS mult FROM {} WHERE {}").format(columns, table, guard)]
-            if logged is not None:
-                parts.append(sql.SQL("SELECT {}, -mult FROM ({}) AS pending").format(
-                    columns, deferred.pending_rows(names, logged[other.table], ctx.capture_atom(other.alias))))
-            if other.table == atom.table and j > i:  # old state of the same table: new minus the net change
-                other_delta = names(f"{ctx.atom_name(other.alias)}_delta")  # captured before any atom is applied
-                parts.append(sql.SQL("SELECT {}, -mult FROM {}").format(columns, other_delta))
-            sources[other.alias] = sql.SQL("({})").format(sql.SQL(" UNION ALL ").join(parts))
+            captured = ctx.capture_atom(other.alias)
+            pending = deferred.pending_rows(names, logged[other.table], captured) if logged is not None else None
+            # old state of the same table: new minus the net change, captured before any atom is applied
+            older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
+            sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
             factors.append(sql.SQL("{}.mult").format(alias))
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
             _result_select(ctx, sources, sql.SQL(" * ").join(factors))))

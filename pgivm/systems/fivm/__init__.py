@@ -114,7 +114,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     names = ctx.names
     values = {"schema": names.schema_id, "state": names("state"),
               "schema_comment": sql.Literal(f"pgivm state of view {name} (system fivm): {view.query.sql}")}
-    functions: list[sql.Composable] = [render(__name__, "40_restart.sql", {"restart": names("restart")})]
+    functions: list[sql.Composable] = [*maintain.delta_layouts(ctx),
+                                       render(__name__, "40_restart.sql", {"restart": names("restart")})]
     for atom in ctx.cq.atoms:
         if atom.alias not in ctx.tree.updatable:  # static: its table refuses writes, no delta tree
             continue

@@ -7,7 +7,8 @@ identifier is quoted with ``sql.Identifier``. Names in the state schema:
   ring entries it keeps; a listing also has ``w_<view>`` (W@X, before X is summed away) and
   ``list_<alias>`` (the atom's rows with their multiplicities);
 - ``d_<view>``, ``dw_<view>``: scratch for a delta on its way up (empty between statements);
-- ``a<i>_delta``: the net change of atom i for the current statement (filled by the capture layer);
+- ``a<i>_delta``: the net change of atom i for the current statement (filled by the capture layer),
+  its columns named by position (``capture.stored_name``: c1, c2, ...), never after base columns;
 - ``apply_batch_a<i>()``: the delta tree of atom i (§4.3): the leaf's delta from ``a<i>_delta``,
   then each view on the path to the root joined with its stored siblings, one set-at-a-time pass
   per statement, each stored view merged with its delta (``V := V ⊎ δV``, keys whose count reaches
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
-from pgivm.capture import CaptureAtom, CapturedColumn
+from pgivm.capture import CaptureAtom, CapturedColumn, renamed_atom_columns, stored_column, stored_name
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.common import Names
@@ -81,10 +82,10 @@ class Context:
         atom = self.cq.atom(alias)
         joins = set(self.cq.join_variables)
         columns = []
-        for col, variable in zip(atom.columns, atom.variables):
+        for position, (col, variable) in enumerate(zip(atom.columns, atom.variables)):
             source = self.view.column_types[(alias, col)]
             target = self.variable_type(variable) if variable in joins or variable in self.cq.free else source
-            columns.append(CapturedColumn(col, col, source, target, key=variable in joins))
+            columns.append(CapturedColumn(col, stored_name(position), source, target, key=variable in joins))
         return CaptureAtom(self.atom_name(alias), tuple(columns))
 
 
@@ -145,16 +146,35 @@ def state_tables(ctx: Context) -> list[sql.Composable]:
     return out
 
 
+def delta_layouts(ctx: Context) -> list[sql.Composable]:
+    """The atoms' _delta tables of a view an earlier pgivm made, their columns named after the
+    base columns, get ``stored_name``'s (``upgrade``; nothing to do on a fresh install)."""
+    return [renamed_atom_columns(ctx.names(f"{captured.name}_delta"), captured)
+            for captured in (ctx.capture_atom(atom.alias) for atom in ctx.cq.atoms)]
+
+
 # --- queries ------------------------------------------------------------------------------------------
+
+
+def _column_in_row(ctx: Context, alias: str, row: str, from_base: bool) -> Callable[[str], sql.Composable]:
+    """A base column of the atom in a row of its source: the base table (by its own name) or its
+    net change (by ``stored_name``)."""
+    columns = ctx.cq.atom(alias).columns
+
+    def ref(col: str) -> sql.Composable:
+        return column(row, col if from_base else stored_column(columns, col))
+
+    return ref
 
 
 def _value_in_row(ctx: Context, alias: str, row: str, from_base: bool) -> Callable[[str], sql.Composable]:
     """A variable's value in a row of an atom's source (the base table, or its net change)."""
     atom = ctx.cq.atom(alias)
+    at = _column_in_row(ctx, alias, row, from_base)
 
     def value(variable: str) -> sql.Composable:
         col = atom.columns[atom.variables.index(variable)]
-        ref = column(row, col)
+        ref = at(col)
         if from_base:
             target = ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type
             if target != ctx.view.column_types[(alias, col)]:
@@ -164,22 +184,23 @@ def _value_in_row(ctx: Context, alias: str, row: str, from_base: bool) -> Callab
     return value
 
 
-def _atom_conditions(ctx: Context, view: View, row: str, value: Callable[[str], sql.Composable]) -> list[sql.Composable]:
+def _atom_conditions(ctx: Context, view: View, at: Callable[[str], sql.Composable],
+                     value: Callable[[str], sql.Composable]) -> list[sql.Composable]:
     """The atom's filters, its NULL join values (which never join), selections between two of its
-    columns carrying one variable, and what the ring leaves out."""
+    columns carrying one variable, and what the ring leaves out (``at``: a base column in the row)."""
     atom = ctx.cq.atom(view.atom or "")
     conditions: list[sql.Composable] = []
     for f in ctx.cq.filters:
         if f.column.alias == atom.alias:
-            conditions.append(sql.SQL("{} {} {}").format(column(row, f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
+            conditions.append(sql.SQL("{} {} {}").format(at(f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
                                                          f.literal()))
     joins = set(ctx.cq.join_variables)
     seen: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):
         if variable in joins:
-            conditions.append(sql.SQL("{} IS NOT NULL").format(column(row, col)))
+            conditions.append(sql.SQL("{} IS NOT NULL").format(at(col)))
         if variable in seen:
-            conditions.append(sql.SQL("{} = {}").format(column(row, seen[variable]), column(row, col)))
+            conditions.append(sql.SQL("{} = {}").format(at(seen[variable]), at(col)))
         seen.setdefault(variable, col)
     if not ctx.tree.listing:
         conditions += ctx.ring.leaf_filters(view, value)
@@ -210,7 +231,7 @@ def leaf_query(ctx: Context, view: View, source: sql.Composable, from_base: bool
     mult = sql.SQL("1::bigint") if from_base else column("r", "mult")
     keys = ctx.list_variables(view) if list_form else view.keys
     terms = [(ctx.ring.count, mult)] if ctx.tree.listing else ctx.ring.leaf_terms(view, value, mult)
-    conditions = _atom_conditions(ctx, view, "r", value)
+    conditions = _atom_conditions(ctx, view, _column_in_row(ctx, view.atom, "r", from_base), value)
     if from_base:
         conditions.append(ctx.view.base_of(ctx.cq.atom(view.atom).table).guard("r"))
     return _select([(k, value(k)) for k in keys], terms, sql.SQL("{} AS r").format(source), conditions)

@@ -159,15 +159,34 @@ def _splitmix(seed: int) -> int:
 
 
 def capture_atom(view: ResolvedView, index: int) -> capture.CaptureAtom:
+    """The atom's columns, named by position in its _delta table and its atom table (``a<i>``,
+    beside ``rid``), as in everything the view keeps of an atom's rows (``capture.stored_name``)."""
     cq: ConjunctiveQuery = view.query
     atom = cq.atoms[index]
     joins = set(cq.join_variables)
     columns = []
-    for col, variable in zip(atom.columns, atom.variables):
+    for position, (col, variable) in enumerate(zip(atom.columns, atom.variables)):
         source = view.column_types[(atom.alias, col)]
         target = view.variable_types[variable] if variable in joins else source
-        columns.append(capture.CapturedColumn(col, col, source, target, key=variable in joins))
+        columns.append(capture.CapturedColumn(col, capture.stored_name(position), source, target, key=variable in joins))
     return capture.CaptureAtom(_atom_name(index), tuple(columns))
+
+
+def _stored(cq: ConjunctiveQuery, alias: str, column: str) -> sql.Identifier:
+    """A base column's name in the atom's stored rows (its atom table, its _delta)."""
+    return _q(capture.stored_column(cq.atom(alias).columns, column))
+
+
+def _alias(cq: ConjunctiveQuery, alias: str) -> sql.Identifier:
+    """What an atom's stored rows are called in this module's queries: the atom table's own name
+    (a1, a2, ...), never the query's alias, which may be named like a variable of the function
+    the query runs in (r and u, x of pred) or like another alias of the query (pgivm_sampled)."""
+    return _q(_atom_name([a.alias for a in cq.atoms].index(alias)))
+
+
+def _at(cq: ConjunctiveQuery, alias: str, column: str) -> sql.Composable:
+    """A base column of an atom, read from its stored rows (``_alias``)."""
+    return sql.SQL("{}.{}").format(_alias(cq, alias), _stored(cq, alias, column))
 
 
 def _letters(view: ResolvedView, table: TableRef) -> str:
@@ -192,24 +211,30 @@ def _q(name: str) -> sql.Identifier:
     return sql.Identifier(name)
 
 
-def _key_column(atom_columns: tuple[str, ...], atom_variables: tuple[str, ...], variable: str) -> str:
-    return atom_columns[atom_variables.index(variable)]
+def _key_column(atom_variables: tuple[str, ...], variable: str) -> sql.Identifier:
+    """The stored column of an atom that carries a variable (its first)."""
+    return _q(capture.stored_name(atom_variables.index(variable)))
 
 
-def _atom_filters(view: ResolvedView, index: int, row: str) -> list[sql.Composable]:
+def _atom_filters(view: ResolvedView, index: int, row: str, stored: bool = True) -> list[sql.Composable]:
     """The conditions on one atom's rows alone: its constant filters, and columns of the atom that
-    carry one variable (``r.a = s.b AND s.b = r.c`` selects r.a = r.c)."""
+    carry one variable (``r.a = s.b AND s.b = r.c`` selects r.a = r.c). ``row`` holds the atom's
+    stored rows (or, not ``stored``, the base table's)."""
     cq: ConjunctiveQuery = view.query
     atom = cq.atoms[index]
+
+    def at(column: str) -> sql.Composable:
+        name = _stored(cq, atom.alias, column) if stored else _q(column)
+        return sql.SQL("{}.{}").format(sql.SQL(row), name)  # type: ignore[arg-type]  # an alias of pgivm's
+
     out: list[sql.Composable] = []
     for f in cq.filters:
         if f.column.alias == atom.alias:
-            out.append(sql.SQL("{}.{} {} {}").format(sql.SQL(row), _q(f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
-                                                     f.literal()))
+            out.append(sql.SQL("{} {} {}").format(at(f.column.column), sql.SQL(f.op), f.literal()))  # type: ignore[arg-type]
     first: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):
         if variable in first:
-            out.append(sql.SQL("{r}.{a} = {r}.{b}").format(r=sql.SQL(row), a=_q(first[variable]), b=_q(col)))  # type: ignore[arg-type]
+            out.append(sql.SQL("{} = {}").format(at(first[variable]), at(col)))
         else:
             first[variable] = col
     return out
@@ -248,6 +273,17 @@ def _state_ddl(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Comp
     return out
 
 
+def _layouts(view: ResolvedView, names: Names) -> list[sql.Composable]:
+    """The atom tables and _delta tables of a view an earlier pgivm made, their columns named after
+    the base columns, get ``stored_name``'s (``upgrade``; nothing to do on a fresh install)."""
+    out = []
+    for i in range(len(view.query.atoms)):
+        cap = capture_atom(view, i)
+        out.append(capture.renamed_atom_columns(names(cap.name), cap, before=("rid",), after=()))
+        out.append(capture.renamed_atom_columns(names(f"{cap.name}_delta"), cap))
+    return out
+
+
 def _kid_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Composable]:
     out: list[sql.Composable] = []
     for edge in shape.edges:
@@ -275,11 +311,11 @@ def _pred_function(view: ResolvedView, names: Names) -> sql.Composable:
         aliases = [a.alias for a in cq.atoms]
         used = sorted({aliases.index(c.alias) for p in cq.predicates for c in (p.left, p.right)})
         body = sql.SQL("SELECT coalesce((SELECT {cond} FROM {tables} WHERE {ids}), false)").format(
-            cond=sql.SQL(" AND ").join(sql.SQL("{}.{} {} {}.{}").format(
-                _q(p.left.alias), _q(p.left.column), sql.SQL(p.op), _q(p.right.alias), _q(p.right.column))  # type: ignore[arg-type]
+            cond=sql.SQL(" AND ").join(sql.SQL("{} {} {}").format(
+                _at(cq, p.left.alias, p.left.column), sql.SQL(p.op), _at(cq, p.right.alias, p.right.column))  # type: ignore[arg-type]
                 for p in cq.predicates),
-            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(i)), _q(aliases[i])) for i in used),
-            ids=sql.SQL(" AND ").join(sql.SQL("{}.rid = x[{}]").format(_q(aliases[i]), sql.Literal(i + 1)) for i in used))
+            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(i)), _q(_atom_name(i))) for i in used),
+            ids=sql.SQL(" AND ").join(sql.SQL("{}.rid = x[{}]").format(_q(_atom_name(i)), sql.Literal(i + 1)) for i in used))
     return sql.SQL("CREATE FUNCTION {f}(x bigint[]) RETURNS boolean LANGUAGE sql SECURITY DEFINER STABLE "
                    "SET search_path = pg_catalog, pg_temp AS $pgivm$ {body} $pgivm$").format(f=names("pred"), body=body)
 
@@ -293,15 +329,15 @@ def _unit_rows_query(view: ResolvedView, names: Names, shape: Layout, atom: int)
     others = [a for a in unit.atoms if a != atom]
     value: dict[str, sql.Composable] = {}
     for col, variable in zip(cq.atoms[atom].columns, cq.atoms[atom].variables):
-        value.setdefault(variable, sql.SQL("r.{}").format(_q(col)))
+        value.setdefault(variable, sql.SQL("r.{}").format(_stored(cq, cq.atoms[atom].alias, col)))
     conditions = _unit_conditions(cq, tuple(others), value)
     return sql.SQL("SELECT {items} FROM {tables} WHERE {cond} ORDER BY {order}").format(
         items=sql.SQL(", ").join(
-            [sql.SQL("{}.rid AS {}").format(_q(cq.atoms[a].alias), _q(f"rid_{a}")) for a in others]
+            [sql.SQL("{}.rid AS {}").format(_q(_atom_name(a)), _q(f"rid_{a}")) for a in others]
             + [sql.SQL("{} AS {}").format(value[v], _q(f"key_{j}")) for j, v in enumerate(_unit_keys(shape, unit.number))]),
-        tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(cq.atoms[a].alias)) for a in others),
+        tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(_atom_name(a))) for a in others),
         cond=sql.SQL(" AND ").join(conditions or [sql.SQL("true")]),
-        order=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(cq.atoms[a].alias)) for a in others))
+        order=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(_atom_name(a))) for a in others))
 
 
 def _unit_conditions(cq: ConjunctiveQuery, atoms: tuple[int, ...],
@@ -312,7 +348,7 @@ def _unit_conditions(cq: ConjunctiveQuery, atoms: tuple[int, ...],
     out: list[sql.Composable] = []
     for a in atoms:
         for col, variable in zip(cq.atoms[a].columns, cq.atoms[a].variables):
-            mine = sql.SQL("{}.{}").format(_q(cq.atoms[a].alias), _q(col))
+            mine = _at(cq, cq.atoms[a].alias, col)
             if variable in first:
                 out.append(sql.SQL("{} = {}").format(mine, first[variable]))
             else:
@@ -341,20 +377,20 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
         unit = shape.unit_of(i)
         merged = len(unit.atoms) > 1
         match = sql.SQL(" AND ").join(
-            sql.SQL("{c} = r.{c}" if c.key else "{c} IS NOT DISTINCT FROM r.{c}").format(c=_q(c.name)) for c in cap.columns)
+            sql.SQL("x.{c} = r.{c}" if c.key else "x.{c} IS NOT DISTINCT FROM r.{c}").format(c=_q(c.name)) for c in cap.columns)
         if merged:
             leave = sql.SQL(
-                "            FOR unit_rid IN SELECT rid FROM {part} WHERE arid = victim ORDER BY rid LOOP\n"
+                "            FOR unit_rid IN SELECT p.rid FROM {part} AS p WHERE p.arid = victim ORDER BY p.rid LOOP\n"
                 "                moved := moved + {index_delete}(unit_rid);\n"
                 "            END LOOP;\n").format(part=o["part"], index_delete=o["index_delete"])
         else:
             leave = sql.SQL("            moved := moved + {index_delete}(victim);\n").format(index_delete=o["index_delete"])
         deletes.append(sql.SQL(
-            "    FOR r IN SELECT * FROM {delta} WHERE mult < 0 LOOP\n"
-            "        FOR victim IN SELECT rid FROM {atom} WHERE {match} ORDER BY rid DESC LIMIT -r.mult LOOP\n"
+            "    FOR r IN SELECT * FROM {delta} AS d WHERE d.mult < 0 LOOP\n"
+            "        FOR victim IN SELECT x.rid FROM {atom} AS x WHERE {match} ORDER BY x.rid DESC LIMIT -r.mult LOOP\n"
             "{leave}"
             "            PERFORM {forget}(victim);\n"
-            "            DELETE FROM {atom} WHERE rid = victim;\n"
+            "            DELETE FROM {atom} AS x WHERE x.rid = victim;\n"
             "            gone := gone + 1;\n"
             "        END LOOP;\n"
             "    END LOOP;").format(delta=names(f"{k}_delta"), atom=names(k), match=match or sql.SQL("true"),
@@ -365,7 +401,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
             if unit.number in edge.units:
                 args = sql.SQL(", ").join(
                     sql.SQL("u.{}").format(_q(f"key_{unit_keys.index(v)}")) if merged
-                    else sql.SQL("r.{}").format(_q(_key_column(atom.columns, atom.variables, v))) for v in edge.key)
+                    else sql.SQL("r.{}").format(_key_column(atom.variables, v)) for v in edge.key)
                 kids.append(sql.SQL("{}({})").format(names(f"kid_{edge.number}"), args))
             else:
                 kids.append(sql.SQL("NULL"))
@@ -397,7 +433,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
                 kids=sql.SQL(", ").join(kids), row_add=o["row_add"], unit=sql.Literal(unit.number),
                 parts=sql.SQL(", ").join(parts), index_insert=o["index_insert"], reservoir_batch=o["reservoir_batch"])
         inserts.append(sql.SQL(
-            "    FOR r IN SELECT * FROM {delta} AS d WHERE mult > 0{filters} ORDER BY {order} LOOP\n"
+            "    FOR r IN SELECT * FROM {delta} AS d WHERE d.mult > 0{filters} ORDER BY {order} LOOP\n"
             "        FOR i IN 1..r.mult LOOP\n"
             "            new_rid := nextval({seq});\n"
             "            INSERT INTO {atom} VALUES (new_rid{sep}{values});\n"
@@ -405,7 +441,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
             "        END LOOP;\n"
             "    END LOOP;").format(
             delta=names(f"{k}_delta"), filters=sql.SQL("").join(sql.SQL(" AND {}").format(f) for f in filters),
-            order=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cap.columns))] or [sql.SQL("mult")]),  # type: ignore[arg-type]
+            order=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cap.columns))] or [sql.SQL("d.mult")]),  # type: ignore[arg-type]
             seq=sql.Literal(f"{names.schema}.rid_seq"), atom=names(k),
             sep=sql.SQL(", ") if cap.columns else sql.SQL(""),
             values=sql.SQL(", ").join(sql.SQL("r.{}").format(_q(c.name)) for c in cap.columns), body=body))
@@ -460,7 +496,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     state_values = {**objects, "schema": names.schema_id,
                     "schema_comment": sql.Literal(f"pgivm state of view {name} (system sample): {cq.sql}")}
     functions: list[sql.Composable] = [
-        render(__name__, "10_index.sql", objects), render(__name__, "20_reservoir.sql", objects),
+        *_layouts(view, names), render(__name__, "10_index.sql", objects), render(__name__, "20_reservoir.sql", objects),
         _pred_function(view, names), *_kid_functions(view, names, shape), _apply_pending(view, names, shape),
         *_per_atom_functions(view, names, shape), render(__name__, "30_restart.sql", objects)]
     for table in cq.tables:
@@ -503,16 +539,18 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
 
 
 def _select_list(cq: ConjunctiveQuery) -> sql.Composable:
+    """The selected columns, read from the atom tables (joined under their own names, ``_joined``)."""
     return sql.SQL(", ").join(
-        sql.SQL("{}.{} AS {}").format(_q(o.column.alias), _q(o.column.column), _q(o.name))
+        sql.SQL("{} AS {}").format(_at(cq, o.column.alias, o.column.column), _q(o.name))
         for o in cq.outputs if isinstance(o, GroupColumn))
 
 
 def _joined(cq: ConjunctiveQuery, names: Names, source: str) -> sql.Composable:
+    """Each atom table joined on the row id a sampled result (``source``) names."""
     return sql.SQL(" ").join(
         sql.SQL("JOIN {} AS {} ON {}.rid = {}.rids[{}]").format(
-            names(_atom_name(i)), _q(a.alias), _q(a.alias), sql.SQL(source), sql.Literal(i + 1))  # type: ignore[arg-type]
-        for i, a in enumerate(cq.atoms))
+            names(_atom_name(i)), _q(_atom_name(i)), _q(_atom_name(i)), sql.SQL(source), sql.Literal(i + 1))  # type: ignore[arg-type]
+        for i in range(len(cq.atoms)))
 
 
 def sample_query(view: ResolvedView, names: Names) -> sql.Composable:
@@ -604,9 +642,9 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     # one-atom unit, its atom's rows).
     for unit in shape.units:
         joined = sql.SQL("SELECT ARRAY[{parts}]::bigint[] AS parts FROM {tables} WHERE {cond}").format(
-            parts=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(cq.atoms[a].alias)) if a in unit.atoms else sql.SQL("NULL")
+            parts=sql.SQL(", ").join(sql.SQL("{}.rid").format(_q(_atom_name(a))) if a in unit.atoms else sql.SQL("NULL")
                                      for a in range(len(cq.atoms))),
-            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(cq.atoms[a].alias))
+            tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(_atom_name(a)), _q(_atom_name(a)))
                                       for a in unit.atoms),
             cond=sql.SQL(" AND ").join(_unit_conditions(cq, unit.atoms) or [sql.SQL("true")]))
         stored = sql.SQL("SELECT parts FROM {} WHERE unit = {}").format(names("rows"), sql.Literal(unit.number))
@@ -617,7 +655,7 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
         cap = capture_atom(view, i)
         base = view.base_of(atom.table)
         cols = sql.SQL(", ").join([_q(c.name) for c in cap.columns] or [sql.SQL("1")])  # type: ignore[list-item]
-        filters = _atom_filters(view, i, "b")
+        filters = _atom_filters(view, i, "b", stored=False)
         keys = [sql.SQL("b.{} IS NOT NULL").format(_q(c.column)) for c in cap.columns if c.key]
         source = sql.SQL("SELECT {values} FROM {table} AS b WHERE {cond}").format(
             values=sql.SQL(", ").join([sql.SQL("{} AS {}").format(v, _q(c.name)) for v, c in zip(cap.read("b"), cap.columns)]
@@ -630,7 +668,8 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
         if rows:
             failures.append(CheckFailure(f"{_atom_name(i)}.equals_base_table", [tuple(r) for r in rows[:5]]))
     # Each sampled result is a result of the join (its rows' values satisfy every condition).
-    cond = from_where(view, sources={a.alias: names(_atom_name(i)) for i, a in enumerate(cq.atoms)})
+    cond = from_where(view, sources={a.alias: names(_atom_name(i)) for i, a in enumerate(cq.atoms)},
+                      source_column=lambda ref: capture.stored_column(cq.atom(ref.alias).columns, ref.column))
     ids = sql.SQL(" AND ").join(sql.SQL("{}.rid = pgivm_sampled.rids[{}]").format(_q(a.alias), sql.Literal(i + 1))
                                 for i, a in enumerate(cq.atoms))
     bad = conn.execute(sql.SQL("SELECT pgivm_sampled.slot FROM {sample} AS pgivm_sampled "
