@@ -235,10 +235,12 @@ def existing(conn: psycopg.Connection, oids: list[int]) -> list[int]:
 
 def stop_maintenance(conn: psycopg.Connection, record: catalog.ViewRecord) -> None:
     """drop's first step: the user view goes and the view's trigger functions become no-ops, with
-    no base table touched (writers pick that up at their next statement)."""
+    no base table touched (writers pick that up at their next statement), and writers of its
+    tables no longer serialize for it (their locks do not keep the second step waiting)."""
     conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(record.view_schema, record.name)))
     for function in catalog.trigger_functions(conn, record.name):
         conn.execute(common.no_op_trigger_function(function, record.name))
+    catalog.stop(conn, record.name)
 
 
 def remove(conn: psycopg.Connection, record: catalog.ViewRecord, oids: list[int], keep_state: bool) -> None:

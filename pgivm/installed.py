@@ -123,7 +123,7 @@ class InstalledView:
 
     @property
     def is_dropping(self) -> bool:
-        return dropping(self.conn, self.view_schema, self.name)
+        return not self.record.maintained or dropping(self.conn, self.view_schema, self.name)
 
     def check_not_dropping(self) -> None:
         if self.is_dropping:

@@ -1039,6 +1039,13 @@ def test_commands_after_a_drop_that_could_not_finish_say_so(dsn: str) -> None:
             with pytest.raises(PgivmError, match="no longer maintained"):
                 command.drop("tri", target=conn, lock_wait=0.5)
             holder.execute("ROLLBACK")
+        # Writers no longer serialize for the stopped view: a writer of r mid-transaction keeps no
+        # writer of t waiting (they queued on its write_locks rows, and a drop behind them waited)
+        with psycopg.connect(dsn, autocommit=True) as w1, psycopg.connect(dsn, autocommit=True) as w2:
+            w1.execute("BEGIN; INSERT INTO r VALUES (7, 7, 'w1')")
+            w2.execute("SET lock_timeout = '2s'")
+            w2.execute("INSERT INTO t VALUES (7, 7, 'w2')")
+            w1.execute("ROLLBACK")
         for call in (lambda: command.verify("tri", target=conn), lambda: command.status("tri", target=conn)):
             with pytest.raises(PgivmError, match="run `pgivm drop tri` again"):
                 call()

@@ -40,6 +40,7 @@ class ViewRecord:
     objects: list[dict[str, Any]] = field(default_factory=list)
     created_at: datetime | None = None
     owner: int | None = None  # the oid of the role that owns the view and all its objects
+    maintained: bool = True  # False: a drop stopped it and has not finished (migration 0008)
 
     @property
     def query(self) -> Any:
@@ -107,6 +108,11 @@ def all_views(conn: psycopg.Connection) -> list[ViewRecord]:
 
 def set_template_version(conn: psycopg.Connection, name: str, version: str) -> None:
     conn.execute("SELECT pgivm_catalog.set_template_version(%s, %s)", [name, version])
+
+
+def stop(conn: psycopg.Connection, name: str) -> None:
+    """drop's first step in the catalog: writers of the view's tables stop serializing for it."""
+    conn.execute("SELECT pgivm_catalog.stop_view(%s)", [name])
 
 
 def set_params(conn: psycopg.Connection, name: str, params: dict[str, Any], objects: list[dict[str, Any]]) -> None:

@@ -149,13 +149,18 @@ RETURNS integer[] LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    chosen integer[] := {choose}();
+    chosen integer[];
     cost float8;
     table_number integer;
     counts bigint[];
     taken bigint[] := '{{}}';
     started timestamptz := pg_catalog.clock_timestamp();
 BEGIN
+    -- Every action and refresh updates this row: a REPEATABLE READ or SERIALIZABLE transaction
+    -- whose snapshot predates one fails here (40001), before it applies anything to a state it
+    -- cannot see (applying would repeat the other action's inserts: a duplicate key).
+    PERFORM FROM {deferred} WHERE singleton FOR NO KEY UPDATE;
+    chosen := {choose}();
     SELECT coalesce(sum({cost}(a_ms, b_ms, pending)), 0) INTO cost FROM {deferred_table} WHERE number = ANY (chosen);
     counts := {take}(chosen);
     FOREACH table_number IN ARRAY chosen LOOP
@@ -232,10 +237,17 @@ BEGIN
             PERFORM pg_catalog.pg_notify({channel}, {view_literal});
         ELSE
             -- Only if no action or read is applying now: a writer never waits for one.
-            PERFORM FROM {state} AS st WHERE st.singleton FOR NO KEY UPDATE SKIP LOCKED;
-            IF FOUND THEN
-                PERFORM {act}(true);
-            END IF;
+            BEGIN
+                PERFORM FROM {state} AS st WHERE st.singleton FOR NO KEY UPDATE SKIP LOCKED;
+                IF FOUND THEN
+                    PERFORM {act}(true);
+                END IF;
+            EXCEPTION WHEN serialization_failure THEN
+                -- a REPEATABLE READ writer whose snapshot predates another action: acting from
+                -- it would apply logs to a state it cannot see. The action is left to the next
+                -- writer, read or worker; this writer's statement goes on.
+                NULL;
+            END;
         END IF;
     END IF;
     PERFORM {allow}(table_number);

@@ -3,8 +3,8 @@
 -- system's state row), which only actions, refreshes, reads and TRUNCATE take: writers never
 -- wait for it, so a session that read the view and then idles in its transaction stalls other
 -- readers and the worker, never a writer. A REPEATABLE READ or SERIALIZABLE transaction whose
--- snapshot predates an action fails here or at the counts (40001) rather than refresh from a
--- stale state. Then the counts of writing sessions that are gone are folded into one row per table.
+-- snapshot predates an action fails here (40001: every action updates the deferred row) rather
+-- than refresh from a stale state. Then the counts of writing sessions that are gone are folded into one row per table.
 CREATE FUNCTION {refresh}()
 RETURNS bigint LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
@@ -19,6 +19,7 @@ DECLARE
     started timestamptz;
 BEGIN
     PERFORM FROM {state} AS st WHERE st.singleton FOR NO KEY UPDATE;
+    PERFORM FROM {deferred} WHERE singleton FOR NO KEY UPDATE;  -- a snapshot older than the last action: 40001 (see act)
     cost := {predicted}();
     started := pg_catalog.clock_timestamp();
     counts := {take}((SELECT array_agg(number ORDER BY number) FROM {action}));
