@@ -146,13 +146,12 @@ def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
     raise UnsupportedQuery("; ".join(f"{reason} [{', '.join(names)}]" for reason, names in refusals.items()))
 
 
-def parse(definition: Any, system: str | None = None, columns_of: Any = None) -> tuple[System, Any]:
-    """The system that will maintain ``definition`` and the query in its model, or a one-line
+def parse(definition: Any, system: str | None = None, columns_of: Any = None) -> tuple[System, ConjunctiveQuery]:
+    """The system that will maintain ``definition`` and the query it receives, or a one-line
     refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed,
     except for ``SELECT *`` (``columns_of``: a table -> its column names)."""
     cq = parse_query(_as_sql_text(definition), columns_of)
-    chosen = _choose_system(system, cq)
-    return chosen, chosen.model(cq)
+    return _choose_system(system, cq), cq
 
 
 def _as_sql_text(definition: Any) -> str:
@@ -168,19 +167,18 @@ def _as_sql_text(definition: Any) -> str:
     return str(compile_(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
 
 
-def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[System, Any]:
+def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[System, ConjunctiveQuery]:
     """parse(), reading the tables' columns from the database where the query needs them."""
     try:
         chosen, query = parse(text, system)
     except NeedsColumns:
         with session(target) as conn, transaction(conn):
             chosen, query = parse(text, system, lambda table: column_names(conn, table))
-    if isinstance(query, ConjunctiveQuery):
-        names = [o.name for o in query.outputs]
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:
-            raise UnsupportedQuery(f"the view would have two columns named {twice[0]}: give each output its own "
-                                   f"name (... AS {twice[0]}_2)")
+    names = [o.name for o in query.outputs]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UnsupportedQuery(f"the view would have two columns named {twice[0]}: give each output its own "
+                               f"name (... AS {twice[0]}_2)")
     return chosen, query
 
 
@@ -517,7 +515,7 @@ def _verify_in_snapshot(view: InstalledView, strict: bool) -> VerifyReport:
     except PgivmError as err:  # a base table or a column it reads is gone: say so, recount nothing
         failures.append(common.CheckFailure("base_tables", [(str(err),)]))
         return VerifyReport(name, maintained, None, failures)
-    if view.record.model_version == catalog.CQ_MODEL_VERSION:
+    if not view.one_value:
         shown = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(view.ident), prepare=False).fetchone()
         maintained = int(shown[0]) if shown else 0
         recount, differences = (view.system.compare_result(conn, resolved, name) if view.system.compare_result

@@ -21,10 +21,11 @@ Row = tuple[Any, ...]
 
 
 def recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:
-    """A triangle view's figure recomputed in plain SQL."""
-    row = conn.execute(common.count_query(resolved)).fetchone()
+    """A one-value view's figure (a triangle count) recomputed in plain SQL."""
+    triangle = common.triangle_view(resolved)
+    row = conn.execute(common.count_query(triangle)).fetchone()
     count = int(row[0]) if row else 0
-    return None if count == 0 and record.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
+    return None if count == 0 and triangle.query.aggregate == "sum" else count  # sum(1) of no rows is NULL
 
 
 def float_key(value: float) -> float | str:

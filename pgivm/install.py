@@ -22,7 +22,6 @@ from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import user_path, user_search_path
 from pgivm.errors import PgivmError
-from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems import common, registry
 from pgivm.systems.base import InstallPlan, System
@@ -111,7 +110,7 @@ def check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
 
 
 def uses_cofactor(query: Any) -> bool:
-    return isinstance(query, ConjunctiveQuery) and any(a.function == "cofactor" for a in query.aggregates)
+    return any(a.function == "cofactor" for a in query.aggregates)
 
 
 # --- installing ----------------------------------------------------------------------------------
@@ -127,8 +126,7 @@ def deferred_tables(system: System, resolved: ResolvedView, name: str,
                     params: dict[str, Any]) -> list[deferred.LoggedTable]:
     """What a deferred view logs, or a one-line refusal if its system cannot defer this query."""
     query = resolved.query
-    deferred.check_columns(name, [o.name for o in query.outputs] if isinstance(query, ConjunctiveQuery)
-                           else [query.output_name])
+    deferred.check_columns(name, [o.name for o in query.outputs])
     if system.deferred_atoms is None:
         deferring = ", ".join(s.name for s in registry.SYSTEMS.values() if s.deferred_atoms is not None)
         raise PgivmError(f"system {system.name} has no deferred mode", f"use --refresh immediate, or one of: {deferring}")
@@ -195,7 +193,7 @@ def record(conn: psycopg.Connection, system: System, name: str, view_schema: str
     owner = conn.execute("SELECT oid::int8 FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0]  # type: ignore[index]
     catalog.insert(conn, catalog.ViewRecord(
         name=name, view_schema=view_schema, state_schema=state_schema, system=system.name, owner=owner,
-        model_version=catalog.CQ_MODEL_VERSION if isinstance(query, ConjunctiveQuery) else catalog.MODEL_VERSION,
+        model_version=catalog.CQ_MODEL_VERSION,
         definition=query.sql, model=catalog.model_to_json(query, resolved),
         params={k: v for k, v in params.items() if k in in_catalog},
         template_version=template_version(),

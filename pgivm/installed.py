@@ -18,7 +18,6 @@ from psycopg import sql
 from pgivm import deferred, owners
 from pgivm.catalog import views as catalog
 from pgivm.errors import PgivmError
-from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView, resolve
 from pgivm.systems import common, registry
 from pgivm.systems.base import System
@@ -44,14 +43,7 @@ def state_params(conn: psycopg.Connection, system: System, name: str) -> dict[st
 
 def pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
     """The view's query over its base tables found by oid, named as they are now."""
-    query = record.query
-    resolved = resolve(conn, query, record.table_oids)
-    if isinstance(query, ConjunctiveQuery):
-        return resolved
-    return ResolvedView(
-        query=type(query)(query.r, query.s, query.t, query.aggregate, query.output_name, record.definition),
-        tables=resolved.tables, variable_types=resolved.variable_types, column_types=resolved.column_types,
-        base=resolved.base, attnums=resolved.attnums)
+    return resolve(conn, record.query, record.table_oids)
 
 
 def dropping(conn: psycopg.Connection, view_schema: str, name: str) -> bool:
@@ -130,10 +122,15 @@ class InstalledView:
             raise PgivmError(f"view {self.name} is no longer maintained: a drop stopped it and could not finish",
                              f"run `pgivm drop {self.name}` again")
 
+    @property
+    def one_value(self) -> bool:
+        """The view shows one value, the count its system maintains (see System.one_value)."""
+        return bool(self.system.one_value and self.system.one_value(self.record.query))
+
     def count(self) -> int | None:
-        """The view's figure: its triangle count (the triangle systems), else its number of rows."""
+        """The view's figure: the value it shows (a triangle count), else its number of rows."""
         self.check_not_dropping()
-        if self.record.model_version == catalog.CQ_MODEL_VERSION:
+        if not self.one_value:
             return common.read_state(self.conn, self.name)["count"]
         # Not prepared: a view of the same name may come back with other columns (another system).
         row = self.conn.execute(sql.SQL("SELECT * FROM {}").format(self.ident), prepare=False).fetchone()

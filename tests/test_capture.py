@@ -32,14 +32,17 @@ class LogOnly:
     actions = ()
     builders: dict = {}
     accepts = staticmethod(common.triangle_reason)
-    model = staticmethod(common.triangle_model)
+    one_value = staticmethod(common.is_triangle_count)
+    deferred_atoms = explain = compare_result = None
 
     @staticmethod
     def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
+        view = common.triangle_view(view)  # the query arrives as every system gets it: make the triangle
         return capture.view_triggers(name, common.state_schema_for(name), capture.letters_of(view, table), sink="log")
 
     @staticmethod
     def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+        view = common.triangle_view(view)
         names = common.Names.of(name)
         state = [sql.SQL("CREATE TABLE {st} (singleton boolean PRIMARY KEY DEFAULT true, "
                          "updates_applied bigint NOT NULL DEFAULT 0); INSERT INTO {st} DEFAULT VALUES; "

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from conftest import EDGE_SQL, TRIANGLE_SQL
-from pgivm.query import TableRef, TriangleCount, parse_view_sql
+from pgivm.query import TableRef
+from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
 from pgivm.query.resolve import BaseTable, Partition, ResolvedView
@@ -48,16 +49,17 @@ CASES: dict[str, tuple[str, dict[str, tuple[str, ...]], str, dict[str, tuple[Par
 IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilon": 0.25, "batch_threshold": 0})}
 
 
-def resolved(query: TriangleCount, columns: dict[str, tuple[str, ...]], column_type: str,
+def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], column_type: str,
              partitions: dict[str, tuple[Partition, ...]]) -> ResolvedView:
-    """What resolve() would find in a database holding these tables (oids from 16384, schema public)."""
+    """What resolve() would find in a database holding these tables (oids from 16384, schema public):
+    the conjunctive query, as every system receives it (the triangle systems make their shape)."""
     base = {table: BaseTable(FIRST_OID + i, TableRef(table.name, "public"), table.name in partitions,
                              partitions.get(table.name, ()))
-            for i, table in enumerate(query.tables)}
+            for i, table in enumerate(as_triangle(query).tables)}  # oids in R, S, T order, as before
     attnums = {(atom.alias, column): columns[atom.table.name].index(column) + 1
-               for atom in query.atoms for column in (atom.first, atom.second)}
+               for atom in query.atoms for column in atom.columns}
     return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()},
-                        variable_types={v: column_type for v in "abc"},
+                        variable_types={v.name: column_type for v in query.variables},
                         column_types={key: column_type for key in attnums}, base=base, attnums=attnums)
 
 
@@ -65,7 +67,7 @@ def render(system: System, case: str) -> str:
     """Every phase of the install plan, a header line per phase, statements separated by blank lines."""
     view_sql, columns, column_type, partitions, options = {**CASES, **IVME_CASES}[case]
     params = {o.name: o.default for o in system.options} | options
-    view = resolved(parse_view_sql(view_sql), columns, column_type, partitions)
+    view = resolved(parse_query(view_sql), columns, column_type, partitions)
     plan = system.plan(view, "triangles", "public", params)
     lines = [f"-- pgivm golden install plan: system {system.name}, case {case}, options {params}",
              f"-- view public.triangles AS {view_sql}",
@@ -135,7 +137,7 @@ def render_cq(name: str, case: str) -> str:
     system = SYSTEMS[name]
     params = {o.name: o.validate(None) for o in system.options} | {
         o.name: o.validate(options[o.name]) for o in system.options if o.name in options}
-    query = system.model(parse_query(view_sql))
+    query = parse_query(view_sql)
     plan = system.plan(resolved_cq(query, frozenset(CQ_FLOAT_COLUMNS.get(case, ()))), "v", "public", params)
     lines = [f"-- pgivm golden install plan: system {name}, case {case}, options {params}",
              f"-- view public.v AS {view_sql}",

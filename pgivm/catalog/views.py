@@ -8,8 +8,9 @@ names its owner, and a session changes only the views of roles it acts for.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from functools import cached_property
 from typing import Any
 
 import psycopg
@@ -18,10 +19,13 @@ from psycopg.rows import dict_row
 from pgivm.errors import UnknownView
 from pgivm.capture import CaptureTrigger
 from pgivm.query.cq import ConjunctiveQuery, query_from_json, query_to_json
-from pgivm.query.model import Atom, TableRef, TriangleCount
+from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView, read_columns
 
 
+# How the model column is stored. Version 1 (pgivm 0.1 and the triangle systems until stop 29) kept
+# the triangle count's atoms R, S, T; every view is now stored, and every stored view read, as the
+# conjunctive query the systems receive.
 MODEL_VERSION = 1  # the triangle-count model: atoms r, s, t with their tables, aggregate, output name
 CQ_MODEL_VERSION = 2  # the conjunctive query (pgivm.query.cq): atoms, variables, filters, GROUP BY, outputs
 
@@ -42,12 +46,12 @@ class ViewRecord:
     owner: int | None = None  # the oid of the role that owns the view and all its objects
     maintained: bool = True  # False: a drop stopped it and has not finished (migration 0008)
 
-    @property
-    def query(self) -> Any:
-        """The stored model: a TriangleCount (version 1) or a ConjunctiveQuery (version 2)."""
+    @cached_property
+    def query(self) -> ConjunctiveQuery:
+        """The stored model as the conjunctive query every system receives."""
         if self.model_version == CQ_MODEL_VERSION:
             return query_from_json(self.model, self.definition)
-        return model_from_json(self.model)
+        return _query_from_triangle_model(self.model, self.definition)
 
     @property
     def table_oids(self) -> dict[TableRef, int]:
@@ -55,27 +59,24 @@ class ViewRecord:
         return {table_from_json(a["table"]): int(a["table"]["oid"]) for a in self.model["atoms"]}
 
 
-def model_to_json(query: Any, view: ResolvedView) -> dict[str, Any]:
+def model_to_json(query: ConjunctiveQuery, view: ResolvedView) -> dict[str, Any]:
     """The parsed query with schema-qualified tables and their oids, as stored in the catalog."""
-    if isinstance(query, ConjunctiveQuery):
-        return query_to_json(query, {t: {"schema": b.ref.schema, "name": b.ref.name, "oid": b.oid}
-                                     for t, b in view.base.items()})
-    atoms = []
-    for atom in query.atoms:
-        base = view.base_of(atom.table)
-        atoms.append({**asdict(atom), "table": {"schema": base.ref.schema, "name": base.ref.name, "oid": base.oid}})
-    return {"atoms": atoms, "aggregate": query.aggregate, "output_name": query.output_name}
+    return query_to_json(query, {t: {"schema": b.ref.schema, "name": b.ref.name, "oid": b.oid}
+                                 for t, b in view.base.items()})
+
+
+def _query_from_triangle_model(model: dict[str, Any], definition: str) -> ConjunctiveQuery:
+    """A view stored as model version 1 (a triangle count's atoms R, S, T, each with its alias and
+    its table as pinned): its definition parsed again, each alias's table the one pinned then."""
+    from pgivm.query.parse import parse_query
+
+    query = parse_query(definition)
+    pinned = {a["alias"]: table_from_json(a["table"]) for a in model["atoms"]}
+    return replace(query, atoms=tuple(replace(a, table=pinned[a.alias]) for a in query.atoms))
 
 
 def table_from_json(table: dict[str, Any]) -> TableRef:
     return TableRef(name=table["name"], schema=table.get("schema"))
-
-
-def model_from_json(model: dict[str, Any]) -> TriangleCount:
-    atoms = [Atom(**{**a, "table": table_from_json(a["table"])}) for a in model["atoms"]]
-    return TriangleCount(
-        r=atoms[0], s=atoms[1], t=atoms[2], aggregate=model["aggregate"], output_name=model["output_name"], sql=""
-    )
 
 
 def insert(conn: psycopg.Connection, record: ViewRecord) -> None:

@@ -18,12 +18,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any, Literal, Union
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, Literal, Union
 
 from psycopg import sql
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.model import TableRef
+
+if TYPE_CHECKING:
+    from pgivm.query.analysis import Analysis
 
 ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
 ArithmeticOp = Literal["+", "-", "*"]
@@ -317,6 +321,14 @@ class ConjunctiveQuery:
     def atoms_of(self, table: TableRef) -> list[Atom]:
         """The atoms a change to ``table`` updates, in the order written (the order they are applied)."""
         return [atom for atom in self.atoms if atom.table == table]
+
+    @cached_property
+    def analysis(self) -> Analysis:
+        """What the analysis passes find (``pgivm.query.analysis.RULES``, in order), computed once
+        per query: the hypergraph, join tree and shape every system's ``accepts`` and plan read."""
+        from pgivm.query.analysis import analyze
+
+        return analyze(self)
 
 
 # ------------------------------------------------------------------------------ catalog form

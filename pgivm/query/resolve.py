@@ -1,6 +1,6 @@
 """Check a parsed view against the live database: tables exist, columns exist, types join.
 
-The result fixes the SQL type of each join variable (A, B, C), which the state tables use, and
+The result fixes the SQL type of each join variable, which the state tables use, and
 pins every base table by its oid: from then on pgivm never looks a base table up by a name that
 its owner could point elsewhere (see "Security model" in the README).
 """
@@ -8,14 +8,14 @@ its owner could point elsewhere (see "Security model" in the README).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from pgivm.errors import PgivmError, UnsupportedQuery
-from pgivm.query.model import Atom, TableRef, TriangleCount
+from pgivm.query.model import Atom, TableRef
 
 _INTEGER_TYPES = {"smallint", "integer", "bigint"}
 
@@ -57,9 +57,12 @@ class BaseTable:
 
 @dataclass(frozen=True)
 class ResolvedView:
-    """A TriangleCount whose tables were found, with the SQL type of each join variable."""
+    """A query whose tables were found (pinned by oid), with the SQL type of each join variable.
 
-    query: Any  # TriangleCount (model 1) or ConjunctiveQuery (model 2)
+    ``query`` is the conjunctive query every system receives; a system that plans another shape of
+    it (the triangle systems: R, S, T over variables a, b, c) makes its own with ``reshaped``."""
+
+    query: Any  # a ConjunctiveQuery, or the shape a system made of it (see reshaped)
     tables: dict[TableRef, TableRef]  # as written -> schema-qualified
     variable_types: dict[str, str]  # "a" | "b" | "c" -> a type name from format_type()
     column_types: dict[tuple[str, str], str]  # (alias, column) -> type name
@@ -68,6 +71,16 @@ class ResolvedView:
     output_types: dict[str, str] | None = None  # a conjunctive query's output column -> PostgreSQL's type for it
     # as written -> the column sets of its unique indexes (primary key first): which joins are PK-FK
     unique_keys: dict[TableRef, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+
+    def reshaped(self, shape: Any) -> ResolvedView:
+        """The same tables and columns seen through another shape of the query (its atoms have the
+        same aliases and read the same columns, over variables of their own): the join variables'
+        types are the shape's."""
+        uses: dict[str, list[tuple[Any, str, str]]] = {}
+        for atom in shape.atoms:
+            for variable, column in zip(atom.variables, read_columns(atom)):
+                uses.setdefault(variable, []).append((atom, column, self.column_types[(atom.alias, column)]))
+        return replace(self, query=shape, variable_types=_variable_types(uses), output_types=None)
 
     def qualified(self, table: TableRef) -> TableRef:
         return self.tables[table]
@@ -194,6 +207,15 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
             attnums[(atom.alias, column)] = attnum
             by_variable.setdefault(variable, []).append((atom, column, type_name))
 
+    return ResolvedView(query=query, tables=tables, variable_types=_variable_types(by_variable),
+                        column_types=column_types, base=base, attnums=attnums,
+                        output_types=_output_types(conn, query, column_types),
+                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()})
+
+
+def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:
+    """Each join variable's type: its columns' one type, bigint for integers of several widths, or a
+    one-line refusal."""
     variable_types: dict[str, str] = {}
     for variable, uses in by_variable.items():
         kinds = {type_name for _, _, type_name in uses}
@@ -204,10 +226,7 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
-    outputs = _output_types(conn, query, column_types) if not isinstance(query, TriangleCount) else None
-    return ResolvedView(query=query, tables=tables, variable_types=variable_types, column_types=column_types,
-                        base=base, attnums=attnums, output_types=outputs,
-                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()})
+    return variable_types
 
 
 _UNIQUE_KEYS = """

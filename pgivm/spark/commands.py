@@ -9,7 +9,6 @@ from typing import Any
 from psycopg import sql
 
 from pgivm.catalog import migrate
-from pgivm.catalog import views as catalog
 from pgivm.compare import same_bag
 from pgivm.installed import InstalledView, open_view
 from pgivm.systems import common
@@ -71,7 +70,7 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
             view = open_view(conn, name)
             lock_base_tables(conn, sorted(set(view.record.table_oids.values())), "SHARE", lock_wait)
             fixed_search_path(conn)
-            if view.record.model_version == catalog.CQ_MODEL_VERSION:
+            if not view.one_value:
                 return _validate_join_aggregate(view, master)
             value = view.count()
             recount = spark_recount(conn, view.resolved, master=master)

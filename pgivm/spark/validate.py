@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query.resolve import ResolvedView
 from pgivm.spark.preprocess import JdbcTarget, read_relations
 
@@ -74,6 +75,7 @@ def spark_recount(conn: psycopg.Connection, view: ResolvedView, master: str = "l
     from pgivm.spark.session import get_spark
 
     started = time.perf_counter()
+    view = view.reshaped(as_triangle(view.query))  # R, S, T over variables a, b, c
     spark = get_spark(master)
     rows = read_relations(spark, conn, view, JdbcTarget.of(conn))
     count = join_count([(atom.variables, rows[atom.relation]) for atom in view.query.atoms])

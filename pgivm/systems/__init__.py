@@ -7,11 +7,15 @@ Every package has the same files:
   value (``SYSTEM``, a ``FunctionSystem``); nothing that runs SQL but the actions.
 - ``plan.py``: the install plan, the SQL that puts a view into the database, phase by phase
   (``base.PHASES``), rendered from the templates in the package's ``sql/``.
-- ``inspect.py``: reading a view's state back: ``status`` and ``verify`` (and ``explain``).
+- ``inspect.py``: reading a view's state back: ``status`` and ``verify`` (and ``explain``, and how
+  verify compares the rows shown where they are not the whole result).
 - Modules of the system's own model where it has one (F-IVM: ``order.py``, ``tree.py``,
-  ``rings.py``, ``maintain.py``; sample: ``layout.py``; first-order: ``cq.py``).
+  ``rings.py``, ``maintain.py``, ``floats.py``; sample: ``layout.py``; first-order: ``cq.py``).
 
-ivme, recompute and first-order follow it; fivm and sample are being brought to it (issue 26).
+Every system receives the query as a ``ConjunctiveQuery`` (with its ``analysis``) and makes the
+shape it plans from it (the triangle systems: ``common.triangle_view``).
+
+Every system in the registry follows it; a plan's SQL is pinned by ``tests/golden/``.
 """
 
 from pgivm.systems.base import Action, InstallPlan, Option, System, SystemStatus

@@ -20,7 +20,7 @@ from psycopg import sql
 
 from pgivm.capture import CaptureAtom, CaptureTrigger
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.query.model import TableRef, TriangleCount
+from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView
 
 # The phases of an install, in the order they run inside create's transaction (the base tables
@@ -146,15 +146,15 @@ class System(Protocol):
     explain: Callable[[psycopg.Connection, ResolvedView, str, dict[str, Any]], list[str]] | None
     # how verify compares the rows shown with plain SQL when they are not the query's whole result
     compare_result: Callable[[psycopg.Connection, ResolvedView, str], tuple[int, list[tuple[Any, ...]]]] | None
+    # whether the view of this query shows one value, the count its system maintains
+    one_value: Callable[[ConjunctiveQuery], bool] | None
 
     def accepts(self, query: ConjunctiveQuery) -> str | None:
         """None if the system can maintain the query, else a few words saying why not."""
 
-    def model(self, query: ConjunctiveQuery) -> TriangleCount:
-        """The accepted query in the form the system's plan works on (the triangle systems: R, S, T)."""
-
     def plan(self, view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-        """The install plan of an accepted, resolved query."""
+        """The install plan of an accepted, resolved query (the system makes the shape it plans from
+        ``view.query``, e.g. the triangle systems' R, S, T)."""
 
     def capture_triggers(self, view: ResolvedView, name: str, table: TableRef) -> list[CaptureTrigger]:
         """The triggers the view puts on a base table (recorded in the catalog for partitions)."""
@@ -173,7 +173,6 @@ class FunctionSystem:
     name: str
     summary: str
     accepts: Callable[[ConjunctiveQuery], str | None]
-    model: Callable[[ConjunctiveQuery], Any]
     plan: Callable[[ResolvedView, str, str, dict[str, Any]], InstallPlan]
     capture_triggers: Callable[[ResolvedView, str, TableRef], list[CaptureTrigger]]
     status: Callable[[psycopg.Connection, str], SystemStatus]
@@ -191,3 +190,7 @@ class FunctionSystem:
     # order, or why the system cannot defer them: what deferred mode (pgivm.deferred) logs and
     # replays through apply_batch_K. None: the system has no deferred mode.
     deferred_atoms: Callable[[ResolvedView, str, dict[str, Any]], dict[TableRef, list[CaptureAtom]] | str] | None = None
+    # (query) -> True if the view shows one value, the count the system maintains (the triangle
+    # count): its figure in list and status, recounted by verify and Spark's validate. None or
+    # False: the view's rows are the result, its figure their number, compared as a bag.
+    one_value: Callable[[ConjunctiveQuery], bool] | None = None

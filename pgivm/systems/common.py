@@ -15,7 +15,7 @@ from psycopg.rows import dict_row
 
 from pgivm import capture
 from pgivm.errors import UnsupportedQuery
-from pgivm.query.analysis import join_tree, shapes
+from pgivm.query.analysis import shapes
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
@@ -59,6 +59,7 @@ def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | Non
     """The view's count as SQL built from the model, every identifier quoted (no user text): over
     the base tables pinned by oid as they are named now, or over ``tables`` (placeholders).
     Each table's ``tableoid`` guard makes the query fail to parse if a name ever led to a view."""
+    view = triangle_view(view)
     r, s, t = view.query.atoms
 
     def col(alias: str, column: str) -> sql.Composable:
@@ -128,6 +129,7 @@ def capture_functions_plan(
 def capture_functions_all(names: Names, view: ResolvedView, name: str, strategy: str,
                           batch_threshold: int | None = None) -> list[sql.Composable]:
     """The capture trigger functions of every base table (the functions phase)."""
+    view = triangle_view(view)
     return [capture_functions_plan(names, view, name, table, strategy, batch_threshold) for table in view.query.tables]
 
 
@@ -141,10 +143,12 @@ def capture_triggers_all(view: ResolvedView, name: str, triggers_of: Any) -> lis
 
 def triangle_capture_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[TableRef, list[capture.CaptureAtom]]:
     """The relations R, S, T each base table feeds, as the capture layer hands them over."""
+    view = triangle_view(view)
     return {table: [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)] for table in view.query.tables}
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
+    view = triangle_view(view)
     return capture.view_triggers(name, state_schema_for(name), capture.letters_of(view, table))
 
 
@@ -288,10 +292,10 @@ def shape_of(cq: ConjunctiveQuery) -> str:
     of 3 tables)", ..."""
     if len(cq.atoms) == 1:
         return "a single table"
-    if join_tree(cq) is None:
-        k = shapes.cycle(cq)
-        return f"cyclic join (a {k}-cycle)" if k else "cyclic join"
-    for kind, size in (("path", shapes.path(cq)), ("star", shapes.star(cq))):
+    found = cq.analysis
+    if not found.acyclic:
+        return f"cyclic join (a {found.cycle}-cycle)" if found.cycle else "cyclic join"
+    for kind, size in (("path", found.path), ("star", found.star)):
         if size:
             return f"acyclic join (a {kind} of {size} tables)"
     return "acyclic join"
@@ -311,5 +315,21 @@ def triangle_reason(cq: ConjunctiveQuery) -> str | None:
         return f"{shape_of(cq)}: only the triangle count is supported ({err.message})"
 
 
-def triangle_model(cq: ConjunctiveQuery) -> TriangleCount:
-    return shapes.as_triangle(cq)
+def is_triangle_count(cq: ConjunctiveQuery) -> bool:
+    """The triangle systems' one_value: a triangle count's view shows the count."""
+    return triangle_reason(cq) is None
+
+
+def is_triangle(view: ResolvedView) -> bool:
+    """Whether the triangle systems' plan applies: the query is a triangle count."""
+    return isinstance(view.query, TriangleCount) or triangle_reason(view.query) is None
+
+
+def triangle_view(view: ResolvedView) -> ResolvedView:
+    """The view in the shape the triangle systems plan (their own, made here from the query the
+    System boundary passes): atoms R, S, T over variables a, b, c. Their entry points call it, and
+    calling it again changes nothing."""
+    if isinstance(view.query, TriangleCount):
+        return view
+    assert view.query.analysis.triangle, "a triangle system got a query it does not accept"
+    return view.reshaped(view.query.analysis.triangle)

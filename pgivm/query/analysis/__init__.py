@@ -6,6 +6,9 @@
 2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
 3. ``shapes``: triangle (today's IVMε input), k-cycle, k-path, star.
 
+``ConjunctiveQuery.analysis`` runs ``analyze`` once per parsed query (the hypergraph, which every
+pass reads, is built once too); each system's ``accepts`` and plan read that ``Analysis``, so a
+fact the coverage work adds is one more rule here and one more field, computed in one place.
 A strategy picks itself from the ``Analysis``; the passes never refuse a query (the triangle
 recogniser's reasons are available through ``shapes.as_triangle``, and a cross product can be
 refused with ``hypergraph.require_connected``).

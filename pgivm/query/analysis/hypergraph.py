@@ -9,6 +9,7 @@ the join's shape, but a view tree still needs them (filtered, grouped and aggreg
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
@@ -62,6 +63,7 @@ class Hypergraph:
         return tuple(components)
 
 
+@lru_cache(maxsize=256)  # pure: every pass reads the same query's hypergraph, built once
 def hypergraph(cq: ConjunctiveQuery) -> Hypergraph:
     join = frozenset(cq.join_variables)
     edges = tuple(Hyperedge(a.alias, a.variable_set, a.variable_set & join) for a in cq.atoms)

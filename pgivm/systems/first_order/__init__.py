@@ -8,12 +8,11 @@ status and verify.
 
 from __future__ import annotations
 
-from typing import Any
 
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems import ivme
 from pgivm.systems.base import FunctionSystem
-from pgivm.systems.common import triangle_model, triangle_reason
+from pgivm.systems.common import is_triangle_count, triangle_reason
 from pgivm.systems.first_order import cq
 from pgivm.systems.first_order.inspect import status, verify, verify_view
 from pgivm.systems.first_order.plan import capture_triggers_of, deferred_atoms, plan, plan_view
@@ -32,16 +31,13 @@ def _accepts(query: ConjunctiveQuery) -> str | None:
     return None if general is None else f"{reason}; and {general}"
 
 
-def _model(query: ConjunctiveQuery) -> Any:
-    return triangle_model(query) if triangle_reason(query) is None else query
-
-
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="first-order IVM: the classical delta query per update over the base tables (triangle counts and "
             "acyclic join-aggregates); the yardstick IVMε and F-IVM improve on",
-    accepts=_accepts, model=_model, plan=plan_view, capture_triggers=capture_triggers_of,
+    accepts=_accepts, plan=plan_view, capture_triggers=capture_triggers_of,
     status=status, verify=verify_view,
     options=(ivme.BATCH,),
     deferred_atoms=deferred_atoms,
+    one_value=is_triangle_count,
 )

@@ -7,10 +7,9 @@ from __future__ import annotations
 import psycopg
 from psycopg import sql
 
-from pgivm.query.model import TriangleCount
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import SystemStatus
-from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks
+from pgivm.systems.common import CheckFailure, Names, checks, is_triangle, read_state, run_checks, triangle_view
 from pgivm.systems.first_order.plan import _relation_params
 
 
@@ -19,6 +18,7 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
 
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
+    view = triangle_view(view)
     names = Names.of(name)
     named = []
     for atom in view.query.atoms:
@@ -32,4 +32,4 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
 
 def verify_view(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     # a conjunctive query keeps only its result, which verify compares with plain SQL
-    return verify(conn, view, name, strict) if isinstance(view.query, TriangleCount) else []
+    return verify(conn, view, name, strict) if is_triangle(view) else []

@@ -1,6 +1,6 @@
 """First-order IVM's install SQL for the triangle count: each relation indexed with its
 multiplicities, the delta query δK ⋈ L ⋈ M per single-tuple update, the set-at-a-time path, the
-build. Acyclic join-aggregates are ``cq.py``'s; ``plan_view`` and its siblings pick by the model."""
+build. Acyclic join-aggregates are ``cq.py``'s; ``plan_view`` and its siblings pick by the query's shape."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 from psycopg import sql
 
 from pgivm.capture import atom_columns
-from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef, TriangleCount
+from pgivm.query.model import VARIABLES, Atom, RelationName, TableRef
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (
@@ -19,8 +19,10 @@ from pgivm.systems.common import (
     capture_triggers,
     capture_triggers_all,
     expose_plan,
+    is_triangle,
     render,
     triangle_capture_atoms,
+    triangle_view,
 )
 from pgivm.systems.first_order import cq
 
@@ -67,6 +69,7 @@ def _relation_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, 
 
 
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    view = triangle_view(view)
     names = Names.of(name)
     view_params = _view_params(names, name, view.query.sql)
     relations = [_relation_params(names, view, atom) for atom in view.query.atoms]
@@ -84,20 +87,18 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         expose=expose_plan(names, view.query, name, view_schema, "first-order IVM"))
 
 
-# --- by the model: the triangle above, a join-aggregate in cq.py -----------------------------------
+# --- by the query's shape: the triangle above, a join-aggregate in cq.py --------------------------
 
 
 def plan_view(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
-        cq.plan(view, name, view_schema, params)
+    return plan(view, name, view_schema, params) if is_triangle(view) else cq.plan(view, name, view_schema, params)
 
 
 def capture_triggers_of(view: ResolvedView, name: str, table: TableRef) -> list[Any]:
-    return capture_triggers(view, name, table) if isinstance(view.query, TriangleCount) else \
-        cq.capture_triggers(view, name, table)
+    return capture_triggers(view, name, table) if is_triangle(view) else cq.capture_triggers(view, name, table)
 
 
 def deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> Any:
-    if isinstance(view.query, TriangleCount):
+    if is_triangle(view):
         return triangle_capture_atoms(view, name, params)
     return cq.deferred_atoms(view)

@@ -14,7 +14,7 @@ import psycopg
 
 from pgivm.capture import BATCH_THRESHOLD
 from pgivm.systems.base import Action, FunctionSystem, Option
-from pgivm.systems.common import capture_triggers, read_state, triangle_capture_atoms, triangle_model, triangle_reason
+from pgivm.systems.common import capture_triggers, is_triangle_count, read_state, triangle_capture_atoms, triangle_reason
 from pgivm.systems.ivme.inspect import status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
@@ -50,7 +50,7 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="IVMε: triangle counts, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)",
-    accepts=triangle_reason, model=triangle_model, plan=plan, capture_triggers=capture_triggers,
+    accepts=triangle_reason, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify,
     options=(EPSILON, BATCH),
     actions=(
@@ -61,4 +61,5 @@ SYSTEM = FunctionSystem(
     ),
     builders={"spark": SparkBuild()},
     deferred_atoms=triangle_capture_atoms,
+    one_value=is_triangle_count,
 )

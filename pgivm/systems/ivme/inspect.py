@@ -8,7 +8,7 @@ from psycopg import sql
 
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import Section, SystemStatus
-from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks
+from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks, triangle_view
 from pgivm.systems.ivme.plan import RELATIONS, _load_params, _view_params
 
 
@@ -39,6 +39,7 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
+    view = triangle_view(view)
     names = Names.of(name)
     named = checks(__package__, "61_verify_view.sql", _view_params(names, name, view.query.sql))
     for atom in view.query.atoms:

@@ -25,6 +25,7 @@ from pgivm.systems.common import (
     capture_triggers_all,
     expose_plan,
     render,
+    triangle_view,
 )
 
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
@@ -135,6 +136,7 @@ def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.
 def build_plan(view: ResolvedView, name: str) -> sql.Composable:
     """The set-at-a-time build from the base tables: every relation loaded into its light part, then
     preprocessing (N = 2|D|+1, strict partition, views, count). ``--preprocess spark`` replaces it."""
+    view = triangle_view(view)
     names = Names.of(name)
     loads = [_render("45_relation_build.sql", _load_params(names, view, atom)) for atom in view.query.atoms]
     return sql.SQL("\n").join([*loads, sql.SQL("SELECT {}();").format(names("restart"))])
@@ -146,6 +148,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     ``pgivm.command`` runs it in one transaction with the base tables locked against writes, so
     that no change slips between the set-at-a-time build and the triggers.
     """
+    view = triangle_view(view)
     names = Names.of(name)
     types = view.variable_types
     view_params = _view_params(names, name, view.query.sql)
@@ -193,6 +196,6 @@ class SparkBuild:
               context: Any) -> None:
         from pgivm.spark import preprocess
 
-        preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
+        preprocess.build_with_spark(conn, triangle_view(view), name, params["epsilon"], context)
         conn.execute(analyze_plan(Names.of(name), [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
                                   + list(AUX_VIEW.values())))

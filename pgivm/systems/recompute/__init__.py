@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pgivm.systems.base import FunctionSystem
-from pgivm.systems.common import triangle_model, triangle_reason
+from pgivm.systems.common import is_triangle_count, triangle_reason
 from pgivm.systems.recompute.inspect import status, verify
 from pgivm.systems.recompute.plan import capture_triggers, plan, plan_view
 
@@ -29,13 +29,10 @@ def _accepts(query: Any) -> str | None:
     return None if general is None else f"{reason}; and {general}"
 
 
-def _model(query: Any) -> Any:
-    return triangle_model(query) if triangle_reason(query) is None else query
-
-
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="recompute: the whole join after every writing statement (what REFRESH MATERIALIZED VIEW gives)",
-    accepts=_accepts, model=_model, plan=plan_view, capture_triggers=capture_triggers,
+    accepts=_accepts, plan=plan_view, capture_triggers=capture_triggers,
     status=status, verify=verify,
+    one_value=is_triangle_count,
 )

@@ -9,10 +9,10 @@ from typing import Any
 from psycopg import sql
 
 from pgivm import capture
-from pgivm.query.model import TableRef, TriangleCount
+from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, count_query, expose_plan, render, state_schema_for
+from pgivm.systems.common import Names, count_query, expose_plan, is_triangle, render, state_schema_for, triangle_view
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
@@ -24,6 +24,7 @@ def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[cap
 
 
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
+    view = triangle_view(view)
     names = Names.of(name)
     tables = view.query.tables
     holes = capture.FormatHoles(len(tables))
@@ -91,12 +92,6 @@ def _plan_cq(view: ResolvedView, name: str, view_schema: str, params: dict[str, 
         expose=expose)
 
 
-def _plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
-        _plan_cq(view, name, view_schema, params)
-
-
 def plan_view(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
-    """The triangle's plan or the join-aggregate's, by the query's model."""
-    return plan(view, name, view_schema, params) if isinstance(view.query, TriangleCount) else \
-        _plan_cq(view, name, view_schema, params)
+    """The triangle's plan or the join-aggregate's, by the query's shape."""
+    return plan(view, name, view_schema, params) if is_triangle(view) else _plan_cq(view, name, view_schema, params)
