@@ -4,7 +4,7 @@ A deferred view plans online, inside PostgreSQL (``sql/10_planner.sql``: NAIVE a
 module holds the same two rules over a given arrival sequence, and the ones that need to know the
 future: OPT^LGM by A* over the LGM plan graph (§3.4, §4.1) and ADAPT (§4.2). ``pgivm bench
 deferred --deferred-parts simulate`` runs them side by side (the paper's Figures 6 and 7);
-``tests/test_planners.py`` holds them to brute-force oracles written apart from this file.
+``tests/deferred/test_planners.py`` holds them to brute-force oracles written apart from this file.
 
 The paper's notation (§2): n base tables; arrivals d_0..d_T, d_t[i] modifications of table i at
 step t; a plan p_0..p_T; the pre-action state s_t = s_{t−1+} + d_t and the post-action state

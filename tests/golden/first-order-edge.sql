@@ -1,6 +1,6 @@
 -- pgivm golden install plan: system first-order, case edge, options {'batch_threshold': 384}
 -- view public.triangles AS SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src
--- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 
 -- phase: state (4 statements)
 

@@ -1,6 +1,6 @@
 -- pgivm golden install plan: system fivm, case path-cofactor, options {'order': None, 'static': None}
 -- view public.v AS SELECT cofactor(r.x, s.c, t.z) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c
--- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 
 -- phase: state (10 statements)
 

@@ -1,6 +1,6 @@
 -- pgivm golden install plan: system fivm, case path-listing-static, options {'order': None, 'static': 't'}
 -- view public.v AS SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c
--- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 
 -- phase: state (17 statements)
 

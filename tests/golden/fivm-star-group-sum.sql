@@ -1,6 +1,6 @@
 -- pgivm golden install plan: system fivm, case star-group-sum, options {'order': None, 'static': None}
 -- view public.v AS SELECT h.rooms, count(*), sum(h.price * s.hours) AS revenue, avg(h.price) FROM house h JOIN shop s ON h.postcode = s.postcode GROUP BY h.rooms
--- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 
 -- phase: state (6 statements)
 

@@ -1,6 +1,6 @@
 -- pgivm golden install plan: system sample, case path-sample-ungrouped, options {'size': 5, 'seed': 7, 'merge': 'none', 'grouping': False}
 -- view public.v AS SELECT r.a, r.x, t.z FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c
--- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py
+-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 
 -- phase: state (13 statements)
 

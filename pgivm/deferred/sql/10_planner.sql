@@ -55,7 +55,7 @@ $pgivm$;
 --           back would pass C) and valid (what stays costs ≤ C) actions q, the one minimizing the
 --           amortized cost H(q) = (F_t + f(q)) / (t + TIMETOFULL(s − q)) (§4.3); ties: the lower
 --           f(q), then the lower table numbers. n is the number of base tables: 2^n − 1 subsets.
--- The same rule as pgivm.deferred.planners.online, which tests/test_planners.py holds to the paper.
+-- The same rule as pgivm.deferred.planners.online, which tests/deferred/test_planners.py holds to the paper.
 CREATE FUNCTION {choose}()
 RETURNS integer[] LANGUAGE plpgsql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp

@@ -212,7 +212,7 @@ def test_naive_empties_every_log_and_online_keeps_the_cheap_batching(conn: psyco
 
 def test_the_sql_planner_takes_the_actions_the_offline_online_plans(conn: psycopg.Connection, dsn: str) -> None:
     """ONLINE in PostgreSQL (deferred_choose) and pgivm.deferred.planners.online, which
-    tests/test_planners.py holds to an oracle, leave the same pending counts after every statement
+    tests/deferred/test_planners.py holds to an oracle, leave the same pending counts after every statement
     of a stream (each statement one step, its rows the step's arrivals), across a refresh before
     the first write and a halving of the arrival counts."""
     from pgivm.deferred import planners

@@ -4,7 +4,7 @@ Each system's plan is rendered WITHOUT a database (a ResolvedView built by hand,
 and compared with ``tests/golden/<system>-<case>.sql``, so a change to generated SQL shows up as a
 diff in review. After an intended change, regenerate every file with one command and commit them:
 
-    PGIVM_REGENERATE_GOLDEN=1 .venv/bin/python -m pytest tests/test_golden_plans.py
+    PGIVM_REGENERATE_GOLDEN=1 .venv/bin/python -m pytest tests/systems/test_golden_plans.py
 
 See tests/golden/README.md.
 """
@@ -27,7 +27,7 @@ from pgivm.query.resolve import BaseTable, Partition, ResolvedView
 from pgivm.systems.base import System
 from pgivm.systems.registry import SYSTEMS
 
-GOLDEN = Path(__file__).resolve().parent / "golden"
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 REGENERATE = bool(os.environ.get("PGIVM_REGENERATE_GOLDEN"))
 FIRST_OID = 16384
 
@@ -71,7 +71,7 @@ def render(system: System, case: str) -> str:
     plan = system.plan(view, "triangles", "public", params)
     lines = [f"-- pgivm golden install plan: system {system.name}, case {case}, options {params}",
              f"-- view public.triangles AS {view_sql}",
-             "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"]
+             "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py"]
     for phase in plan.phases:
         count = len(phase.statements)
         lines += ["", f"-- phase: {phase.name} ({count} statement{'' if count == 1 else 's'})"]
@@ -141,7 +141,7 @@ def render_cq(name: str, case: str) -> str:
     plan = system.plan(resolved_cq(query, frozenset(CQ_FLOAT_COLUMNS.get(case, ()))), "v", "public", params)
     lines = [f"-- pgivm golden install plan: system {name}, case {case}, options {params}",
              f"-- view public.v AS {view_sql}",
-             "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"]
+             "-- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py"]
     for phase in plan.phases:
         count = len(phase.statements)
         lines += ["", f"-- phase: {phase.name} ({count} statement{'' if count == 1 else 's'})"]
@@ -156,13 +156,13 @@ def _check_golden(path: Path, text: str, what: str) -> None:
         GOLDEN.mkdir(exist_ok=True)
         path.write_text(text)
         return
-    assert path.exists(), f"{path} is missing: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py"
+    assert path.exists(), f"{path} is missing: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py"
     expected = path.read_text()
     if text != expected:
         diff = "".join(difflib.unified_diff(expected.splitlines(keepends=True), text.splitlines(keepends=True),
                                             f"golden/{path.name}", "rendered now"))
         pytest.fail(f"the install plan of {what} changed:\n{diff}\nIf the change is intended, "
-                    f"regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/test_golden_plans.py",
+                    f"regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py",
                     pytrace=False)
 
 

@@ -21,7 +21,7 @@ from psycopg.conninfo import conninfo_to_dict
 
 from pgivm import command
 
-DUMP = Path(__file__).parent / "data" / "catalog_v1.sql.gz"
+DUMP = Path(__file__).resolve().parents[1] / "data" / "catalog_v1.sql.gz"
 VIEWS = ["edges", "tri_fo", "tri_ivme", "tri_rc"]
 
 
