@@ -8,7 +8,6 @@ status and verify.
 
 from __future__ import annotations
 
-
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems import ivme
 from pgivm.systems.base import FunctionSystem
@@ -23,7 +22,7 @@ NAME = "first-order"
 
 
 def _accepts(query: ConjunctiveQuery) -> str | None:
-    """Triangle counts (its tuple-at-a-time plan), and acyclic join-aggregates (``cq.py``)."""
+    """Triangle counts (its tuple-at-a-time plan), and every other join-aggregate (``cq.py``)."""
     reason = triangle_reason(query)
     if reason is None:
         return None

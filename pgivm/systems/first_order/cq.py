@@ -1,5 +1,7 @@
-"""First-order IVM of acyclic join-aggregates: the baseline F-IVM is measured against (what pg_ivm
-does). Only the result is stored, keyed by the GROUP BY columns (a listing: by all its columns, with
+"""First-order IVM of join-aggregates: the baseline F-IVM is measured against (what pg_ivm
+does), and the fallback for every join the query model holds: cyclic ones beyond the triangle (a
+4-cycle), cross products, conditions that compare columns of two tables. The delta rule below
+needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its columns, with
 multiplicities); each statement's net change of an atom is joined with the *base tables* of every
 other atom (no intermediate views) and merged into the result:
 
@@ -37,11 +39,6 @@ from pgivm.systems.fivm.tree import View, ViewTree
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
-    from pgivm.systems import fivm
-
-    reason = fivm.accepts(cq)
-    if reason:
-        return reason
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
     return None

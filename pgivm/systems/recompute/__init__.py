@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from pgivm.systems.base import FunctionSystem
-from pgivm.systems.common import is_triangle_count, triangle_reason
+from pgivm.systems.common import is_triangle_count
 from pgivm.systems.recompute.inspect import status, verify
 from pgivm.systems.recompute.plan import capture_triggers, plan, plan_view
 
@@ -20,13 +20,9 @@ NAME = "recompute"
 
 
 def _accepts(query: Any) -> str | None:
-    reason = triangle_reason(query)
-    if reason is None:
-        return None
-    from pgivm.systems import fivm
-
-    general = fivm.accepts(query)
-    return None if general is None else f"{reason}; and {general}"
+    """Every query the model holds: the plain SQL of its model is recomputed (the triangle count
+    by its own plan, which stores the count alone)."""
+    return None
 
 
 SYSTEM = FunctionSystem(

@@ -51,7 +51,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         expose=expose_plan(names, view.query, name, view_schema, "recompute"))
 
 
-# --- acyclic join-aggregates: the whole result recomputed after every writing statement ------------
+# --- join-aggregates: the whole result recomputed after every writing statement --------------------
 
 
 def _plan_cq(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
