@@ -136,7 +136,7 @@ def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
     for table in view.query.tables:
         base = view.base_of(table)
         columns = sorted(
-            {(view.attnums[(atom.alias, column)], column, view.column_types[(atom.alias, column)])
+            {(view.attnums[(atom.alias, column)], column, view.declared_type(atom.alias, column))
              for atom in view.query.atoms_of(table) for column in read_columns(atom)})
         conn.execute(
             "SELECT pgivm_catalog.record_base_table(%s, %s::pg_catalog.oid, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",

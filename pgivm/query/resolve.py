@@ -71,6 +71,12 @@ class ResolvedView:
     output_types: dict[str, str] | None = None  # a conjunctive query's output column -> PostgreSQL's type for it
     # as written -> the column sets of its unique indexes (primary key first): which joins are PK-FK
     unique_keys: dict[TableRef, tuple[tuple[str, ...], ...]] = field(default_factory=dict)
+    # (alias, column) -> the type the table declares, where the state keeps another (a domain's
+    # base type); what the catalog records, so that the DDL guard sees a change of it
+    declared_types: dict[tuple[str, str], str] = field(default_factory=dict)
+
+    def declared_type(self, alias: str, column: str) -> str:
+        return self.declared_types.get((alias, column), self.column_types[(alias, column)])
 
     def reshaped(self, shape: Any) -> ResolvedView:
         """The same tables and columns seen through another shape of the query (its atoms have the
@@ -155,23 +161,58 @@ def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str) -> Ba
     return BaseTable(oid=oid, ref=TableRef(name=name, schema=schema), partitioned=kind == "p", partitions=partitions)
 
 
-def _column(conn: psycopg.Connection, table: BaseTable, column: str) -> tuple[str, int]:
-    row = conn.execute(
-        """
-        SELECT pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnum,
-               EXISTS (SELECT 1 FROM pg_catalog.pg_opclass oc JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod
-                        WHERE am.amname = 'btree' AND oc.opcdefault AND oc.opcintype = a.atttypid)
-          FROM pg_catalog.pg_attribute a
-         WHERE a.attrelid = %s AND a.attname = %s AND a.attnum > 0 AND NOT a.attisdropped
-        """,
-        [table.oid, column],
-    ).fetchone()
+# The equality a type's values are compared with in generated code: the default btree operator
+# class of the type, of a type it is binary-coercible to (varchar to text), or anyenum's for an
+# enum; pg_catalog's own, since generated functions run with search_path = pg_catalog and call no
+# operator another role could define.
+_EQUALITY = """
+SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace, n.nspname
+  FROM pg_catalog.pg_type t, pg_catalog.pg_opclass oc
+  JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
+  JOIN pg_catalog.pg_namespace n ON n.oid = oc.opcnamespace
+ WHERE t.oid = %(type)s AND oc.opcdefault
+   AND (oc.opcintype = t.oid
+        OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::pg_catalog.regtype)
+        OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast c
+                    WHERE c.castsource = t.oid AND c.casttarget = oc.opcintype AND c.castmethod = 'b'))
+ ORDER BY 1 DESC, oc.opcintype = t.oid DESC
+ LIMIT 1
+"""
+
+
+# A column's type as the state keeps it: a domain's base type (recursively, with the base's typmod),
+# since a domain's CHECK constraints are code its owner could change, which writers' triggers would
+# run when they insert into the state; any other type as it is.
+_STATE_TYPE = """
+WITH RECURSIVE base AS (
+    SELECT a.atttypid AS oid, a.atttypmod AS typmod, 0 AS depth FROM pg_catalog.pg_attribute a
+     WHERE a.attrelid = %(table)s AND a.attname = %(column)s AND a.attnum > 0 AND NOT a.attisdropped
+    UNION ALL
+    SELECT t.typbasetype, t.typtypmod, b.depth + 1 FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.oid
+     WHERE t.typtype = 'd' AND b.depth < 32
+)
+SELECT pg_catalog.format_type(b.oid, b.typmod), b.oid::pg_catalog.int8, a.attnum,
+       pg_catalog.format_type(a.atttypid, a.atttypmod)
+  FROM base b, pg_catalog.pg_attribute a
+ WHERE a.attrelid = %(table)s AND a.attname = %(column)s
+ ORDER BY b.depth DESC LIMIT 1
+"""
+
+
+def _column(conn: psycopg.Connection, table: BaseTable, column: str) -> tuple[str, int, str]:
+    """The column's type as the state keeps it, its number, and its type as declared."""
+    row = conn.execute(_STATE_TYPE, {"table": table.oid, "column": column}).fetchone()
     if row is None:
         raise PgivmError(f"column {column} does not exist in table {table.ref}")
-    type_name, attnum, has_btree = row
-    if not has_btree:
-        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no btree equality")
-    return type_name, int(attnum)
+    type_name, type_oid, attnum, declared = row
+    equality = conn.execute(_EQUALITY, {"type": type_oid}).fetchone()
+    if equality is None:
+        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
+                               "GROUP BY can use (no default btree operator class)")
+    if not equality[0]:
+        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, whose equality is defined in schema "
+                               f"{equality[1]}: pgivm's generated functions call only PostgreSQL's own operators")
+    return type_name, int(attnum), declared
 
 
 def read_columns(atom: Any) -> tuple[str, ...]:
@@ -198,19 +239,22 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
         tables[table] = base[table].ref
 
     column_types: dict[tuple[str, str], str] = {}
+    declared_types: dict[tuple[str, str], str] = {}
     attnums: dict[tuple[str, str], int] = {}
     by_variable: dict[str, list[tuple[Any, str, str]]] = {}
     for atom in query.atoms:
         for variable, column in zip(atom.variables, read_columns(atom)):
-            type_name, attnum = _column(conn, base[atom.table], column)
+            type_name, attnum, declared = _column(conn, base[atom.table], column)
             column_types[(atom.alias, column)] = type_name
+            declared_types[(atom.alias, column)] = declared
             attnums[(atom.alias, column)] = attnum
             by_variable.setdefault(variable, []).append((atom, column, type_name))
 
     return ResolvedView(query=query, tables=tables, variable_types=_variable_types(by_variable),
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
-                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()})
+                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()},
+                        declared_types=declared_types)
 
 
 def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:

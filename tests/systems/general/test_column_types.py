@@ -1,0 +1,81 @@
+"""Join, GROUP BY and summed columns of the types people declare (issue 22): varchar(n), char(n),
+an enum, domains over int and over varchar, text, date, numeric and boolean, under every system that
+takes the view, after every statement against PostgreSQL. A type without equality (point, json) is
+refused in one line, nothing created.
+"""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+
+from pgivm import command
+from pgivm.errors import PgivmError
+
+SETUP = """
+CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+CREATE DOMAIN small AS int CHECK (VALUE >= 0);
+CREATE DOMAIN code AS varchar(8);
+CREATE TABLE person (name varchar(20), mood mood, team small, day date, score numeric(6, 2), active boolean);
+CREATE TABLE team (id small, city code, label char(3));
+CREATE TABLE city (name code, country text);
+"""
+NAMES = ["ann", "bob", "cy", "dee"]
+CITIES = ["oslo", "rome", "lima"]
+QUERIES = {
+    "fivm": ("SELECT p.mood, c.country, count(*) AS n, sum(p.score) AS total FROM person p "
+             "JOIN team t ON p.team = t.id JOIN city c ON t.city = c.name GROUP BY p.mood, c.country"),
+    "first-order": ("SELECT t.label, p.active, count(*) AS n FROM person p JOIN team t ON p.team = t.id "
+                    "JOIN city c ON t.city = c.name GROUP BY t.label, p.active"),
+    "recompute": "SELECT p.name, p.day, c.name AS city FROM person p JOIN team t ON p.team = t.id JOIN city c ON t.city = c.name",
+}
+
+
+def _statement(conn: psycopg.Connection, rng: random.Random) -> None:
+    table = rng.choice(["person", "person", "team", "city"])
+    if rng.random() < 0.6:
+        if table == "person":
+            conn.execute("INSERT INTO person VALUES (%s, %s, %s, %s, %s, %s)",
+                         [rng.choice(NAMES), rng.choice(["sad", "ok", "happy"]), rng.randint(0, 3),
+                          f"2024-0{rng.randint(1, 9)}-1{rng.randint(0, 9)}", rng.randint(0, 999) / 4, rng.random() < 0.5])
+        elif table == "team":
+            conn.execute("INSERT INTO team VALUES (%s, %s, %s)", [rng.randint(0, 3), rng.choice(CITIES), rng.choice(["a", "bb"])])
+        else:
+            conn.execute("INSERT INTO city VALUES (%s, %s)", [rng.choice(CITIES), rng.choice(["no", "it", "pe"])])
+    elif rng.random() < 0.7:
+        key = {"person": "mood = %s", "team": "id = %s", "city": "name = %s"}[table]
+        value = {"person": rng.choice(["sad", "ok"]), "team": rng.randint(0, 3), "city": rng.choice(CITIES)}[table]
+        conn.execute(f"DELETE FROM {table} WHERE {key}", [value])
+    else:
+        conn.execute("UPDATE team SET city = %s WHERE id = %s", [rng.choice(CITIES), rng.randint(0, 3)])
+
+
+@pytest.mark.parametrize("system", list(QUERIES))
+def test_declared_types_join_group_and_sum_exactly(conn: psycopg.Connection, dsn: str, system: str) -> None:
+    conn.execute(SETUP)
+    rng = random.Random(system)
+    for _ in range(30):
+        _statement(conn, rng)
+    query = QUERIES[system]
+    assert command.create("v", query, system=system, target=dsn).system == system
+    changed = 0
+    before = conn.execute("SELECT * FROM v").fetchall()
+    for step in range(50):
+        _statement(conn, rng)
+        diff = conn.execute(f"(SELECT * FROM v EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL SELECT * FROM v)").fetchall()
+        assert diff == [], f"{system} step {step}: {diff[:3]}"
+    changed = conn.execute("SELECT * FROM v").fetchall() != before
+    assert changed and command.verify("v", target=dsn).ok
+
+
+@pytest.mark.parametrize(("column", "words"), [("point", ["type point", "no equality"]), ("json", ["type json", "no equality"])])
+def test_a_type_without_equality_is_refused_in_one_line(conn: psycopg.Connection, dsn: str, column: str,
+                                                       words: list[str]) -> None:
+    conn.execute(f"CREATE TABLE r (k {column}, x int); CREATE TABLE s (k {column}, y int)")
+    with pytest.raises(PgivmError) as info:
+        command.create("v", "SELECT count(*) FROM r JOIN s ON r.k = s.k", target=dsn)
+    message = str(info.value)
+    assert "\n" not in message and all(w in message for w in words), message
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0
