@@ -16,6 +16,7 @@ triangle count of ``model.TriangleCount`` is one such shape (``analysis.shapes.t
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, Union
 from psycopg import sql
 
 from pgivm.errors import UnsupportedQuery
+from pgivm.query import scalar
 from pgivm.query.model import TableRef
 
 if TYPE_CHECKING:
@@ -213,6 +215,30 @@ Output = Union[GroupColumn, Aggregate]
 
 
 @dataclass(frozen=True)
+class Condition:
+    """A condition beyond ``column op constant`` and ``column op column``: IS NULL, IN (list),
+    BETWEEN, LIKE, OR, NOT, CASE, arithmetic, typed constants, PostgreSQL's immutable functions
+    (the tree of ``pgivm.query.scalar``), on one atom's rows (``alias``) or, ``alias`` None, on
+    columns of several (evaluated on the join result, like a Predicate). It holds where WHERE or ON
+    holds it: a NULL result drops the row."""
+
+    alias: str | None
+    expr: scalar.Node
+    sql: str  # as written, for messages
+
+    @property
+    def columns(self) -> tuple[ColumnRef, ...]:
+        return tuple(dict.fromkeys(ColumnRef(c.alias, c.column) for c in scalar.columns(self.expr)))
+
+    def render(self, column: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
+        """The condition as SQL, each column as ``column`` names it."""
+        return scalar.render(self.expr, lambda c: column(ColumnRef(c.alias, c.column)))
+
+    def __str__(self) -> str:
+        return self.sql
+
+
+@dataclass(frozen=True)
 class Filter:
     """``column op value``: one column against a constant (``5 > r.a`` is stored as ``r.a < 5``).
 
@@ -278,6 +304,7 @@ class ConjunctiveQuery:
     filters: tuple[Filter, ...]
     sql: str
     predicates: tuple[Predicate, ...] = ()
+    conditions: tuple[Condition, ...] = ()  # one atom's conditions other than filters
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -312,6 +339,12 @@ class ConjunctiveQuery:
     @property
     def is_self_join(self) -> bool:
         return len(self.tables) < len(self.atoms)
+
+    @property
+    def across_tables(self) -> tuple[str, ...]:
+        """The conditions that compare columns of two tables other than by a join equality, as
+        written: only systems that evaluate conditions on the join result take them."""
+        return tuple(p.sql for p in self.predicates) + tuple(c.sql for c in self.conditions if c.alias is None)
 
     @property
     def is_listing(self) -> bool:
@@ -379,6 +412,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
                      "is_string": f.is_string, "sql": f.sql} for f in query.filters],
         "predicates": [{"left": column(p.left), "op": p.op, "right": column(p.right), "sql": p.sql}
                        for p in query.predicates],
+        "conditions": [{"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql} for c in query.conditions],
     }
 
 
@@ -409,4 +443,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         sql=sql,
         predicates=tuple(Predicate(column(p["left"]), p["op"], column(p["right"]), p["sql"])
                          for p in data.get("predicates", [])),
+        conditions=tuple(Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"]) for c in data.get("conditions", [])),
     )

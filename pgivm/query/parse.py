@@ -24,6 +24,7 @@ from sqlglot.errors import ParseError
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
+from pgivm.query import scalar
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -32,6 +33,7 @@ from pgivm.query.cq import (
     BinOp,
     ColumnRef,
     ComparisonOp,
+    Condition,
     ConjunctiveQuery,
     Const,
     Expr,
@@ -137,7 +139,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     resolver = _Resolver(aliases, layout)
-    equalities, comparisons, predicates = _conditions(select, resolver, wording)
+    equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
     group_by = _group_by(select, resolver)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
@@ -152,6 +154,9 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     for left, _, right, _ in predicates:
         classes.add(left)
         classes.add(right)
+    for condition in local:
+        for column in condition.columns:
+            classes.add(column)
     for column in group_by:
         classes.add(column)
     for _, _, columns in selected:
@@ -189,6 +194,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         filters=filters,
         sql=sql.strip(),
         predicates=tuple(Predicate(left, op, right, text) for left, op, right, text in predicates),
+        conditions=tuple(local),
     )
 
 
@@ -456,9 +462,10 @@ _CrossComparison = tuple[ColumnRef, ComparisonOp, ColumnRef, str]  # two tables'
 
 def _conditions(
     select: exp.Select, resolver: _Resolver, wording: _Wording
-) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison], list[_CrossComparison]]:
-    """The ON and WHERE conjuncts, split into join equalities, filters and (WHERE only, general
-    wording) comparisons of two tables' columns other than equality; anything else is refused."""
+) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison], list[_CrossComparison], list[Condition]]:
+    """The ON and WHERE conjuncts, split into join equalities, filters, (WHERE only, general
+    wording) comparisons of two tables' columns other than equality, and (general wording) any
+    other condition on one table's columns; anything else is refused."""
     conditions: list[exp.Expression] = []
     for join in select.args.get("joins") or []:
         conditions += _conjuncts(join.args.get("on"))
@@ -469,16 +476,24 @@ def _conditions(
     equalities: list[tuple[ColumnRef, ColumnRef]] = []
     filters: list[_Comparison] = []
     predicates: list[_CrossComparison] = []
+    local: list[Condition] = []
     for cond in conditions:
         if cond.find(exp.Select):
             raise UnsupportedQuery(f"subqueries are not supported: {_sql(cond)}")
         op = _COMPARISONS.get(type(cond))
-        if op is None:
-            raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.condition}")
-        left, right = _operand(cond.this, resolver, wording), _operand(cond.expression, resolver, wording)
-        if isinstance(left, ColumnRef) and isinstance(right, ColumnRef):
-            if left.alias == right.alias:
+        try:
+            if op is None:
+                raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.condition}")
+            left, right = _operand(cond.this, resolver, wording), _operand(cond.expression, resolver, wording)
+            if isinstance(left, ColumnRef) and isinstance(right, ColumnRef) and left.alias == right.alias:
                 raise UnsupportedQuery(f"condition {_sql(cond)} compares two columns of one table")
+        except UnsupportedQuery:
+            condition = _general_condition(cond, resolver) if wording is _GENERAL else None
+            if condition is None:
+                raise
+            local.append(condition)
+            continue
+        if isinstance(left, ColumnRef) and isinstance(right, ColumnRef):
             if op != "=":
                 if wording is _GENERAL and any(cond is w for w in in_where):
                     predicates.append((left, op, right, _sql(cond)))
@@ -491,7 +506,23 @@ def _conditions(
             filters.append((right, _FLIPPED[op], left, _sql(cond)))
         else:
             raise UnsupportedQuery(f"condition {_sql(cond)} compares two constants: remove it")
-    return equalities, filters, predicates
+    return equalities, filters, predicates, local
+
+
+def _general_condition(cond: exp.Expression, resolver: _Resolver) -> Condition | None:
+    """``cond`` as a condition (``pgivm.query.scalar``) on one table's rows or, reading several
+    tables' columns, on the join result; None if it reads no column (the simpler forms' refusal
+    stands)."""
+    aliases = {resolver.column(c).alias for c in cond.find_all(exp.Column)}
+    if not aliases:
+        scalar.from_sqlglot(cond, lambda c: _col(resolver.column(c)))  # refuses what it may not call
+        return None
+    alias = aliases.pop() if len(aliases) == 1 else None
+    return Condition(alias, scalar.from_sqlglot(cond, lambda c: _col(resolver.column(c))), _sql(cond))
+
+
+def _col(ref: ColumnRef) -> scalar.Col:
+    return scalar.Col(ref.alias, ref.column)
 
 
 def _operand(node: exp.Expression, resolver: _Resolver, wording: _Wording) -> ColumnRef | tuple[str, bool]:

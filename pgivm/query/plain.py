@@ -59,6 +59,7 @@ def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
         conditions += [sql.SQL("{} = {}").format(col(first), col(c)) for c in variable.columns[1:]]
     for f in cq.filters:
         conditions.append(sql.SQL("{} {} {}").format(col(f.column), sql.SQL(f.op), f.literal()))
+    conditions += [c.render(col) for c in cq.conditions]
     for p in cq.predicates:
         conditions.append(sql.SQL("{} {} {}").format(col(p.left), sql.SQL(p.op), col(p.right)))  # type: ignore[arg-type]
     conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]

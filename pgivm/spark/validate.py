@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 
+from pgivm.query import scalar
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query.resolve import ResolvedView
 from pgivm.spark.preprocess import JdbcTarget, read_relations
@@ -146,6 +147,10 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     operators = {"=": "__eq__", "<>": "__ne__", "<": "__lt__", "<=": "__le__", ">": "__gt__", ">=": "__ge__"}
     for f in cq.filters:
         joined = joined.filter(getattr(col(f.column), operators[f.op])(F.lit(_spark_value(f.value, f.is_string))))
+    for p in cq.predicates:
+        joined = joined.filter(getattr(col(p.left), operators[p.op])(col(p.right)))
+    for c in cq.conditions:  # PostgreSQL's text of the condition, in Spark SQL (sqlglot)
+        joined = joined.filter(F.expr(scalar.spark_text(c.expr, lambda ref: f"{ref.alias}__{ref.column}")))
     if cq.is_listing:
         return [(joined.count(),)], time.perf_counter() - started
 

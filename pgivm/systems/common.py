@@ -303,9 +303,9 @@ def shape_of(cq: ConjunctiveQuery) -> str:
 
 def triangle_reason(cq: ConjunctiveQuery) -> str | None:
     """None if the query is a triangle count (what ivme, first-order and recompute maintain), else why not."""
-    if cq.predicates:
-        return (f"condition {cq.predicates[0].sql} compares columns of two tables: only the sample system "
-                "evaluates such conditions on the join result")
+    if cq.across_tables:
+        return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
+                "evaluate such conditions on the join result")
     try:
         shapes.as_triangle(cq)
         return None

@@ -31,9 +31,9 @@ STATIC = Option("static", str, None, "tables that never change, comma-separated 
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
-    if cq.predicates:
-        return (f"condition {cq.predicates[0].sql} compares columns of two tables: only the sample system "
-                "evaluates such conditions on the join result")
+    if cq.across_tables:
+        return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
+                "evaluate such conditions on the join result")
     tree_ = cq.analysis.join_tree
     if tree_ is None:
         return (f"{shape_of(cq)}: F-IVM maintains acyclic joins (for a triangle count use ivme, first-order "

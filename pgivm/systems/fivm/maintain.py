@@ -194,6 +194,7 @@ def _atom_conditions(ctx: Context, view: View, at: Callable[[str], sql.Composabl
         if f.column.alias == atom.alias:
             conditions.append(sql.SQL("{} {} {}").format(at(f.column.column), sql.SQL(f.op),  # type: ignore[arg-type]
                                                          f.literal()))
+    conditions += [c.render(lambda ref: at(ref.column)) for c in ctx.cq.conditions if c.alias == atom.alias]
     joins = set(ctx.cq.join_variables)
     seen: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):

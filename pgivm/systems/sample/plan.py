@@ -161,6 +161,7 @@ def atom_filters(view: ResolvedView, index: int, row: str, stored: bool = True) 
     for f in cq.filters:
         if f.column.alias == atom.alias:
             out.append(sql.SQL("{} {} {}").format(at(f.column.column), sql.SQL(f.op), f.literal()))  # type: ignore[arg-type]
+    out += [c.render(lambda ref: at(ref.column)) for c in cq.conditions if c.alias == atom.alias]
     first: dict[str, str] = {}
     for col, variable in zip(atom.columns, atom.variables):
         if variable in first:
@@ -235,15 +236,19 @@ def _kid_functions(view: ResolvedView, names: Names, shape: Layout) -> list[sql.
 def _pred_function(view: ResolvedView, names: Names) -> sql.Composable:
     """θ of the predicate reservoir beyond 'not a dummy': the view's conditions across tables."""
     cq: ConjunctiveQuery = view.query
-    if not cq.predicates:
+    across = [c for c in cq.conditions if c.alias is None]
+    if not cq.predicates and not across:
         body: sql.Composable = sql.SQL("SELECT true")
     else:
         aliases = [a.alias for a in cq.atoms]
-        used = sorted({aliases.index(c.alias) for p in cq.predicates for c in (p.left, p.right)})
+        used = sorted({aliases.index(c.alias) for p in cq.predicates for c in (p.left, p.right)}
+                      | {aliases.index(c.alias) for cond in across for c in cond.columns})
+        conditions = [sql.SQL("{} {} {}").format(
+            _at(cq, p.left.alias, p.left.column), sql.SQL(p.op), _at(cq, p.right.alias, p.right.column))  # type: ignore[arg-type]
+            for p in cq.predicates]
+        conditions += [cond.render(lambda ref: _at(cq, ref.alias, ref.column)) for cond in across]
         body = sql.SQL("SELECT coalesce((SELECT {cond} FROM {tables} WHERE {ids}), false)").format(
-            cond=sql.SQL(" AND ").join(sql.SQL("{} {} {}").format(
-                _at(cq, p.left.alias, p.left.column), sql.SQL(p.op), _at(cq, p.right.alias, p.right.column))  # type: ignore[arg-type]
-                for p in cq.predicates),
+            cond=sql.SQL(" AND ").join(conditions),
             tables=sql.SQL(", ").join(sql.SQL("{} AS {}").format(names(atom_name(i)), quoted(atom_name(i))) for i in used),
             ids=sql.SQL(" AND ").join(sql.SQL("{}.rid = x[{}]").format(quoted(atom_name(i)), sql.Literal(i + 1)) for i in used))
     return sql.SQL("CREATE FUNCTION {f}(x bigint[]) RETURNS boolean LANGUAGE sql SECURITY DEFINER STABLE "

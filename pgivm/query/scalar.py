@@ -1,0 +1,266 @@
+"""Scalar expressions over one table's columns and constants: the conditions WHERE and ON put on a
+single table beyond ``column OP constant`` (IS NULL, IN lists, BETWEEN, LIKE, OR, NOT, CASE,
+arithmetic, typed constants such as ``DATE '1997-09-01'``, and a listed set of PostgreSQL's
+immutable functions).
+
+A tree of three kinds of node (a column, a constant, an operation), stored in the catalog as JSON
+and turned into SQL only through psycopg's composition: columns by the caller's renderer (each
+system reads an atom's columns under its own names), constants as quoted literals or checked
+numbers, and every operator, function, type and field name from the fixed tables below, never
+text of the query. Generated functions run with ``search_path = pg_catalog, pg_temp``, and the
+functions are written ``pg_catalog.name``: nothing another role can define is ever called.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Union
+
+import sqlglot
+from psycopg import sql
+from sqlglot import exp
+
+from pgivm.errors import UnsupportedQuery
+
+_NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+@dataclass(frozen=True)
+class Col:
+    alias: str
+    column: str
+
+
+@dataclass(frozen=True)
+class Lit:
+    """A constant: a number's text, a string, or NULL (``text`` None)."""
+
+    text: str | None
+    is_string: bool = False
+
+
+@dataclass(frozen=True)
+class Op:
+    """An operation from OPERATIONS; ``name`` carries a cast's type or EXTRACT's field."""
+
+    op: str
+    args: tuple[Node, ...]
+    name: str = ""
+
+
+Node = Union[Col, Lit, Op]
+
+# operation -> SQL with {0}, {1}, ... for the arguments ("*" joins all of them with the separator)
+OPERATIONS: dict[str, str] = {
+    "=": "({0} = {1})", "<>": "({0} <> {1})", "<": "({0} < {1})", "<=": "({0} <= {1})", ">": "({0} > {1})",
+    ">=": "({0} >= {1})", "+": "({0} + {1})", "-": "({0} - {1})", "*": "({0} * {1})", "/": "({0} / {1})",
+    "%": "({0} % {1})", "||": "({0} || {1})", "neg": "(- {0})",
+    "and": "* AND ", "or": "* OR ", "not": "(NOT {0})",
+    "is null": "({0} IS NULL)", "is not null": "({0} IS NOT NULL)",
+    "is true": "({0} IS TRUE)", "is false": "({0} IS FALSE)",
+    "between": "({0} BETWEEN {1} AND {2})", "not between": "({0} NOT BETWEEN {1} AND {2})",
+    "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})",
+    "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
+}
+# PostgreSQL's immutable functions a condition may call (strict or not, they read no table)
+FUNCTIONS = frozenset({"abs", "ceil", "floor", "round", "trunc", "sign", "mod", "power", "sqrt", "lower", "upper",
+                       "length", "char_length", "substr", "btrim", "ltrim", "rtrim", "left", "right", "replace",
+                       "strpos", "starts_with", "coalesce", "nullif", "greatest", "least", "date_part"})
+# coalesce, nullif, greatest and least are SQL constructs, not functions: never qualified
+_CONSTRUCTS = frozenset({"coalesce", "nullif", "greatest", "least"})
+_TYPE = re.compile(r"(smallint|integer|int|bigint|int2|int4|int8|real|double precision|float4|float8|numeric|decimal|"
+                   r"text|varchar|character varying|char|character|bpchar|boolean|bool|date|time|timestamp|timestamptz|"
+                   r"timestamp with time zone|timestamp without time zone|interval)(\(\d+(, ?\d+)?\))?")
+_FIELDS = frozenset({"year", "month", "day", "hour", "minute", "second", "dow", "doy", "isodow", "week", "quarter",
+                     "epoch", "decade", "century"})
+
+
+def columns(node: Node) -> list[Col]:
+    if isinstance(node, Col):
+        return [node]
+    if isinstance(node, Op):
+        return [c for a in node.args for c in columns(a)]
+    return []
+
+
+def render(node: Node, column: Callable[[Col], sql.Composable], qualify: bool = True) -> sql.Composable:
+    """The node as SQL, its columns as ``column`` names them (functions as ``pg_catalog.name``
+    unless not ``qualify``, for text another dialect reads)."""
+    if isinstance(node, Col):
+        return column(node)
+    if isinstance(node, Lit):
+        if node.text is None:
+            return sql.SQL("NULL")
+        if node.is_string:
+            return sql.Literal(node.text)
+        if not _NUMBER.fullmatch(node.text):
+            raise UnsupportedQuery(f"unsupported constant {node.text!r}")
+        return sql.SQL(node.text)  # type: ignore[arg-type]  # checked just above: a number
+    args = [render(a, column, qualify) for a in node.args]
+    if node.op == "cast":
+        return sql.SQL("CAST({} AS {})").format(args[0], sql.SQL(_checked_type(node.name)))  # type: ignore[arg-type]
+    if node.op == "extract":
+        if node.name not in _FIELDS:
+            raise UnsupportedQuery(f"unsupported EXTRACT field {node.name}")
+        return sql.SQL("EXTRACT({} FROM {})").format(sql.SQL(node.name), args[0])  # type: ignore[arg-type]
+    if node.op == "in" or node.op == "not in":
+        return sql.SQL("({} {} ({}))").format(args[0], sql.SQL(node.op.upper()), sql.SQL(", ").join(args[1:]))  # type: ignore[arg-type]
+    if node.op == "case":  # WHEN c1 THEN v1 ... [ELSE e]: args c1, v1, c2, v2, ..., and e if odd
+        whens = [sql.SQL(" WHEN {} THEN {}").format(args[i], args[i + 1]) for i in range(0, len(args) - 1, 2)]
+        rest = sql.SQL(" ELSE {}").format(args[-1]) if len(args) % 2 else sql.SQL("")
+        return sql.SQL("(CASE{}{} END)").format(sql.SQL("").join(whens), rest)
+    if node.op.startswith("fn:"):
+        name = node.op[3:]
+        if name not in FUNCTIONS:
+            raise UnsupportedQuery(f"unsupported function {name}")
+        called = sql.SQL(name) if name in _CONSTRUCTS or not qualify else sql.SQL("pg_catalog.{}").format(sql.SQL(name))  # type: ignore[arg-type]  # a name from FUNCTIONS
+        return sql.SQL("{}({})").format(called, sql.SQL(", ").join(args))
+    template = OPERATIONS[node.op]
+    if template.startswith("*"):
+        return sql.SQL("({})").format(sql.SQL(template[1:]).join(args))  # type: ignore[arg-type]
+    return sql.SQL(template).format(*args)  # type: ignore[arg-type]
+
+
+def _checked_type(name: str) -> str:
+    if not _TYPE.fullmatch(name):
+        raise UnsupportedQuery(f"unsupported type {name} in a cast: use one of PostgreSQL's own numeric, text, "
+                               "boolean, date and time types")
+    return name
+
+
+def text(node: Node, column: Callable[[Col], str]) -> str:
+    """The node as PostgreSQL SQL text, each column the identifier ``column`` names (for Spark,
+    via sqlglot)."""
+    return render(node, lambda c: sql.Identifier(column(c)), qualify=False).as_string(None)
+
+
+def to_json(node: Node) -> Any:
+    if isinstance(node, Col):
+        return {"col": [node.alias, node.column]}
+    if isinstance(node, Lit):
+        return {"lit": node.text, "str": node.is_string}
+    return {"op": node.op, "args": [to_json(a) for a in node.args], "name": node.name}
+
+
+def from_json(data: Any) -> Node:
+    if "col" in data:
+        return Col(*data["col"])
+    if "lit" in data:
+        return Lit(data["lit"], data["str"])
+    return Op(data["op"], tuple(from_json(a) for a in data["args"]), data.get("name", ""))
+
+
+# --- from sqlglot ------------------------------------------------------------------------------------
+
+_BINARY: dict[type[exp.Expression], str] = {
+    exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.Add: "+", exp.Sub: "-",
+    exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||", exp.Like: "like", exp.ILike: "ilike",
+}
+_NAMED: dict[type[exp.Expression], str] = {
+    exp.Abs: "abs", exp.Ceil: "ceil", exp.Floor: "floor", exp.Round: "round", exp.Lower: "lower", exp.Upper: "upper",
+    exp.Length: "length", exp.Coalesce: "coalesce", exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least",
+    exp.Sqrt: "sqrt", exp.Pow: "power", exp.Sign: "sign",
+}
+
+
+def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> Node:
+    """The condition or value ``node`` as a tree, or a one-line refusal naming what is not supported."""
+    if isinstance(node, exp.Paren):
+        return from_sqlglot(node.this, column)
+    if isinstance(node, exp.Column) and isinstance(node.this, exp.Identifier):
+        return column(node)
+    if isinstance(node, exp.Null):
+        return Lit(None)
+    if isinstance(node, exp.Boolean):
+        return Op("cast", (Lit("true" if node.this else "false", True),), "boolean")
+    if isinstance(node, exp.Literal):
+        return Lit(node.this, node.is_string)
+    if isinstance(node, exp.Neg):
+        inner = from_sqlglot(node.this, column)
+        return Lit("-" + inner.text, False) if isinstance(inner, Lit) and not inner.is_string and inner.text else Op("neg", (inner,))
+    if isinstance(node, exp.Not):
+        inner_node = node.this.this if isinstance(node.this, exp.Paren) else node.this
+        if isinstance(inner_node, exp.Is):
+            return _is(inner_node, column, negated=not inner_node.args.get("negate"))
+        if isinstance(inner_node, (exp.Like, exp.ILike)):
+            return Op("not " + _BINARY[type(inner_node)], (from_sqlglot(inner_node.this, column),
+                                                           from_sqlglot(inner_node.expression, column)))
+        if isinstance(inner_node, exp.In):
+            return _in(inner_node, column, "not in")
+        if isinstance(inner_node, exp.Between):
+            return _between(inner_node, column, "not between")
+        return Op("not", (from_sqlglot(node.this, column),))
+    if isinstance(node, (exp.And, exp.Or)):
+        name = "and" if isinstance(node, exp.And) else "or"
+        return Op(name, (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
+    if type(node) in _BINARY:
+        return Op(_BINARY[type(node)], (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
+    if isinstance(node, exp.Is):  # sqlglot writes IS NOT as IS with negate set
+        return _is(node, column, negated=bool(node.args.get("negate")))
+    if isinstance(node, exp.In):
+        return _in(node, column, "in")
+    if isinstance(node, exp.Between):
+        return _between(node, column, "between")
+    if isinstance(node, exp.Cast):
+        type_name = node.to.sql(dialect="postgres").lower()
+        return Op("cast", (from_sqlglot(node.this, column),), _checked_type(type_name))
+    if isinstance(node, exp.Extract):
+        field = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Identifier)) else str(node.this).lower()
+        if field not in _FIELDS:
+            raise UnsupportedQuery(f"unsupported EXTRACT field {field}")
+        return Op("extract", (from_sqlglot(node.expression, column),), field)
+    if isinstance(node, exp.Case) and node.this is None:
+        args: list[Node] = []
+        for when in node.args.get("ifs") or []:
+            args += [from_sqlglot(when.this, column), from_sqlglot(when.args["true"], column)]
+        if node.args.get("default") is not None:
+            args.append(from_sqlglot(node.args["default"], column))
+        return Op("case", tuple(args))
+    if type(node) in _NAMED:
+        return Op("fn:" + _NAMED[type(node)], tuple(from_sqlglot(a, column) for a in _arguments(node)))
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
+        return Op("fn:" + str(node.this).lower(), tuple(from_sqlglot(a, column) for a in node.expressions))
+    if isinstance(node, exp.Func) or (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
+        raise UnsupportedQuery(f"function {node.sql(dialect='postgres')} is not supported in a maintained view: "
+                               "only immutable functions of PostgreSQL's own (abs, coalesce, lower, length, round, "
+                               "substr, ...: pgivm.query.scalar.FUNCTIONS)")
+    raise UnsupportedQuery(f"unsupported expression {node.sql(dialect='postgres')}")
+
+
+def _arguments(node: exp.Expression) -> list[exp.Expression]:
+    """A named function's arguments in order (sqlglot keeps the first as ``this``)."""
+    out = [node.this] if isinstance(node.this, exp.Expression) else []
+    for key in ("expression", "decimals"):
+        if isinstance(node.args.get(key), exp.Expression):
+            out.append(node.args[key])
+    return out + list(node.expressions)
+
+
+def _is(node: exp.Is, column: Callable[[exp.Column], Col], negated: bool) -> Node:
+    target = node.expression
+    subject = from_sqlglot(node.this, column)
+    if isinstance(target, exp.Null):
+        return Op("is not null" if negated else "is null", (subject,))
+    if isinstance(target, exp.Boolean):
+        kind = "is true" if target.this else "is false"
+        return Op("not", (Op(kind, (subject,)),)) if negated else Op(kind, (subject,))
+    raise UnsupportedQuery(f"unsupported IS {target.sql(dialect='postgres')}")
+
+
+def _in(node: exp.In, column: Callable[[exp.Column], Col], op: str) -> Node:
+    if node.args.get("query") is not None or not node.expressions:
+        raise UnsupportedQuery(f"IN with a subquery is not supported: {node.sql(dialect='postgres')}")
+    return Op(op, (from_sqlglot(node.this, column), *(from_sqlglot(e, column) for e in node.expressions)))
+
+
+def _between(node: exp.Between, column: Callable[[exp.Column], Col], op: str) -> Node:
+    return Op(op, (from_sqlglot(node.this, column), from_sqlglot(node.args["low"], column),
+                   from_sqlglot(node.args["high"], column)))
+
+
+def spark_text(node: Node, column: Callable[[Col], str]) -> str:
+    """The node as Spark SQL (for ``validate --spark``): PostgreSQL's text, transpiled by sqlglot;
+    ``column`` gives each column's name in the DataFrame."""
+    return sqlglot.transpile(text(node, column), read="postgres", write="spark")[0]
