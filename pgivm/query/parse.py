@@ -296,6 +296,11 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
     sources.extend(getattr(from_, "expressions", None) or [])
     for join in select.args.get("joins") or []:
         kind = " ".join(filter(None, [join.args.get("method"), join.side, join.kind])).upper()
+        natural = (join.args.get("method") or "").upper() == "NATURAL"
+        if natural and not join.side and (join.kind or "").upper() in ("", "INNER") and wording is _GENERAL:
+            using[len(sources)] = NATURAL  # USING the columns both sides have, once the columns are known
+            sources.append(join.this)
+            continue
         if join.side or join.args.get("method") or kind not in ("", "INNER", "CROSS"):
             raise UnsupportedQuery(f"{kind} JOIN is not supported: use inner joins")
         if join.args.get("using"):
@@ -328,6 +333,7 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
 
 
 ColumnsOf = Callable[[TableRef], list[str]]
+NATURAL: list[str] = []  # the USING list of a NATURAL JOIN, by identity: its columns come from the tables
 
 
 @dataclass
@@ -368,6 +374,11 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
     for position, alias in enumerate(names[1:], start=1):
         right = columns(alias)
         names_using = using.get(position, [])
+        if names_using is NATURAL:  # the common column names, in the order of the left side
+            if layout is None or right is None:
+                raise NeedsColumns(f"NATURAL JOIN {alias} needs the tables' columns: give pgivm a database to read them from")
+            on_right = {n for n, _ in right}
+            names_using = list(dict.fromkeys(n for n, _ in layout if n in on_right))
         front: list[tuple[str, ColumnRef]] = []
         for u in names_using:
             if layout is not None:

@@ -132,3 +132,37 @@ def test_a_deferred_4_cycle_stays_exact(conn: psycopg.Connection, dsn: str) -> N
     actions = conn.execute("SELECT actions FROM pgivm_v.deferred").fetchone()[0]
     assert actions > 0
     assert command.verify("v", target=dsn).ok
+
+
+def test_natural_join_and_select_star_follow_postgres(conn: psycopg.Connection, dsn: str) -> None:
+    """NATURAL JOIN joins on every column name both sides have (n1 and n2: k and x; then n3: x and
+    b), and SELECT * lists the common columns first, in the left side's order, as PostgreSQL does;
+    the columns are read from the database at create."""
+    query = "SELECT * FROM n1 NATURAL JOIN n2 NATURAL JOIN n3"
+    grouped = "SELECT k, count(*) AS n, sum(c) AS sc FROM n1 NATURAL JOIN n2 NATURAL JOIN n3 GROUP BY k"
+    conn.execute("CREATE TABLE n1 (k int, a int, x int); CREATE TABLE n2 (x int, b int, k int); "
+                 "CREATE TABLE n3 (b int, c int, x int)")
+    rng = random.Random("natural")
+
+    def write() -> None:
+        table = rng.choice(["n1", "n2", "n3"])
+        if rng.random() < 0.7:
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s, %s)", [rng.randint(0, 1), rng.randint(0, 2), rng.randint(0, 1)])
+        else:
+            conn.execute(f"DELETE FROM {table} WHERE ctid IN (SELECT ctid FROM {table} ORDER BY random() LIMIT 2)")
+
+    for _ in range(60):
+        write()
+    for system in ("fivm", "first-order", "recompute"):
+        command.create(f"l_{system.replace('-', '_')}", query, system=system, target=dsn)
+        command.create(f"g_{system.replace('-', '_')}", grouped, system=system, target=dsn)
+    assert [d.name for d in conn.execute("SELECT * FROM l_fivm LIMIT 0").description] == \
+        [d.name for d in conn.execute(f"{query} LIMIT 0").description] == ["x", "b", "k", "a", "c"]
+    sizes = set()
+    for step in range(30):
+        write()
+        for system in ("fivm", "first_order", "recompute"):
+            assert _differences(conn, f"l_{system}", query) == [], (system, step)
+            assert _differences(conn, f"g_{system}", grouped) == [], (system, step)
+        sizes.add(conn.execute(f"SELECT count(*) FROM ({query}) q").fetchone()[0])
+    assert len(sizes) > 3 and max(sizes) > 0
