@@ -304,7 +304,8 @@ class ConjunctiveQuery:
     filters: tuple[Filter, ...]
     sql: str
     predicates: tuple[Predicate, ...] = ()
-    conditions: tuple[Condition, ...] = ()  # one atom's conditions other than filters
+    conditions: tuple[Condition, ...] = ()  # conditions other than filters and predicates
+    distinct: bool = False  # SELECT DISTINCT: each row of the result once
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -413,6 +414,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "predicates": [{"left": column(p.left), "op": p.op, "right": column(p.right), "sql": p.sql}
                        for p in query.predicates],
         "conditions": [{"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql} for c in query.conditions],
+        "distinct": query.distinct,
     }
 
 
@@ -444,4 +446,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         predicates=tuple(Predicate(column(p["left"]), p["op"], column(p["right"]), p["sql"])
                          for p in data.get("predicates", [])),
         conditions=tuple(Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"]) for c in data.get("conditions", [])),
+        distinct=bool(data.get("distinct", False)),
     )

@@ -133,7 +133,7 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None) -> ConjunctiveQue
 def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
     """Check the statement, the SELECT list's shape, FROM, ON/WHERE, GROUP BY, then resolve names,
     group equated columns into variables and build the atoms (the order today's parser checked in)."""
-    select = _select(sql)
+    select = _select(sql, wording)
     items = _select_items(select, wording)
     aliases, using = _tables(select, wording)
     layout = _layout(aliases, using, columns_of)
@@ -177,6 +177,8 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         else:
             outputs.append(_aggregate(node, name, resolver, variable_of, join_columns, wording))
 
+    if select.args.get("distinct") is not None and any(o.function == "cofactor" for o in outputs if isinstance(o, Aggregate)):
+        raise UnsupportedQuery("DISTINCT with cofactor(...) is not supported: its rows are one matrix per group already")
     atoms = []
     for alias, table in aliases.items():
         read = sorted({c.column for c in variable_of if c.alias == alias})
@@ -195,13 +197,14 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         sql=sql.strip(),
         predicates=tuple(Predicate(left, op, right, text) for left, op, right, text in predicates),
         conditions=tuple(local),
+        distinct=select.args.get("distinct") is not None,
     )
 
 
 # ------------------------------------------------------------------------------ statement
 
 
-def _select(sql: str) -> exp.Select:
+def _select(sql: str, wording: _Wording) -> exp.Select:
     try:
         statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
     except ParseError as err:
@@ -212,8 +215,12 @@ def _select(sql: str) -> exp.Select:
     select = statements[0]
     if not isinstance(select, exp.Select):
         raise UnsupportedQuery(f"expected a SELECT statement, got {select.key.upper()}")
+    distinct = select.args.get("distinct")
+    if distinct is not None and (wording is not _GENERAL or distinct.args.get("on") is not None):
+        raise UnsupportedQuery(f"{'DISTINCT ON' if distinct.args.get('on') is not None else 'DISTINCT'} "
+                               "is not supported in a maintained view")
     for arg, clause in _REJECTED_CLAUSES.items():
-        if select.args.get(arg):
+        if arg != "distinct" and select.args.get(arg):
             raise UnsupportedQuery(f"{clause} is not supported in a maintained view")
     return select
 

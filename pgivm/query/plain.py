@@ -80,7 +80,8 @@ def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = 
         value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
         cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
         items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
-    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view, sources=sources), group)
+    return sql.SQL("SELECT {}{} {}{}").format(sql.SQL("DISTINCT ") if cq.distinct else sql.SQL(""),
+                                              sql.SQL(", ").join(items), from_where(view, sources=sources), group)
 
 
 def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composable,

@@ -152,6 +152,8 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     for c in cq.conditions:  # PostgreSQL's text of the condition, in Spark SQL (sqlglot)
         joined = joined.filter(F.expr(scalar.spark_text(c.expr, lambda ref: f"{ref.alias}__{ref.column}")))
     if cq.is_listing:
+        if cq.distinct:
+            joined = joined.select(*[col(o.column) for o in cq.outputs]).distinct()  # type: ignore[union-attr]
         return [(joined.count(),)], time.perf_counter() - started
 
     def expr(e: Any) -> Column:
@@ -220,4 +222,6 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
             else:
                 shaped.append(aggregate_values[entry[1]])
         out.append(tuple(shaped))
+    if cq.distinct:
+        out = list(dict.fromkeys(out))
     return out, time.perf_counter() - started

@@ -336,7 +336,7 @@ REFUSED: list[tuple[str, str, str | list[str]]] = [
     ("subquery-in-where", "SELECT count(*) FROM r WHERE r.a IN (SELECT s.a FROM s)", ["subqueries", "select s.a"]),
     ("subquery-in-select", "SELECT (SELECT 1) FROM r", ["subqueries"]),
     ("with", "WITH q AS (SELECT * FROM r) SELECT count(*) FROM q", "WITH is not supported in a maintained view"),
-    ("distinct", "SELECT DISTINCT r.a FROM r GROUP BY r.a", "DISTINCT is not supported in a maintained view"),
+    ("distinct-on", "SELECT DISTINCT ON (r.a) r.a FROM r", "DISTINCT ON is not supported in a maintained view"),
     ("having", "SELECT r.a, count(*) FROM r GROUP BY r.a HAVING count(*) > 1", ["having"]),
     ("order-by", "SELECT r.a, count(*) FROM r GROUP BY r.a ORDER BY r.a", ["order by"]),
     ("limit", "SELECT count(*) FROM r LIMIT 1", ["limit"]),

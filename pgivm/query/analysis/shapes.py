@@ -39,6 +39,8 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
     aggregate = _triangle_aggregate(output)
     if len(cq.atoms) != 3:
         raise UnsupportedQuery(f"a triangle count joins exactly 3 tables, this query joins {len(cq.atoms)}")
+    if cq.distinct:
+        raise UnsupportedQuery("DISTINCT is not supported in a triangle count")
     for c in cq.conditions:
         raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
     for f in cq.filters:

@@ -192,11 +192,16 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     if cq.is_listing:
         outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
                                      for o in cq.outputs)
-        user = sql.SQL("SELECT {} FROM {} AS r CROSS JOIN LATERAL generate_series(1, r.count) AS times").format(
+        # the result keyed by its rows, with multiplicities: DISTINCT shows each stored row once
+        user = sql.SQL("SELECT DISTINCT {} FROM {} AS r" if cq.distinct else
+                       "SELECT {} FROM {} AS r CROSS JOIN LATERAL generate_series(1, r.count) AS times").format(
             outputs, names("maintained"))
-        count = sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
+        count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user) if cq.distinct else \
+            sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
     else:
         user = maintain.result_query(ctx, view.output_types)
+        if cq.distinct:
+            user = sql.SQL("SELECT DISTINCT * FROM ({}) AS shown").format(user)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
     expose = [
         sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} AS count").format(names("result"), count),

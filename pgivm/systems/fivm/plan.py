@@ -105,7 +105,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             result=names("result"), count=_count_expression(ctx, view.output_types),
             comment=sql.Literal("pgivm: the number of rows of the view (O(1) for a listing: the root's count)")),
         sql.SQL("CREATE OR REPLACE VIEW {view} AS {query}; COMMENT ON VIEW {view} IS {comment}").format(
-            view=sql.Identifier(view_schema, name), query=maintain.result_query(ctx, view.output_types),
+            view=sql.Identifier(view_schema, name), query=_shown(ctx, view.output_types),
             comment=sql.Literal(f"pgivm: maintained by F-IVM, state in schema {names.schema}. "
                                 f"Definition: {view.query.sql}")),
         revoke_plan(names),
@@ -118,12 +118,19 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         functions=functions, build=maintain.build_plan(ctx), capture=capture_plan, expose=expose)
 
 
+def _shown(ctx: maintain.Context, output_types: dict[str, str]) -> sql.Composable:
+    """What the view shows: the result read out of the tree, each row once for SELECT DISTINCT
+    (the tree keeps every row's multiplicity; DISTINCT is a matter of reading it)."""
+    query = maintain.result_query(ctx, output_types)
+    return sql.SQL("SELECT DISTINCT * FROM ({}) AS shown").format(query) if ctx.cq.distinct else query
+
+
 def _count_expression(ctx: maintain.Context, output_types: dict[str, str]) -> sql.Composable:
     """The view's number of rows: for a listing the root's count (O(1)), else its rows counted."""
     root = ctx.tree.root
-    if ctx.tree.listing:
+    if ctx.tree.listing and not ctx.cq.distinct:
         return sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(ctx.table(root))
-    return sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(maintain.result_query(ctx, output_types))
+    return sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(_shown(ctx, output_types))
 
 
 def deferred_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[TableRef, list[capture.CaptureAtom]]:

@@ -70,6 +70,8 @@ FRESH = Option("fresh", int, None, "draw this many independent uniform results o
 def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.aggregates or cq.group_by:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
+    if cq.distinct:
+        return "a sample view samples the join's results with their multiplicities: DISTINCT is not sampled"
     if layout(cq) is None:
         if len(cq.atoms) > 1 and _cyclic(cq):
             return (f"{shape_of(cq)}: the sample system takes acyclic joins (cyclic joins through a hypertree "
