@@ -306,6 +306,7 @@ class ConjunctiveQuery:
     predicates: tuple[Predicate, ...] = ()
     conditions: tuple[Condition, ...] = ()  # conditions other than filters and predicates
     distinct: bool = False  # SELECT DISTINCT: each row of the result once
+    having: scalar.Node | None = None  # HAVING, over the view's columns (Col("", output name))
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -415,6 +416,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
                        for p in query.predicates],
         "conditions": [{"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql} for c in query.conditions],
         "distinct": query.distinct,
+        "having": scalar.to_json(query.having) if query.having is not None else None,
     }
 
 
@@ -447,4 +449,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
                          for p in data.get("predicates", [])),
         conditions=tuple(Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"]) for c in data.get("conditions", [])),
         distinct=bool(data.get("distinct", False)),
+        having=scalar.from_json(data["having"]) if data.get("having") is not None else None,
     )

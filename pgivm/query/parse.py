@@ -50,7 +50,6 @@ from pgivm.query.model import TableRef, TriangleCount
 _REJECTED_CLAUSES = {
     "with_": "WITH",
     "distinct": "DISTINCT",
-    "having": "HAVING",
     "qualify": "QUALIFY",
     "order": "ORDER BY",
     "limit": "LIMIT",
@@ -198,6 +197,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         predicates=tuple(Predicate(left, op, right, text) for left, op, right, text in predicates),
         conditions=tuple(local),
         distinct=select.args.get("distinct") is not None,
+        having=_having(select, items, outputs, resolver),
     )
 
 
@@ -215,6 +215,8 @@ def _select(sql: str, wording: _Wording) -> exp.Select:
     select = statements[0]
     if not isinstance(select, exp.Select):
         raise UnsupportedQuery(f"expected a SELECT statement, got {select.key.upper()}")
+    if select.args.get("having") is not None and wording is not _GENERAL:
+        raise UnsupportedQuery("HAVING is not supported in a maintained view")
     distinct = select.args.get("distinct")
     if distinct is not None and (wording is not _GENERAL or distinct.args.get("on") is not None):
         raise UnsupportedQuery(f"{'DISTINCT ON' if distinct.args.get('on') is not None else 'DISTINCT'} "
@@ -525,6 +527,41 @@ def _conditions(
         else:
             raise UnsupportedQuery(f"condition {_sql(cond)} compares two constants: remove it")
     return equalities, filters, predicates, local
+
+
+_SHOWN = "pgivm_shown"  # marks, inside HAVING, a column that stands for an output of the view
+
+
+def _having(select: exp.Select, items: list[tuple[str | None, exp.Expression]], outputs: list[Output],
+            resolver: _Resolver) -> scalar.Node | None:
+    """HAVING as a condition on the view's rows (``pgivm.query.scalar``): each aggregate in it is
+    the SELECT list's aggregate written the same way, each column a GROUP BY column the SELECT list
+    shows; anything else is refused in one line, naming what to add."""
+    node = select.args.get("having")
+    if node is None:
+        return None
+    if any(isinstance(o, Aggregate) and o.function == "cofactor" for o in outputs):
+        raise UnsupportedQuery("HAVING with cofactor(...) is not supported")
+    by_sql = {_sql(item): output.name for (_, item), output in zip(items, outputs) if isinstance(output, Aggregate)}
+    by_column = {output.column: output.name for output in outputs if isinstance(output, GroupColumn)}
+
+    def shown(sub: exp.Expression) -> exp.Expression:
+        if isinstance(sub, exp.AggFunc):
+            if _sql(sub) not in by_sql:
+                raise UnsupportedQuery(f"HAVING reads {_sql(sub)}, which the SELECT list does not show: add it there")
+            return exp.column(exp.to_identifier(by_sql[_sql(sub)], quoted=True), table=exp.to_identifier(_SHOWN))
+        return sub
+
+    def column(c: exp.Column) -> scalar.Col:
+        if c.table == _SHOWN:
+            return scalar.Col("", c.name)
+        ref = resolver.column(c)
+        if ref not in by_column:
+            raise UnsupportedQuery(f"HAVING reads {ref}, which the SELECT list does not show as a GROUP BY column: "
+                                   "add it there")
+        return scalar.Col("", by_column[ref])
+
+    return scalar.from_sqlglot(node.this.transform(shown), column)
 
 
 def _general_condition(cond: exp.Expression, resolver: _Resolver) -> Condition | None:

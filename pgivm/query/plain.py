@@ -14,6 +14,7 @@ from typing import Any
 
 from psycopg import sql
 
+from pgivm.query import scalar
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery, Const, Expr, GroupColumn, Var
 from pgivm.query.resolve import ResolvedView
 
@@ -80,8 +81,18 @@ def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = 
         value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
         cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
         items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
-    return sql.SQL("SELECT {}{} {}{}").format(sql.SQL("DISTINCT ") if cq.distinct else sql.SQL(""),
-                                              sql.SQL(", ").join(items), from_where(view, sources=sources), group)
+    return having_filter(cq, sql.SQL("SELECT {}{} {}{}").format(
+        sql.SQL("DISTINCT ") if cq.distinct else sql.SQL(""), sql.SQL(", ").join(items), from_where(view, sources=sources),
+        group))
+
+
+def having_filter(cq: ConjunctiveQuery, rows: sql.Composable) -> sql.Composable:
+    """``rows`` (the view's rows, its columns named as its outputs) kept where HAVING holds: the
+    same rows as HAVING over the groups, since HAVING reads only what the SELECT list shows."""
+    if cq.having is None:
+        return rows
+    condition = scalar.render(cq.having, lambda c: sql.SQL("pgivm_shown.{}").format(sql.Identifier(c.column)))
+    return sql.SQL("SELECT * FROM ({}) AS pgivm_shown WHERE {}").format(rows, condition)
 
 
 def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composable,

@@ -169,7 +169,7 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     layout: list[Any] = []
     for output in cq.outputs:
         if isinstance(output, GroupColumn):
-            layout.append(("group", col(output.column)))
+            layout.append(("group", col(output.column).alias(output.name)))
         elif output.function == "cofactor":
             features = [col(f.column).cast("double") for f in output.features]
             nonnull = F.lit(True)
@@ -184,13 +184,16 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
         else:
             layout.append(("aggregate", len(aggregates)))
             if output.function == "count":
-                aggregates.append(F.count(F.lit(1)) if output.argument is None else F.count(expr(output.argument)))
+                aggregate = F.count(F.lit(1)) if output.argument is None else F.count(expr(output.argument))
             elif output.function == "sum":
-                aggregates.append(F.sum(expr(output.argument)))
+                aggregate = F.sum(expr(output.argument))
             else:
-                aggregates.append(F.avg(expr(output.argument)))
+                aggregate = F.avg(expr(output.argument))
+            aggregates.append(aggregate.alias(output.name))
     groups = [c for kind, *rest in layout if kind == "group" for c in rest]
     result = (joined.groupBy(*groups) if groups else joined).agg(*aggregates) if aggregates else joined.select(*groups).distinct()
+    if cq.having is not None:  # over the outputs, named as the view's columns
+        result = result.filter(F.expr(scalar.spark_text(cq.having, lambda c: c.column)))
     rows = result.collect()
     out: list[tuple[Any, ...]] = []
     for row in rows:

@@ -39,8 +39,8 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
     aggregate = _triangle_aggregate(output)
     if len(cq.atoms) != 3:
         raise UnsupportedQuery(f"a triangle count joins exactly 3 tables, this query joins {len(cq.atoms)}")
-    if cq.distinct:
-        raise UnsupportedQuery("DISTINCT is not supported in a triangle count")
+    if cq.distinct or cq.having is not None:
+        raise UnsupportedQuery(f"{'DISTINCT' if cq.distinct else 'HAVING'} is not supported in a triangle count")
     for c in cq.conditions:
         raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
     for f in cq.filters:

@@ -29,7 +29,7 @@ from psycopg import sql
 from pgivm import capture, deferred
 from pgivm.query.cq import ColumnRef, ConjunctiveQuery
 from pgivm.query.model import TableRef
-from pgivm.query.plain import from_where
+from pgivm.query.plain import from_where, having_filter
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
@@ -199,7 +199,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user) if cq.distinct else \
             sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
     else:
-        user = maintain.result_query(ctx, view.output_types)
+        user = having_filter(cq, maintain.result_query(ctx, view.output_types))
         if cq.distinct:
             user = sql.SQL("SELECT DISTINCT * FROM ({}) AS shown").format(user)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
