@@ -79,7 +79,8 @@ class _Wording:
     """What a refusal tells the user to do. The triangle entry point keeps today's hints, which
     name only what a triangle count accepts; the general parser names what it accepts."""
 
-    aggregate: str = "use count(*), sum(expr) or avg(expr), expr made of +, - and * over columns and numeric constants"
+    aggregate: str = ("use count(*), sum, avg, min or max of expr, expr made of +, - and * over columns and numeric "
+                      "constants")
     condition: str = "join with column = column equalities and filter with column OP constant, combined with AND"
     join_condition: str = "tables join only on column = column equalities"
     operand: str = "compare a column with a column or with a numeric or string constant"
@@ -263,7 +264,7 @@ def _is_supported_aggregate(node: exp.Expression) -> bool:
         arg = node.this
         column = isinstance(arg, exp.Column) and isinstance(arg.this, exp.Identifier)
         return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or column)
-    if isinstance(node, (exp.Sum, exp.Avg)):
+    if isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
         return _is_arithmetic(node.this)
     if _is_cofactor(node):
         return all(isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier) for a in node.expressions)
@@ -641,7 +642,8 @@ def _aggregate(
             raise UnsupportedQuery("cofactor() needs at least one column: cofactor(t.x, u.y, ...)")
         features = tuple(Var(variable_of[c], c) for c in (resolver.column(a) for a in node.expressions))
         return Aggregate("cofactor", None, name or "cofactor", _sql(node), features)
-    function: AggregateFunction = "sum" if isinstance(node, exp.Sum) else "avg"
+    function: AggregateFunction = ("sum" if isinstance(node, exp.Sum) else "min" if isinstance(node, exp.Min)
+                                   else "max" if isinstance(node, exp.Max) else "avg")
     return Aggregate(function, _expression(node.this, resolver, variable_of), name or function, _sql(node))
 
 

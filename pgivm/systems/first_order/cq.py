@@ -1,15 +1,20 @@
 """First-order IVM of join-aggregates: the baseline F-IVM is measured against (what pg_ivm
 does), and the fallback for every join the query model holds: cyclic ones beyond the triangle (a
 4-cycle), cross products, conditions that compare columns of two tables. The delta rule below
-needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its columns, with
-multiplicities); each statement's net change of an atom is joined with the *base tables* of every
-other atom (no intermediate views) and merged into the result:
+needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its
+columns, with multiplicities); each statement's net change of an atom is joined with the *base
+tables* of every other atom (no intermediate views) and merged into the result:
 
     δQ = Σ_i  A_1' ⋈ … ⋈ A_{i-1}' ⋈ δA_i ⋈ A_{i+1} ⋈ … ⋈ A_n
 
 (atoms of the same table before i at their new state, after i at their old state: new minus the
 net change, so that a self-join's cross terms are counted once). The result carries the same ring
 entries as F-IVM's root (counts and sums of products), so both read out the same way.
+
+min and max are kept without rescanning a base table: per min/max output a table of each group's
+values with their multiplicities (``extreme_K``, indexed on the group and the value), merged by the
+same delta query; the view reads a group's extreme from the index, so deleting the current maximum
+costs the delta, not a recount of the group.
 
 The base tables are read inside the writer's trigger, so they are named from their oids at that
 moment (dynamic SQL through ``format()``, every query naming tableoid), as ``recompute`` does. A
@@ -21,13 +26,14 @@ twice.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import ColumnRef, ConjunctiveQuery
+from pgivm.query.cq import Aggregate, ColumnRef, ConjunctiveQuery, Const, Var
 from pgivm.query.model import TableRef
 from pgivm.query.plain import from_where, having_filter
 from pgivm.query.resolve import ResolvedView
@@ -44,9 +50,18 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     return None
 
 
+EXTREMES = ("min", "max")
+
+
+def _extremes(cq: ConjunctiveQuery) -> list[tuple[int, Aggregate]]:
+    """The min and max outputs, each with its position in the SELECT list (it names its table)."""
+    return [(i, o) for i, o in enumerate(cq.outputs) if isinstance(o, Aggregate) and o.function in EXTREMES]
+
+
 def _context(view: ResolvedView, name: str) -> maintain.Context:
     """A one-view 'tree': the result, keyed by the GROUP BY variables (a listing: every output
-    variable), holding every ring entry; F-IVM's SQL helpers then read it out unchanged."""
+    variable), holding every ring entry; F-IVM's SQL helpers then read it out unchanged. The ring
+    has the counts and sums; min and max are kept apart (``_extreme_select``)."""
     cq: ConjunctiveQuery = view.query
     if cq.is_listing:
         keys = tuple(dict.fromkeys(o.variable for o in cq.outputs))  # type: ignore[union-attr]
@@ -55,7 +70,8 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
     bound = frozenset(v.name for v in cq.variables if v.name not in keys)
     root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
     order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
-    ring = rings.ring_for(cq, lambda v: view.variable_types[v])
+    ring = rings.ring_for(replace(cq, outputs=tuple(o for o in cq.outputs if not (
+        isinstance(o, Aggregate) and o.function in EXTREMES))), lambda v: view.variable_types[v])
     return maintain.Context(cq, ViewTree(root, order, frozenset(a.alias for a in cq.atoms), False), ring, view,
                             Names.of(name))
 
@@ -112,6 +128,48 @@ def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], mu
     return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), where, group)
 
 
+def _expression(expr: Any, value: dict[str, sql.Composable]) -> sql.Composable:
+    """An aggregate's argument (+, -, * over columns and numeric constants) over a joined row."""
+    if isinstance(expr, Const):
+        return sql.SQL("{}").format(sql.Literal(expr.value))
+    if isinstance(expr, Var):
+        return value[expr.variable]
+    return sql.SQL("({} {} {})").format(_expression(expr.left, value), sql.SQL(expr.op), _expression(expr.right, value))  # type: ignore[arg-type]
+
+
+VALUE = "pgivm_value"  # an extreme table's value column (a variable's name always has a dot)
+
+
+def _extreme_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
+                    aggregate: Aggregate) -> sql.Composable:
+    """Per group and value of a min/max argument, its multiplicity in the joined rows (over the base
+    tables, or the delta query's sources): NULLs are no value, as min and max skip them."""
+    stored = bool(sources)
+    value = _value(ctx, stored)
+    keys = ctx.tree.root.keys
+    argument = _expression(aggregate.argument, value)
+    items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
+    items += [sql.SQL("{} AS {}").format(argument, sql.Identifier(VALUE)), sql.SQL("sum({}) AS count").format(multiplicity)]
+    where = from_where(ctx.view, [sql.SQL("{} IS NOT NULL").format(argument)], sources=sources,
+                       source_column=_stored(ctx.cq) if stored else None)
+    return sql.SQL("SELECT {} {} GROUP BY {}").format(sql.SQL(", ").join(items), where, sql.SQL(", ").join(
+        sql.SQL(str(i + 1)) for i in range(len(keys) + 1)))  # type: ignore[arg-type]
+
+
+def _extreme_read(ctx: maintain.Context, table: sql.Identifier, aggregate: Aggregate) -> sql.Composable:
+    """The group's min or max from its values (``r``: the group's row of the result): an index
+    lookup, whatever left the group."""
+    def equal(k: str) -> sql.Composable:
+        if ctx.nullable_key(k):
+            return sql.SQL("(e.{k} = r.{k} OR (e.{k} IS NULL AND r.{k} IS NULL))").format(k=sql.Identifier(k))
+        return sql.SQL("e.{k} = r.{k}").format(k=sql.Identifier(k))
+
+    where = sql.SQL(" WHERE {}").format(sql.SQL(" AND ").join(equal(k) for k in ctx.tree.root.keys)) \
+        if ctx.tree.root.keys else sql.SQL("")
+    return sql.SQL("(SELECT {}(e.{}) FROM {} AS e{})").format(
+        sql.SQL(aggregate.function), sql.Identifier(VALUE), table, where)  # type: ignore[arg-type]  # min or max
+
+
 def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: sql.Composable | None,
                  older: sql.Composable | None) -> sql.Composable:
     """Another atom's rows as a delta query reads them, columns named as in K_delta (base columns
@@ -138,6 +196,15 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         "schema_comment": sql.Literal(f"pgivm state of view {name} (system first-order): {cq.sql}")})]
     state.append(maintain._table_ddl(ctx, names("maintained"), root.keys, ctx.entries(root),
                                      f"first-order IVM: the result of view {name}, its ring entries per group"))
+    extremes = _extremes(cq)
+    for i, aggregate in extremes:  # each group's values of a min/max argument, with multiplicities
+        keyed = [sql.SQL("{} {}").format(sql.Identifier(k), sql.SQL(view.variable_types[k])) for k in root.keys]  # type: ignore[arg-type]
+        state.append(sql.SQL("CREATE TABLE {t} ({keys}{v} {vt} NOT NULL, count bigint NOT NULL); "
+                             "CREATE INDEX ON {t} ({index}); COMMENT ON TABLE {t} IS {c}").format(
+            t=names(f"extreme_{i}"), keys=sql.SQL("").join(sql.SQL("{}, ").format(k) for k in keyed),
+            v=sql.Identifier(VALUE), vt=sql.SQL(view.output_types[aggregate.name]),  # type: ignore[arg-type, index]
+            index=sql.SQL(", ").join(sql.Identifier(k) for k in (*root.keys, VALUE)),
+            c=sql.Literal(f"first-order IVM: per group, the values of {aggregate.sql} with their multiplicities")))
     for atom in cq.atoms:
         captured = ctx.capture_atom(atom.alias)
         state.append(sql.SQL("CREATE TABLE {t} ({cols}, mult bigint NOT NULL)").format(
@@ -169,16 +236,21 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
             sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
             factors.append(sql.SQL("{}.mult").format(alias))
+        product = sql.SQL(" * ").join(factors)
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
-            _result_select(ctx, sources, sql.SQL(" * ").join(factors))))
+            _result_select(ctx, sources, product)))
+        merges = [query] + [maintain.merge(ctx, names(f"extreme_{j}"), (*root.keys, VALUE), [ctx.ring.count],
+                                           sql.SQL("({})").format(_extreme_select(ctx, sources, product, aggregate)))
+                            for j, aggregate in extremes]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
-            "statements": sql.SQL("    EXECUTE pg_catalog.format({}, {});\n    DELETE FROM {};").format(
-                holes.literal(query), oids, delta),
+            "statements": sql.SQL("{}\n    DELETE FROM {};").format(sql.SQL("\n").join(
+                sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in merges), delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
-            "clear": names(f"clear_{k}"), "statements": sql.SQL("    DELETE FROM {};").format(names("maintained")),
+            "clear": names(f"clear_{k}"), "statements": sql.SQL("\n").join(
+                sql.SQL("    DELETE FROM {};").format(t) for t in [names("maintained"), *(names(f"extreme_{j}") for j, _ in extremes)]),
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
     for table in tables:
         functions.append(capture_functions_plan(
@@ -187,6 +259,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         # the delta queries read base tables: their functions run with row_security off
     build = [*maintain.pinned_settings(ctx),
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
+             *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a))
+               for i, a in extremes),
              sql.SQL("ANALYZE {}").format(names("maintained"))]
     assert view.output_types is not None
     if cq.is_listing:
@@ -199,7 +273,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user) if cq.distinct else \
             sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
     else:
-        user = having_filter(cq, maintain.result_query(ctx, view.output_types))
+        user = having_filter(cq, maintain.result_query(ctx, view.output_types, {
+            a.name: _extreme_read(ctx, names(f"extreme_{i}"), a) for i, a in extremes}))
         if cq.distinct:
             user = sql.SQL("SELECT DISTINCT * FROM ({}) AS shown").format(user)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)

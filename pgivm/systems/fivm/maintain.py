@@ -417,8 +417,10 @@ def clear(ctx: Context, alias: str) -> list[sql.Composable]:
 # --- what users read -------------------------------------------------------------------------------------
 
 
-def result_query(ctx: Context, output_types: dict[str, str]) -> sql.Composable:
-    """The view's rows read from the root (aggregates) or enumerated from the tree (listing)."""
+def result_query(ctx: Context, output_types: dict[str, str],
+                 extra: dict[str, sql.Composable] | None = None) -> sql.Composable:
+    """The view's rows read from the root (aggregates) or enumerated from the tree (listing).
+    ``extra``: outputs read otherwise, by name, over the root's row ``r`` (first-order's min/max)."""
     if ctx.tree.listing:
         return enumeration_query(ctx)
     root = ctx.tree.root
@@ -435,6 +437,9 @@ def result_query(ctx: Context, output_types: dict[str, str]) -> sql.Composable:
 
     for output in ctx.cq.outputs:
         kind = sql.SQL(output_types[output.name])  # type: ignore[arg-type]  # from format_type()
+        if extra and output.name in extra:
+            items.append(sql.SQL("({})::{} AS {}").format(extra[output.name], kind, q(output.name)))
+            continue
         if hasattr(output, "variable"):
             items.append(sql.SQL("{}::{} AS {}").format(column(r, output.variable), kind, q(output.name)))  # type: ignore[union-attr]
             continue
