@@ -156,18 +156,49 @@ def _extreme_select(ctx: maintain.Context, sources: dict[str, sql.Composable], m
         sql.SQL(str(i + 1)) for i in range(len(keys) + 1)))  # type: ignore[arg-type]
 
 
+def _extreme_merges(ctx: maintain.Context, table: sql.Identifier, source: sql.Composable) -> list[sql.Composable]:
+    """table := table ⊎ source, one MERGE per pattern of NULLs among the nullable GROUP BY columns,
+    each over the source's rows of that pattern and matching on = or IS NULL per key: a plain
+    conjunction, which the index on (keys, value) serves (PostgreSQL does not carry the value's
+    equality into an OR of the keys' NULL cases, and would read the whole group)."""
+    keys = ctx.tree.root.keys
+    nullable = [k for k in keys if ctx.nullable_key(k)]
+    names = [*keys, VALUE, "count"]
+    out = []
+    for pattern in range(1 << len(nullable)):
+        is_null = {k for i, k in enumerate(nullable) if pattern >> i & 1}
+        rows = sql.SQL(" AND ").join(sql.SQL("s.{} IS {}NULL").format(sql.Identifier(k), sql.SQL("" if k in is_null else "NOT "))
+                                     for k in nullable) if nullable else sql.SQL("true")
+        on = [sql.SQL("v.{k} IS NULL" if k in is_null else "v.{k} = d.{k}").format(k=sql.Identifier(k)) for k in keys]
+        on.append(sql.SQL("v.{k} = d.{k}").format(k=sql.Identifier(VALUE)))
+        out.append(sql.SQL(
+            "MERGE INTO {table} AS v USING (SELECT * FROM ({source}) AS s WHERE {rows}) AS d ON {on} "
+            "WHEN MATCHED AND v.count + d.count = 0 THEN DELETE "
+            "WHEN MATCHED THEN UPDATE SET count = v.count + d.count "
+            "WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ({cols}) VALUES ({values})").format(
+            table=table, source=source, rows=rows, on=sql.SQL(" AND ").join(on),
+            cols=sql.SQL(", ").join(sql.Identifier(n) for n in names),
+            values=sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(n)) for n in names)))
+    return out
+
+
 def _extreme_read(ctx: maintain.Context, table: sql.Identifier, aggregate: Aggregate) -> sql.Composable:
     """The group's min or max from its values (``r``: the group's row of the result): an index
-    lookup, whatever left the group."""
-    def equal(k: str) -> sql.Composable:
-        if ctx.nullable_key(k):
-            return sql.SQL("(e.{k} = r.{k} OR (e.{k} IS NULL AND r.{k} IS NULL))").format(k=sql.Identifier(k))
-        return sql.SQL("e.{k} = r.{k}").format(k=sql.Identifier(k))
-
-    where = sql.SQL(" WHERE {}").format(sql.SQL(" AND ").join(equal(k) for k in ctx.tree.root.keys)) \
-        if ctx.tree.root.keys else sql.SQL("")
-    return sql.SQL("(SELECT {}(e.{}) FROM {} AS e{})").format(
-        sql.SQL(aggregate.function), sql.Identifier(VALUE), table, where)  # type: ignore[arg-type]  # min or max
+    lookup, whatever left the group. One lookup per pattern of NULLs among the nullable GROUP BY
+    columns (each names every key, so the index serves it; the others find nothing at once)."""
+    keys = ctx.tree.root.keys
+    nullable = [k for k in keys if ctx.nullable_key(k)]
+    lookups = []
+    for pattern in range(1 << len(nullable)):
+        parts = [sql.SQL("e.{k} IS NULL AND r.{k} IS NULL" if k in nullable and pattern >> nullable.index(k) & 1
+                         else "e.{k} = r.{k}").format(k=sql.Identifier(k)) for k in keys]
+        where = sql.SQL(" WHERE {}").format(sql.SQL(" AND ").join(parts)) if parts else sql.SQL("")
+        lookups.append(sql.SQL("(SELECT {}(e.{}) FROM {} AS e{})").format(
+            sql.SQL(aggregate.function), sql.Identifier(VALUE), table, where))  # type: ignore[arg-type]  # min or max
+    if len(lookups) == 1:
+        return lookups[0]
+    return sql.SQL("{}({})").format(sql.SQL("least" if aggregate.function == "min" else "greatest"),
+                                    sql.SQL(", ").join(lookups))
 
 
 def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: sql.Composable | None,
@@ -239,9 +270,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         product = sql.SQL(" * ").join(factors)
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
             _result_select(ctx, sources, product)))
-        merges = [query] + [maintain.merge(ctx, names(f"extreme_{j}"), (*root.keys, VALUE), [ctx.ring.count],
-                                           sql.SQL("({})").format(_extreme_select(ctx, sources, product, aggregate)))
-                            for j, aggregate in extremes]
+        merges = [query] + [m for j, aggregate in extremes
+                            for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, sources, product, aggregate))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),

@@ -30,7 +30,7 @@ def _write(conn: psycopg.Connection, rng: random.Random) -> str:
         if table == "r":
             conn.execute("INSERT INTO r VALUES (%s, %s)", [rng.choice([None, 0, 1, 2, 3, 5, 8, 9]), rng.randint(0, 2)])
         else:
-            conn.execute("INSERT INTO s VALUES (%s, %s)", [rng.randint(0, 2), rng.randint(0, 3)])
+            conn.execute("INSERT INTO s VALUES (%s, %s)", [rng.randint(0, 2), rng.choice([None, 0, 1, 2, 3])])  # NULL groups too
         return "insert"
     if roll < 0.8 and table == "r":  # the current maximum of a group goes (one copy of it)
         conn.execute("DELETE FROM r WHERE ctid = (SELECT ctid FROM r WHERE b = %s AND a IS NOT NULL "
