@@ -497,3 +497,17 @@ def test_dropping_one_view_leaves_the_writers_lock_of_the_others(cast: Cast, dro
     assert free == (0,)
     assert command.verify("v", target=cast.admin).ok
     cast.assert_nobody_escalated("after a drop")
+
+
+@pytest.mark.parametrize("system", ["ivme", "fivm", "first-order"])
+def test_a_table_owner_creates_views_over_its_own_tables_once_init_ran(cast: Cast, system: str) -> None:
+    """Issue 22, item 3: a superuser ran init; a role with no grant of pgivm's creates, reads,
+    verifies and drops a view over the tables it owns, in its own schema."""
+    query = TRIANGLE if system != "fivm" else "SELECT count(*) AS n FROM shop.r JOIN shop.s ON r.b = s.b"
+    with cast.as_(cast.tables) as t:
+        command.create("mine", query, system=system, schema="shop", target=t)
+        t.execute("INSERT INTO shop.r VALUES (1, 2), (2, 3)")
+        assert t.execute("SELECT * FROM shop.mine").fetchone() == t.execute(query).fetchone()
+        assert command.verify("mine", target=t).ok
+        command.drop("mine", target=t)
+    cast.assert_nobody_escalated("after a table owner's own view")
