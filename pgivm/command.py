@@ -143,7 +143,14 @@ def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
         if reason is None:
             return system
         refusals.setdefault(reason, []).append(system.name)
-    raise UnsupportedQuery("; ".join(f"{reason} [{', '.join(names)}]" for reason, names in refusals.items()))
+    line = "; ".join(f"{reason} [{', '.join(names)}]" for reason, names in refusals.items())
+    if len(line) > REFUSAL_WIDTH:  # one cause, the general fallback's; each system says its own with --system
+        fallback = next((r for r, names in refusals.items() if "first-order" in names), next(iter(refusals)))
+        line = f"{fallback} [{', '.join(refusals[fallback])}]; no other system takes it either (--system NAME says why)"
+    raise UnsupportedQuery(line)
+
+
+REFUSAL_WIDTH = 200
 
 
 def parse(definition: Any, system: str | None = None, columns_of: Any = None) -> tuple[System, ConjunctiveQuery]:

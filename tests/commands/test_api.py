@@ -75,3 +75,31 @@ def test_every_system_fulfils_the_contract() -> None:
         assert all(a.help and callable(a.run) for a in system.actions)
         for method in ("accepts", "plan", "capture_triggers", "status", "verify"):
             assert callable(getattr(system, method)), (name, method)
+
+
+def test_a_refusal_by_every_system_is_one_line_under_200_characters(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22, item 4: systems refusing for the same reason are named together, and a line that
+    would pass 200 characters keeps the general fallback's reason (first-order's) alone."""
+    from pgivm.errors import UnsupportedQuery
+    from pgivm.systems import registry
+
+    class Refuses:
+        def __init__(self, name: str, reason: str) -> None:
+            self.name, self.reason = name, reason
+
+        def accepts(self, query: object) -> str:
+            return self.reason
+
+    long = "x" * 90
+    fake = {n: Refuses(n, r) for n, r in [("ivme", f"not a triangle {long}"), ("fivm", f"cyclic {long}"),
+                                          ("first-order", "first-order's reason"), ("recompute", "first-order's reason")]}
+    monkeypatch.setattr(registry, "SYSTEMS", fake)
+    with pytest.raises(UnsupportedQuery) as info:
+        command.parse("SELECT count(*) FROM r")
+    message = str(info.value)
+    assert len(message) < 200 and "\n" not in message, message
+    assert message.startswith("first-order's reason [first-order, recompute]") and "--system NAME" in message
+    fake.pop("ivme"), fake.pop("fivm")
+    with pytest.raises(UnsupportedQuery) as info:
+        command.parse("SELECT count(*) FROM r")
+    assert str(info.value) == "first-order's reason [first-order, recompute]"
