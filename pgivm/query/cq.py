@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
 ArithmeticOp = Literal["+", "-", "*"]
-AggregateFunction = Literal["count", "sum", "avg", "min", "max", "cofactor"]
+AggregateFunction = Literal["count", "count_distinct", "sum", "avg", "min", "max", "cofactor"]
 
 _PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
 _NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

@@ -79,8 +79,8 @@ class _Wording:
     """What a refusal tells the user to do. The triangle entry point keeps today's hints, which
     name only what a triangle count accepts; the general parser names what it accepts."""
 
-    aggregate: str = ("use count(*), sum, avg, min or max of expr, expr made of +, - and * over columns and numeric "
-                      "constants")
+    aggregate: str = ("use count(*), count(DISTINCT expr), sum, avg, min or max of expr, expr made of +, - and * over "
+                      "columns and numeric constants")
     condition: str = "join with column = column equalities and filter with column OP constant, combined with AND"
     join_condition: str = "tables join only on column = column equalities"
     operand: str = "compare a column with a column or with a numeric or string constant"
@@ -262,6 +262,8 @@ def _is_one(node: exp.Expression | None) -> bool:
 def _is_supported_aggregate(node: exp.Expression) -> bool:
     if isinstance(node, exp.Count):
         arg = node.this
+        if isinstance(arg, exp.Distinct):  # count(DISTINCT expr): one argument, +, - and * over columns
+            return len(arg.expressions) == 1 and _is_arithmetic(arg.expressions[0])
         column = isinstance(arg, exp.Column) and isinstance(arg.this, exp.Identifier)
         return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or column)
     if isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
@@ -629,6 +631,11 @@ def _aggregate(
     join_columns: set[ColumnRef],
     wording: _Wording = _GENERAL,
 ) -> Aggregate:
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
+        if wording is not _GENERAL:
+            raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
+        return Aggregate("count_distinct", _expression(node.this.expressions[0], resolver, variable_of), name or "count",
+                         _sql(node))
     if isinstance(node, exp.Count):
         if isinstance(node.this, exp.Column):
             column = resolver.column(node.this)

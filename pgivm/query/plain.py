@@ -35,6 +35,8 @@ def _expr(expr: Expr) -> sql.Composable:
 def _aggregate(aggregate: Aggregate) -> sql.Composable:
     if aggregate.function == "count":
         return sql.SQL("count(*)") if aggregate.argument is None else sql.SQL("count({})").format(_expr(aggregate.argument))
+    if aggregate.function == "count_distinct":
+        return sql.SQL("count(DISTINCT {})").format(_expr(aggregate.argument))
     return sql.SQL("{}({})").format(sql.SQL(aggregate.function), _expr(aggregate.argument))  # type: ignore[arg-type]
 
 

@@ -316,7 +316,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
 
     numeric = ("smallint", "integer", "bigint", "real", "double precision", "numeric")
     for output in query.outputs:  # sum, avg and cofactor need numbers: say which column is not one
-        if isinstance(output, GroupColumn) or output.function == "count":
+        if isinstance(output, GroupColumn) or output.function in ("count", "count_distinct", "min", "max"):
             continue
         refs = [f.column for f in output.features] if output.function == "cofactor" else \
             _columns_of(output.argument)
@@ -331,7 +331,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
             items.append(typed(output.column))
         elif output.function == "cofactor":
             items.append(sql.SQL("NULL::double precision"))
-        elif output.function == "count":
+        elif output.function in ("count", "count_distinct"):
             items.append(sql.SQL("count(*)"))
         else:
             items.append(sql.SQL("{}({})").format(sql.SQL(output.function), render(output.argument)))  # type: ignore[arg-type]

@@ -187,6 +187,8 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
                 aggregate = F.count(F.lit(1)) if output.argument is None else F.count(expr(output.argument))
             elif output.function == "sum":
                 aggregate = F.sum(expr(output.argument))
+            elif output.function == "count_distinct":
+                aggregate = F.countDistinct(expr(output.argument))
             elif output.function in ("min", "max"):
                 aggregate = (F.min if output.function == "min" else F.max)(expr(output.argument))
             else:

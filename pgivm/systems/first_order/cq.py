@@ -50,11 +50,12 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     return None
 
 
-EXTREMES = ("min", "max")
+EXTREMES = ("min", "max", "count_distinct")  # read from each group's values, not from the ring
 
 
 def _extremes(cq: ConjunctiveQuery) -> list[tuple[int, Aggregate]]:
-    """The min and max outputs, each with its position in the SELECT list (it names its table)."""
+    """The min, max and count(DISTINCT) outputs, each with its position in the SELECT list (it names
+    its table of each group's values)."""
     return [(i, o) for i, o in enumerate(cq.outputs) if isinstance(o, Aggregate) and o.function in EXTREMES]
 
 
@@ -193,10 +194,13 @@ def _extreme_read(ctx: maintain.Context, table: sql.Identifier, aggregate: Aggre
         parts = [sql.SQL("e.{k} IS NULL AND r.{k} IS NULL" if k in nullable and pattern >> nullable.index(k) & 1
                          else "e.{k} = r.{k}").format(k=sql.Identifier(k)) for k in keys]
         where = sql.SQL(" WHERE {}").format(sql.SQL(" AND ").join(parts)) if parts else sql.SQL("")
-        lookups.append(sql.SQL("(SELECT {}(e.{}) FROM {} AS e{})").format(
-            sql.SQL(aggregate.function), sql.Identifier(VALUE), table, where))  # type: ignore[arg-type]  # min or max
+        read = sql.SQL("count(*)") if aggregate.function == "count_distinct" else \
+            sql.SQL("{}(e.{})").format(sql.SQL(aggregate.function), sql.Identifier(VALUE))  # type: ignore[arg-type]  # min or max
+        lookups.append(sql.SQL("(SELECT {} FROM {} AS e{})").format(read, table, where))
     if len(lookups) == 1:
         return lookups[0]
+    if aggregate.function == "count_distinct":  # the one pattern the group has counts, the others 0
+        return sql.SQL("({})").format(sql.SQL(" + ").join(lookups))
     return sql.SQL("{}({})").format(sql.SQL("least" if aggregate.function == "min" else "greatest"),
                                     sql.SQL(", ").join(lookups))
 

@@ -34,10 +34,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")
-    extreme = next((a for a in cq.aggregates if a.function in ("min", "max")), None)
+    extreme = next((a for a in cq.aggregates if a.function in ("min", "max", "count_distinct")), None)
     if extreme is not None:
-        return (f"{extreme.sql}: F-IVM's rings have no min or max (first-order keeps each group's values in an "
-                "index)")
+        return (f"{extreme.sql}: F-IVM's rings have no min, max or count(DISTINCT) (first-order keeps each group's "
+                "values in an index)")
     tree_ = cq.analysis.join_tree
     if tree_ is None:
         return (f"{shape_of(cq)}: F-IVM maintains acyclic joins (for a triangle count use ivme, first-order "
