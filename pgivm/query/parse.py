@@ -16,7 +16,7 @@ listing: the bag of joined rows). ``*`` and a USING after several tables need th
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sqlglot
 from sqlglot import exp
@@ -25,6 +25,7 @@ from sqlglot.errors import ParseError
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
+from pgivm.query.inline import inline
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -124,10 +125,14 @@ def parse_view_sql(sql: str) -> TriangleCount:
 def parse_query(sql: str, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
     """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct.
 
-    ``columns_of`` (a table -> its column names in order) is needed only by ``SELECT *`` and by
-    ``JOIN ... USING`` after several tables, which PostgreSQL resolves from the tables' columns.
+    ``columns_of`` (a table -> its column names in order) is needed only by ``SELECT *``, by
+    ``JOIN ... USING`` after several tables and NATURAL JOIN, which PostgreSQL resolves from the
+    tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``).
     """
-    return _parse(sql, _GENERAL, columns_of)
+    inlined = inline(sql, columns_of)
+    if inlined is None:
+        return _parse(sql, _GENERAL, columns_of)
+    return replace(_parse(inlined, _GENERAL, columns_of), sql=sql.strip())
 
 
 def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:

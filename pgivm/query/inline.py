@@ -1,0 +1,83 @@
+"""WITH queries and subqueries in FROM, inlined into the query that reads them (issue 22).
+
+A non-recursive WITH query or a subquery in FROM that only joins, filters and renames (no
+aggregate, DISTINCT, LIMIT or set operation of its own) stands for its joins and conditions: it is
+merged into the outer query by sqlglot's optimizer rules (``qualify``, which needs the tables'
+columns; ``merge_subqueries``; ``eliminate_ctes``), and the result is parsed as any view. One that
+cannot be merged is refused in one line. The view keeps the SQL as written; only its model comes
+from the merged text. Each output keeps the name PostgreSQL gives it in the written query.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.eliminate_ctes import eliminate_ctes
+from sqlglot.optimizer.merge_subqueries import merge_subqueries
+from sqlglot.optimizer.qualify import qualify
+
+from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query.model import TableRef
+
+ColumnsOf = Callable[[TableRef], list[str]]
+
+
+def _nested(select: exp.Select) -> bool:
+    """Whether the query has a WITH or a subquery in FROM (or in a join)."""
+    sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
+    return bool(select.args.get("with_") or select.args.get("with")) or any(
+        s is not None and isinstance(s.this, exp.Subquery) for s in sources)
+
+
+def _postgres_name(node: exp.Expression) -> str | None:
+    """The name PostgreSQL gives an unnamed SELECT item: a column's, a function's (count, sum, ...)."""
+    if isinstance(node, exp.Column):
+        return node.name
+    if isinstance(node, exp.Func):
+        return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
+    return None
+
+
+def inline(sql: str, columns_of: ColumnsOf | None) -> str | None:
+    """The query with its WITH queries and FROM subqueries merged in, or None if it has none."""
+    try:
+        select = sqlglot.parse_one(sql, read="postgres")
+    except SqlglotError:
+        return None  # the parser proper says what is wrong
+    if not isinstance(select, exp.Select) or not _nested(select):
+        return None
+    with_ = select.args.get("with_") or select.args.get("with")
+    if with_ is not None and with_.args.get("recursive"):
+        raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
+    if columns_of is None:
+        raise NeedsColumns("a WITH query or a subquery in FROM needs the tables' columns: give pgivm a database "
+                           "to read them from")
+    for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
+        if not isinstance(item, exp.Alias) and not isinstance(item, exp.Column) and _postgres_name(item):
+            item.replace(exp.alias_(item.copy(), _postgres_name(item), quoted=True))
+    schema: dict[str, dict[str, str]] = {}
+    for table in select.find_all(exp.Table):
+        if table.args.get("db"):
+            raise UnsupportedQuery(f"a schema-qualified table ({table.sql(dialect='postgres')}) beside a WITH query "
+                                   "or a subquery in FROM is not supported yet: set search_path instead")
+        name = table.name
+        if name and name not in schema and not _is_cte(select, name):
+            schema[name] = {c: "text" for c in columns_of(TableRef(name=name))}
+    try:
+        merged = eliminate_ctes(merge_subqueries(qualify(select, schema=schema, dialect="postgres",
+                                                         quote_identifiers=False, validate_qualify_columns=True)))
+    except SqlglotError as err:
+        first = (str(err).splitlines() or ["error"])[0]
+        raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
+    if isinstance(merged, exp.Select) and _nested(merged):
+        raise UnsupportedQuery("a WITH query or a subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
+                               "operation is not supported yet: only ones that join, filter and rename are inlined")
+    return merged.sql(dialect="postgres")
+
+
+def _is_cte(select: exp.Select, name: str) -> bool:
+    with_ = select.args.get("with_") or select.args.get("with")
+    return with_ is not None and any(cte.alias == name for cte in with_.expressions)

@@ -1,0 +1,67 @@
+"""WITH queries and subqueries in FROM that join, filter and rename (issue 22): inlined into the
+view's query (their columns read from the database), maintained by fivm, first-order and recompute,
+after every statement against PostgreSQL's evaluation of the SQL as written; the view's columns are
+named as PostgreSQL names them. WITH RECURSIVE and ones that aggregate are refused in one line.
+"""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+
+from pgivm import command
+from pgivm.errors import PgivmError
+
+QUERIES = {
+    "with": ("WITH big AS (SELECT a, b FROM r WHERE a > 1), cs AS (SELECT s.b, s.c FROM s WHERE s.c <> 2) "
+             "SELECT big.b, count(*), sum(big.a) FROM big JOIN cs ON big.b = cs.b GROUP BY big.b"),
+    "subquery": ("SELECT q.a, q.c FROM (SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE s.c < 3) AS q "
+                 "WHERE q.a <> 2"),
+    "renamed": "SELECT sum(x.v) AS total, count(*) FROM (SELECT r.a + 1 AS v, r.b AS k FROM r) x JOIN s ON x.k = s.b",
+}
+
+
+def _write(conn: psycopg.Connection, rng: random.Random) -> None:
+    table = rng.choice(["r", "s"])
+    if rng.random() < 0.7:
+        conn.execute(f"INSERT INTO {table} VALUES (%s, %s)", [rng.randint(0, 4), rng.randint(0, 3)])
+    else:
+        conn.execute(f"DELETE FROM {table} WHERE ctid IN (SELECT ctid FROM {table} ORDER BY random() LIMIT 2)")
+
+
+@pytest.mark.parametrize("label", list(QUERIES))
+def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: str, label: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    rng = random.Random(label)
+    for _ in range(25):
+        _write(conn, rng)
+    query = QUERIES[label]
+    for system in ("fivm", "first-order", "recompute"):
+        command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
+    names = [d.name for d in conn.execute(f"{query} LIMIT 0").description]
+    seen = set()
+    for step in range(40):
+        _write(conn, rng)
+        expected = sorted(conn.execute(query).fetchall(), key=repr)
+        seen.add(repr(expected))
+        for system in ("fivm", "first_order", "recompute"):
+            cur = conn.execute(f"SELECT * FROM v_{system}")
+            assert [d.name for d in cur.description] == names
+            assert sorted(cur.fetchall(), key=repr) == expected, (system, step)
+    assert len(seen) > 3
+    for system in ("fivm", "first_order", "recompute"):
+        assert command.verify(f"v_{system}", target=dsn).ok
+
+
+@pytest.mark.parametrize(("sql", "words"), [
+    ("WITH RECURSIVE t AS (SELECT a FROM r) SELECT count(*) FROM t", ["WITH RECURSIVE"]),
+    ("WITH t AS (SELECT b, count(*) AS n FROM s GROUP BY b) SELECT r.a, t.n FROM r JOIN t ON r.b = t.b",
+     ["aggregates", "not supported yet"]),
+])
+def test_what_is_not_inlined_is_refused_in_one_line(conn: psycopg.Connection, dsn: str, sql: str, words: list[str]) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    with pytest.raises(PgivmError) as info:
+        command.create("v", sql, target=dsn)
+    assert "\n" not in str(info.value) and all(w in str(info.value) for w in words), str(info.value)
