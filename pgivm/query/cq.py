@@ -307,6 +307,9 @@ class ConjunctiveQuery:
     conditions: tuple[Condition, ...] = ()  # conditions other than filters and predicates
     distinct: bool = False  # SELECT DISTINCT: each row of the result once
     having: scalar.Node | None = None  # HAVING, over the view's columns (Col("", output name))
+    # the SELECT list when an item computes on outputs: (name, expression over Col("", output name));
+    # None when the outputs are the view's columns
+    projection: tuple[tuple[str, scalar.Node], ...] | None = None
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -417,6 +420,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "conditions": [{"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql} for c in query.conditions],
         "distinct": query.distinct,
         "having": scalar.to_json(query.having) if query.having is not None else None,
+        "projection": [[n, scalar.to_json(e)] for n, e in query.projection] if query.projection is not None else None,
     }
 
 
@@ -450,4 +454,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         conditions=tuple(Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"]) for c in data.get("conditions", [])),
         distinct=bool(data.get("distinct", False)),
         having=scalar.from_json(data["having"]) if data.get("having") is not None else None,
+        projection=tuple((n, scalar.from_json(e)) for n, e in data["projection"]) if data.get("projection") else None,
     )

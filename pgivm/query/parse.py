@@ -143,6 +143,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     aliases, using = _tables(select, wording)
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
+    items, projection = _split_expressions(items)
     resolver = _Resolver(aliases, layout)
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
@@ -203,6 +204,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         predicates=tuple(Predicate(left, op, right, text) for left, op, right, text in predicates),
         conditions=tuple(local),
         distinct=select.args.get("distinct") is not None,
+        projection=projection,
         having=_having(select, items, outputs, resolver),
     )
 
@@ -252,10 +254,15 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
             continue
         if isinstance(node, exp.Column):
             pass
+        elif node.find(exp.Filter):
+            raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate} (FILTER is not supported yet)")
         elif not _is_supported_aggregate(node):
-            if isinstance(node, exp.AggFunc) or node.find(exp.AggFunc):
-                raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
-            raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
+            unsupported = next((a for a in ([node] if isinstance(node, exp.AggFunc) else list(node.find_all(exp.AggFunc)))
+                                if not _is_supported_aggregate(a)), None)
+            if unsupported is not None:
+                raise UnsupportedQuery(f"unsupported aggregate {_sql(unsupported)}: {wording.aggregate}")
+            if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc)):
+                raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
         items.append((name, node))
     return items
 
@@ -538,6 +545,55 @@ def _conditions(
 
 
 _SHOWN = "pgivm_shown"  # marks, inside HAVING, a column that stands for an output of the view
+
+
+def _output_name(name: str | None, node: exp.Expression) -> str:
+    """The name PostgreSQL gives a SELECT item: its alias, a column's name, a function's, else ?column?."""
+    if name:
+        return name
+    if isinstance(node, exp.Column):
+        return node.name
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
+        return "count"
+    if isinstance(node, exp.Func):
+        return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
+    if isinstance(node, exp.Case):
+        return "case"
+    if isinstance(node, exp.Cast):
+        return _output_name(None, node.to) if isinstance(node.to, exp.Column) else node.to.sql(dialect="postgres").lower()
+    return "?column?"
+
+
+def _split_expressions(items: list[tuple[str | None, exp.Expression]]
+                       ) -> tuple[list[tuple[str | None, exp.Expression]], tuple[tuple[str, scalar.Node], ...] | None]:
+    """SELECT items that compute on columns or aggregates (``r.a + 1``, ``sum(x) / count(*)``,
+    ``coalesce(max(y), 0)``): each column and aggregate in them becomes an output of its own (named
+    pgivm_e1, ...), which the systems maintain, and the item an expression over those outputs (the
+    projection), which the view computes as it reads them. None when every item is a column or an
+    aggregate (nothing to compute)."""
+    if all(isinstance(node, exp.Column) or _is_supported_aggregate(node) for _, node in items):
+        return items, None
+    out: list[tuple[str | None, exp.Expression]] = []
+    projection: list[tuple[str, scalar.Node]] = []
+    for name, node in items:
+        if isinstance(node, exp.Column) or _is_supported_aggregate(node):
+            out.append((name, node))
+            projection.append((_output_name(name, node), scalar.Col("", _output_name(name, node))))
+            continue
+        leaves: dict[str, str] = {}  # a leaf's SQL -> its hidden output
+
+        def hide(sub: exp.Expression) -> exp.Expression:
+            if isinstance(sub, exp.AggFunc) or (isinstance(sub, exp.Column) and not sub.find_ancestor(exp.AggFunc)):
+                key = _sql(sub)
+                if key not in leaves:
+                    leaves[key] = f"pgivm_e{len(out) + 1}"
+                    out.append((leaves[key], sub.copy()))
+                return exp.column(exp.to_identifier(leaves[key], quoted=True), table=exp.to_identifier(_SHOWN))
+            return sub
+
+        computed = node.copy().transform(hide)
+        projection.append((_output_name(name, node), scalar.from_sqlglot(computed, lambda c: scalar.Col("", c.name))))
+    return out, tuple(projection)
 
 
 def _having(select: exp.Select, items: list[tuple[str | None, exp.Expression]], outputs: list[Output],

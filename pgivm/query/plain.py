@@ -83,9 +83,22 @@ def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = 
         value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
         cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
         items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
-    return having_filter(cq, sql.SQL("SELECT {}{} {}{}").format(
-        sql.SQL("DISTINCT ") if cq.distinct else sql.SQL(""), sql.SQL(", ").join(items), from_where(view, sources=sources),
-        group))
+    return shape_rows(cq, sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view, sources=sources),
+                                                           group))
+
+
+def shape_rows(cq: ConjunctiveQuery, rows: sql.Composable, distinct: bool = True) -> sql.Composable:
+    """The view's rows from its outputs' (``rows``, columns named as the outputs): where HAVING
+    holds, the SELECT list's expressions computed on them, and each row once for DISTINCT (unless
+    ``distinct`` is False: the caller has made them distinct)."""
+    rows = having_filter(cq, rows)
+    if cq.projection is not None:
+        rows = sql.SQL("SELECT {} FROM ({}) AS pgivm_shown").format(sql.SQL(", ").join(
+            sql.SQL("{} AS {}").format(scalar.render(e, lambda c: sql.SQL("pgivm_shown.{}").format(sql.Identifier(c.column))),
+                                       sql.Identifier(name)) for name, e in cq.projection), rows)
+    if cq.distinct and distinct:
+        rows = sql.SQL("SELECT DISTINCT * FROM ({}) AS pgivm_distinct").format(rows)
+    return rows
 
 
 def having_filter(cq: ConjunctiveQuery, rows: sql.Composable) -> sql.Composable:

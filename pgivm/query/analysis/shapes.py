@@ -39,6 +39,8 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
     aggregate = _triangle_aggregate(output)
     if len(cq.atoms) != 3:
         raise UnsupportedQuery(f"a triangle count joins exactly 3 tables, this query joins {len(cq.atoms)}")
+    if cq.projection is not None:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
     if cq.distinct or cq.having is not None:
         raise UnsupportedQuery(f"{'DISTINCT' if cq.distinct else 'HAVING'} is not supported in a triangle count")
     for c in cq.conditions:

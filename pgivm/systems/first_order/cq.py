@@ -35,7 +35,7 @@ from psycopg import sql
 from pgivm import capture, deferred
 from pgivm.query.cq import Aggregate, ColumnRef, ConjunctiveQuery, Const, Var
 from pgivm.query.model import TableRef
-from pgivm.query.plain import from_where, having_filter
+from pgivm.query.plain import from_where, shape_rows
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
@@ -301,16 +301,15 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
                                      for o in cq.outputs)
         # the result keyed by its rows, with multiplicities: DISTINCT shows each stored row once
-        user = sql.SQL("SELECT DISTINCT {} FROM {} AS r" if cq.distinct else
-                       "SELECT {} FROM {} AS r CROSS JOIN LATERAL generate_series(1, r.count) AS times").format(
-            outputs, names("maintained"))
+        keyed = cq.distinct and cq.projection is None
+        user = shape_rows(cq, sql.SQL("SELECT DISTINCT {} FROM {} AS r" if keyed else
+                                      "SELECT {} FROM {} AS r CROSS JOIN LATERAL generate_series(1, r.count) AS times").format(
+            outputs, names("maintained")), distinct=not keyed)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user) if cq.distinct else \
             sql.SQL("(SELECT coalesce(sum(count), 0)::bigint FROM {})").format(names("maintained"))
     else:
-        user = having_filter(cq, maintain.result_query(ctx, view.output_types, {
+        user = shape_rows(cq, maintain.result_query(ctx, view.output_types, {
             a.name: _extreme_read(ctx, names(f"extreme_{i}"), a) for i, a in extremes}))
-        if cq.distinct:
-            user = sql.SQL("SELECT DISTINCT * FROM ({}) AS shown").format(user)
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
     expose = [
         sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} AS count").format(names("result"), count),

@@ -72,6 +72,8 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
     if cq.distinct:
         return "a sample view samples the join's results with their multiplicities: DISTINCT is not sampled"
+    if cq.projection is not None:
+        return "a sample view lists columns as they are: computed SELECT items are not sampled"
     if layout(cq) is None:
         if len(cq.atoms) > 1 and _cyclic(cq):
             return (f"{shape_of(cq)}: the sample system takes acyclic joins (cyclic joins through a hypertree "
