@@ -33,19 +33,24 @@ RESERVED_SCHEMA = re.compile(r"^(pgivm(_.*)?|pg_.*|information_schema)$")
 
 
 def template_version() -> str:
-    """A fingerprint of the SQL views are installed from. ``upgrade`` reinstalls views whose
-    fingerprint differs."""
-    # Every template folder of the package, not only the system's own: systems render each other's
-    # (first-order renders F-IVM's and IVMε's), and the capture and deferred layers wrap them all.
+    """A fingerprint of what views are installed from: the SQL templates and the Python that
+    renders SQL around them. ``upgrade`` reinstalls views whose fingerprint differs."""
+    # Every folder that makes installed SQL, not only the system's own: systems render each other's
+    # (first-order renders F-IVM's and IVMε's), the capture and deferred layers wrap them all, and
+    # the query model renders conditions and plain SQL. Python counts as well as templates: much
+    # of the generated SQL is composed in Python (a change there alone once went unreinstalled).
     digest = hashlib.sha256()
     root = files("pgivm")
-    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",))]
-    folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()), key=lambda e: e.name)
+    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",), ("query",), ("query", "analysis"),
+                                                   ("systems",))]
+    folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()
+                       and entry.name != "__pycache__"), key=lambda e: e.name)
     for folder in folders:
         templates = folder.joinpath("sql")
-        for entry in sorted(templates.iterdir() if templates.is_dir() else [], key=lambda e: e.name):
-            if entry.name.endswith(".sql"):
-                digest.update(folder.name.encode() + b"/" + entry.name.encode() + b"\0" + entry.read_bytes())
+        sources = [e for e in folder.iterdir() if e.name.endswith(".py")]
+        sources += [e for e in (templates.iterdir() if templates.is_dir() else []) if e.name.endswith(".sql")]
+        for entry in sorted(sources, key=lambda e: e.name):
+            digest.update(folder.name.encode() + b"/" + entry.name.encode() + b"\0" + entry.read_bytes())
     return digest.hexdigest()[:16]
 
 
