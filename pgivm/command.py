@@ -36,7 +36,7 @@ from pgivm.installed import InstalledView, open_view, system_params
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.parse import parse_query
-from pgivm.query.resolve import column_names, resolve
+from pgivm.query.resolve import column_names, resolve, view_definition
 from pgivm.spark.commands import SparkValidateReport, load, validate_spark
 from pgivm.systems import common, registry
 from pgivm.systems.base import Section, System
@@ -153,11 +153,12 @@ def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
 REFUSAL_WIDTH = 200
 
 
-def parse(definition: Any, system: str | None = None, columns_of: Any = None) -> tuple[System, ConjunctiveQuery]:
+def parse(definition: Any, system: str | None = None, columns_of: Any = None,
+          definition_of: Any = None) -> tuple[System, ConjunctiveQuery]:
     """The system that will maintain ``definition`` and the query it receives, or a one-line
     refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed,
     except for ``SELECT *`` (``columns_of``: a table -> its column names)."""
-    cq = parse_query(_as_sql_text(definition), columns_of)
+    cq = parse_query(_as_sql_text(definition), columns_of, definition_of)
     return _choose_system(system, cq), cq
 
 
@@ -175,12 +176,17 @@ def _as_sql_text(definition: Any) -> str:
 
 
 def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[System, ConjunctiveQuery]:
-    """parse(), reading the tables' columns from the database where the query needs them."""
-    try:
-        chosen, query = parse(text, system)
-    except NeedsColumns:
-        with session(target) as conn, transaction(conn):
-            chosen, query = parse(text, system, lambda table: column_names(conn, table))
+    """parse(), reading the tables' columns from the database where the query needs them, and the
+    definitions of the plain views it reads (which are inlined: their tables are the base tables)."""
+    with session(target) as conn, transaction(conn):
+        try:
+            chosen, query = parse(text, system)
+            views = any(view_definition(conn, table) is not None for table in query.tables)
+        except NeedsColumns:
+            views = True
+        if views:
+            chosen, query = parse(text, system, lambda table: column_names(conn, table),
+                                  lambda table: view_definition(conn, table))
     names = [o.name for o in query.outputs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:

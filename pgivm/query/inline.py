@@ -41,13 +41,43 @@ def _postgres_name(node: exp.Expression) -> str | None:
     return None
 
 
-def inline(sql: str, columns_of: ColumnsOf | None) -> str | None:
-    """The query with its WITH queries and FROM subqueries merged in, or None if it has none."""
+def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | None]) -> bool:
+    """Replace each plain view in FROM by its definition as a subquery under the same alias (views
+    over views too); whether there was one."""
+    expanded = False
+    for _ in range(16):  # views over views, a bounded number of levels
+        found = False
+        for table in list(select.find_all(exp.Table)):
+            if not isinstance(table.this, exp.Identifier) or _is_cte(select, table.name):
+                continue
+            definition = definition_of(TableRef(name=table.name, schema=table.args.get("db") and table.args["db"].name))
+            if definition is None:
+                continue
+            try:
+                body = sqlglot.parse_one(definition.rstrip().rstrip(";"), read="postgres")
+            except SqlglotError as err:
+                raise UnsupportedQuery(f"could not read the definition of view {table.sql(dialect='postgres')}: "
+                                       f"{(str(err).splitlines() or ['error'])[0]}") from None
+            alias = table.alias or table.name
+            table.replace(exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+            found = expanded = True
+        if not found:
+            return expanded
+    raise UnsupportedQuery("views in FROM nest more than 16 levels deep")
+
+
+def inline(sql: str, columns_of: ColumnsOf | None,
+           definition_of: Callable[[TableRef], str | None] | None = None) -> str | None:
+    """The query with its plain views, WITH queries and FROM subqueries merged in, or None if it
+    has none."""
     try:
         select = sqlglot.parse_one(sql, read="postgres")
     except SqlglotError:
         return None  # the parser proper says what is wrong
-    if not isinstance(select, exp.Select) or not _nested(select):
+    if not isinstance(select, exp.Select):
+        return None
+    views = definition_of is not None and _expand_views(select, definition_of)
+    if not views and not _nested(select):
         return None
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
@@ -73,7 +103,7 @@ def inline(sql: str, columns_of: ColumnsOf | None) -> str | None:
         first = (str(err).splitlines() or ["error"])[0]
         raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
     if isinstance(merged, exp.Select) and _nested(merged):
-        raise UnsupportedQuery("a WITH query or a subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
+        raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
                                "operation is not supported yet: only ones that join, filter and rename are inlined")
     return merged.sql(dialect="postgres")
 

@@ -122,14 +122,16 @@ def parse_view_sql(sql: str) -> TriangleCount:
     return as_triangle(_parse(sql, _TRIANGLE))
 
 
-def parse_query(sql: str, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
+def parse_query(sql: str, columns_of: ColumnsOf | None = None,
+                definition_of: Callable[[TableRef], str | None] | None = None) -> ConjunctiveQuery:
     """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct.
 
     ``columns_of`` (a table -> its column names in order) is needed only by ``SELECT *``, by
     ``JOIN ... USING`` after several tables and NATURAL JOIN, which PostgreSQL resolves from the
-    tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``).
+    tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``), as are
+    plain views in FROM, whose SQL ``definition_of`` (a name -> its view's SQL, or None) gives.
     """
-    inlined = inline(sql, columns_of)
+    inlined = inline(sql, columns_of, definition_of)
     if inlined is None:
         return _parse(sql, _GENERAL, columns_of)
     return replace(_parse(inlined, _GENERAL, columns_of), sql=sql.strip())

@@ -220,6 +220,19 @@ def read_columns(atom: Any) -> tuple[str, ...]:
     return (atom.first, atom.second) if isinstance(atom, Atom) else atom.columns
 
 
+def view_definition(conn: psycopg.Connection, table: TableRef) -> str | None:
+    """The SQL of a plain view a name leads to (as the user's search_path resolves it), with its
+    names written as that search_path reads them back; None for anything else (or no such name)."""
+    from pgivm.connection import user_search_path
+
+    with user_search_path(conn):
+        row = conn.execute(
+            "SELECT CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) END FROM pg_catalog.pg_class c "
+            "WHERE c.oid = pg_catalog.to_regclass(%s)",
+            [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)]).fetchone()
+    return row[0] if row else None
+
+
 def column_names(conn: psycopg.Connection, table: TableRef) -> list[str]:
     """The columns of a table in order (for ``SELECT *``), or a one-line error if it does not exist."""
     oid = _lookup_oid(conn, table)

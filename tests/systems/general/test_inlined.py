@@ -67,3 +67,33 @@ def test_what_is_not_inlined_is_refused_in_one_line(conn: psycopg.Connection, ds
     with pytest.raises(PgivmError) as info:
         command.create("v", sql, target=dsn)
     assert "\n" not in str(info.value) and all(w in str(info.value) for w in words), str(info.value)
+
+
+def test_plain_views_in_from_are_expanded_to_their_tables(conn: psycopg.Connection, dsn: str) -> None:
+    """A plain view in FROM (and a view over a view) is inlined from its definition: the maintained
+    view's base tables are the tables under it, so their writes reach it; a view that aggregates is
+    refused in one line."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    conn.execute("SELECT setseed(0.25)")
+    conn.execute("CREATE VIEW big_r AS SELECT a AS x, b FROM r WHERE a > 1")
+    conn.execute("CREATE VIEW big_r_pos AS SELECT * FROM big_r WHERE x < 4")
+    query = "SELECT s.c, count(*) AS n, sum(v.x) AS sx FROM big_r_pos v JOIN s ON v.b = s.b GROUP BY s.c"
+    rng = random.Random("views")
+    for _ in range(25):
+        _write(conn, rng)
+    for system in ("fivm", "first-order"):
+        command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
+    tables = {t for (t,) in conn.execute("SELECT DISTINCT table_oid::regclass::text FROM pgivm_catalog.base_tables")}
+    assert tables == {"r", "s"}
+    seen = set()
+    for step in range(30):
+        _write(conn, rng)
+        expected = sorted(conn.execute(query).fetchall(), key=repr)
+        seen.add(repr(expected))
+        for system in ("fivm", "first_order"):
+            assert sorted(conn.execute(f"SELECT * FROM v_{system}").fetchall(), key=repr) == expected, (system, step)
+    assert len(seen) > 3
+    conn.execute("CREATE VIEW per_b AS SELECT b, count(*) AS n FROM r GROUP BY b")
+    with pytest.raises(PgivmError) as info:
+        command.create("bad", "SELECT s.c, p.n FROM per_b p JOIN s ON p.b = s.b", target=dsn)
+    assert "\n" not in str(info.value) and "aggregates" in str(info.value), str(info.value)
