@@ -439,11 +439,26 @@ def explain(name: str, *, target: Target = None) -> list[str]:
     with _reading(target) as conn:
         view = open_view(conn, name)
         lines = [f"view {view.view_schema}.{name}: system {view.system.name} ({view.system.summary})",
-                 f"definition: {view.record.definition}"]
+                 f"definition: {view.record.definition}", *_why(view.system, view.record.query)]
         if view.system.explain is None:
             return lines
         fixed_search_path(conn)
         return lines + view.system.explain(conn, view.resolved, name, view.shown_params)
+
+
+def _why(chosen: System, query: ConjunctiveQuery) -> list[str]:
+    """Why the default system for the query is the one it is: the registry's order is the expected
+    speed (ivme, fivm, first-order, recompute; sample only when asked for), and each system before
+    the first that accepts the query says why it does not."""
+    lines = []
+    for system in registry.SYSTEMS.values():
+        reason = system.accepts(query)
+        if reason is None:
+            default = "the default for this query" if system is chosen else f"the default would be {system.name}"
+            return [f"system: {chosen.name}, {default} (systems are tried fastest first: "
+                    f"{', '.join(registry.SYSTEMS)})", *lines]
+        lines.append(f"  not {system.name}: {reason}")
+    return lines
 
 
 def regress(name: str, target_column: str, *, target: Target = None) -> Any:

@@ -72,3 +72,15 @@ def test_min_and_max_after_every_statement(conn: psycopg.Connection, dsn: str, l
     assert {"insert", "delete max", "delete", "update"} <= kinds and len(seen) >= 3  # the result moved (3 states at least)
     for name in views:
         assert command.verify(name, target=dsn).ok
+
+
+def test_explain_says_which_system_and_why(conn: psycopg.Connection, dsn: str) -> None:
+    """Issue 22: explain names the chosen system, whether it is the default, and why each faster
+    system refused the query."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    command.create("v", QUERIES["grouped"], target=dsn)
+    command.create("w", QUERIES["grouped"], system="recompute", target=dsn)
+    lines = command.explain("v", target=dsn)
+    assert lines[2].startswith("system: first-order, the default for this query"), lines
+    assert lines[3].startswith("  not ivme: ") and lines[4].startswith("  not fivm: ") and "min" in lines[4].lower(), lines
+    assert command.explain("w", target=dsn)[2].startswith("system: recompute, the default would be first-order")
