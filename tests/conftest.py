@@ -11,6 +11,8 @@ the repository, plain or gzipped; the tests that need it skip, saying where to p
 
 from __future__ import annotations
 
+import contextlib
+
 import gzip
 import math
 import os
@@ -187,3 +189,16 @@ def result_differences(conn: psycopg.Connection, view: str, query: str, keys: in
     if len(mine) != len(theirs):
         out.append(("row counts", len(mine), len(theirs)))
     return out
+
+
+@contextlib.contextmanager
+def server_dir() -> Iterator[Path]:
+    """A fresh directory for an embedded server's data, outside pytest's temporary root: run as
+    root, the server runs as another user, and pytest resets its root's mode to 0700 whenever a
+    pytest session starts on the machine (a second run, an editor's), locking that user out of a
+    server still running (a test's teardown then fails)."""
+    made = Path(tempfile.mkdtemp(prefix="pgivm-server-"))
+    try:
+        yield made
+    finally:
+        shutil.rmtree(made, ignore_errors=True)

@@ -1,7 +1,7 @@
 """Crashes: ``kill -9`` of the postmaster while writers stream changes under a view, and in the
 middle of ``create``. After PostgreSQL's crash recovery the view must be exact, or not there at all.
 
-Each test runs an embedded server of its own in ``tmp_path`` (a crash must not take down the
+Each test runs an embedded server of its own (``conftest.server_dir``) (a crash must not take down the
 server the other tests share), stopped in a finalizer whatever happens. ``fsync`` is off to save
 time: a killed process loses nothing the operating system already has, so this changes nothing
 for a process crash; ``synchronous_commit`` keeps its default (on), so a commit the client saw
@@ -24,7 +24,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
-from conftest import TRIANGLE_SQL, free_port
+from conftest import TRIANGLE_SQL, free_port, server_dir
 from pgivm import command
 from pgivm.errors import PgivmError
 from pgivm.server import EmbeddedServer
@@ -81,17 +81,18 @@ def crash(server: EmbeddedServer, everything: bool = False) -> None:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[EmbeddedServer]:
+def server() -> Iterator[EmbeddedServer]:
     """A server of the test's own, stopped (and its processes gone) after the test, passed or failed."""
-    embedded = EmbeddedServer(tmp_path / "pgdata", port=free_port(), settings=SETTINGS)
-    try:
-        embedded.start()
-        yield embedded
-    finally:
+    with server_dir() as directory:
+        embedded = EmbeddedServer(directory / "pgdata", port=free_port(), settings=SETTINGS)
         try:
-            embedded.stop()
+            embedded.start()
+            yield embedded
         finally:
-            wait_for_exit(embedded.data_dir)  # e.g. the children of a postmaster killed by a failed test
+            try:
+                embedded.stop()
+            finally:
+                wait_for_exit(embedded.data_dir)  # e.g. the children of a postmaster killed by a failed test
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from conftest import free_port
+from conftest import free_port, server_dir
 from pgivm.connection import LIBPQ_ENV_VARS, connect, describe_target, resolve_dsn
 from pgivm.errors import ConnectionFailed, PgivmError
 from pgivm.server import EmbeddedServer, ServerStatus
@@ -48,23 +48,24 @@ def server_port() -> int:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, server_port: int) -> Iterator[EmbeddedServer]:
+def server(server_port: int) -> Iterator[EmbeddedServer]:
     """One running server shared by the module; every test leaves it running."""
-    data_dir = tmp_path_factory.mktemp("server") / "pgdata"
-    embedded = EmbeddedServer(data_dir, port=server_port, settings=FAST_SETTINGS)
-    try:
-        embedded.start()
-        yield embedded
-    finally:
-        embedded.stop()
+    with server_dir() as directory:
+        embedded = EmbeddedServer(directory / "pgdata", port=server_port, settings=FAST_SETTINGS)
+        try:
+            embedded.start()
+            yield embedded
+        finally:
+            embedded.stop()
 
 
 @pytest.fixture
-def pgdata(tmp_path: Path) -> Iterator[Path]:
+def pgdata() -> Iterator[Path]:
     """A data directory for a test's own server, which is stopped after the test, passed or failed."""
-    data_dir = tmp_path / "pgdata"
-    yield data_dir
-    EmbeddedServer(data_dir).stop()
+    with server_dir() as directory:
+        data_dir = directory / "pgdata"
+        yield data_dir
+        EmbeddedServer(data_dir).stop()
 
 
 # ------------------------------------------------------------------------------------------- server

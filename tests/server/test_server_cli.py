@@ -18,6 +18,8 @@ from pathlib import Path
 import psycopg
 import pytest
 
+from conftest import server_dir
+
 from pgivm.cli import main
 from pgivm.server import EmbeddedServer
 
@@ -30,16 +32,17 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def pgdata(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def pgdata(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The embedded server's data directory for this test (PGIVM_DATA_DIR), stopped afterwards."""
     for name in [name for name in os.environ if name.startswith("PG")]:
         monkeypatch.delenv(name)
-    data_dir = tmp_path / "pgdata"
-    monkeypatch.setenv("PGIVM_DATA_DIR", str(data_dir))
-    try:
-        yield data_dir
-    finally:
-        EmbeddedServer(data_dir).stop()
+    with server_dir() as directory:
+        data_dir = directory / "pgdata"
+        monkeypatch.setenv("PGIVM_DATA_DIR", str(data_dir))
+        try:
+            yield data_dir
+        finally:
+            EmbeddedServer(data_dir).stop()
 
 
 def one_error_line(err: str, *words: str) -> str:
