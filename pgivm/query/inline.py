@@ -32,13 +32,21 @@ def _nested(select: exp.Select) -> bool:
         s is not None and isinstance(s.this, exp.Subquery) for s in sources)
 
 
-def _postgres_name(node: exp.Expression) -> str | None:
-    """The name PostgreSQL gives an unnamed SELECT item: a column's, a function's (count, sum, ...)."""
+def output_name(name: str | None, node: exp.Expression) -> str:
+    """The name PostgreSQL gives a SELECT item: its alias, a column's name, a function's, else ?column?."""
+    if name:
+        return name
     if isinstance(node, exp.Column):
         return node.name
+    if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
+        return "count"
     if isinstance(node, exp.Func):
         return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
-    return None
+    if isinstance(node, exp.Case):
+        return "case"
+    if isinstance(node, exp.Cast):
+        return output_name(None, node.to) if isinstance(node.to, exp.Column) else node.to.sql(dialect="postgres").lower()
+    return "?column?"
 
 
 def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | None]) -> bool:
@@ -86,8 +94,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         raise NeedsColumns("a WITH query or a subquery in FROM needs the tables' columns: give pgivm a database "
                            "to read them from")
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
-        if not isinstance(item, exp.Alias) and not isinstance(item, exp.Column) and _postgres_name(item):
-            item.replace(exp.alias_(item.copy(), _postgres_name(item), quoted=True))
+        if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
+            item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
     schema: dict[str, dict[str, str]] = {}
     for table in select.find_all(exp.Table):
         if table.args.get("db"):

@@ -25,7 +25,7 @@ from sqlglot.errors import ParseError
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
-from pgivm.query.inline import inline
+from pgivm.query.inline import inline, output_name
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -549,23 +549,6 @@ def _conditions(
 _SHOWN = "pgivm_shown"  # marks, inside HAVING, a column that stands for an output of the view
 
 
-def _output_name(name: str | None, node: exp.Expression) -> str:
-    """The name PostgreSQL gives a SELECT item: its alias, a column's name, a function's, else ?column?."""
-    if name:
-        return name
-    if isinstance(node, exp.Column):
-        return node.name
-    if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
-        return "count"
-    if isinstance(node, exp.Func):
-        return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
-    if isinstance(node, exp.Case):
-        return "case"
-    if isinstance(node, exp.Cast):
-        return _output_name(None, node.to) if isinstance(node.to, exp.Column) else node.to.sql(dialect="postgres").lower()
-    return "?column?"
-
-
 def _split_expressions(items: list[tuple[str | None, exp.Expression]]
                        ) -> tuple[list[tuple[str | None, exp.Expression]], tuple[tuple[str, scalar.Node], ...] | None]:
     """SELECT items that compute on columns or aggregates (``r.a + 1``, ``sum(x) / count(*)``,
@@ -580,7 +563,7 @@ def _split_expressions(items: list[tuple[str | None, exp.Expression]]
     for name, node in items:
         if isinstance(node, exp.Column) or _is_supported_aggregate(node):
             out.append((name, node))
-            projection.append((_output_name(name, node), scalar.Col("", _output_name(name, node))))
+            projection.append((output_name(name, node), scalar.Col("", output_name(name, node))))
             continue
         leaves: dict[str, str] = {}  # a leaf's SQL -> its hidden output
 
@@ -594,7 +577,7 @@ def _split_expressions(items: list[tuple[str | None, exp.Expression]]
             return sub
 
         computed = node.copy().transform(hide)
-        projection.append((_output_name(name, node), scalar.from_sqlglot(computed, lambda c: scalar.Col("", c.name))))
+        projection.append((output_name(name, node), scalar.from_sqlglot(computed, lambda c: scalar.Col("", c.name))))
     return out, tuple(projection)
 
 

@@ -23,21 +23,25 @@ def _column(ref: ColumnRef) -> sql.Composable:
     return sql.SQL("{}.{}").format(sql.Identifier(ref.alias), sql.Identifier(ref.column))
 
 
-def _expr(expr: Expr) -> sql.Composable:
+def expression_sql(expr: Expr, column: Callable[[Var], sql.Composable] | None = None) -> sql.Composable:
+    """An aggregate's argument (+, -, * over columns and numeric constants) as SQL, each column as
+    ``column`` reads it (by default qualified by its alias, as in the view's FROM)."""
     if isinstance(expr, Const):
         return sql.SQL("({})").format(sql.SQL(expr.text))  # type: ignore[arg-type]  # a parsed numeric literal
     if isinstance(expr, Var):
-        return _column(expr.column)
+        return column(expr) if column is not None else _column(expr.column)
     assert isinstance(expr, BinOp)
-    return sql.SQL("({} {} {})").format(_expr(expr.left), sql.SQL(expr.op), _expr(expr.right))  # type: ignore[arg-type]
+    return sql.SQL("({} {} {})").format(expression_sql(expr.left, column), sql.SQL(expr.op),  # type: ignore[arg-type]
+                                        expression_sql(expr.right, column))
+
 
 
 def _aggregate(aggregate: Aggregate) -> sql.Composable:
     if aggregate.function == "count":
-        return sql.SQL("count(*)") if aggregate.argument is None else sql.SQL("count({})").format(_expr(aggregate.argument))
+        return sql.SQL("count(*)") if aggregate.argument is None else sql.SQL("count({})").format(expression_sql(aggregate.argument))
     if aggregate.function == "count_distinct":
-        return sql.SQL("count(DISTINCT {})").format(_expr(aggregate.argument))
-    return sql.SQL("{}({})").format(sql.SQL(aggregate.function), _expr(aggregate.argument))  # type: ignore[arg-type]
+        return sql.SQL("count(DISTINCT {})").format(expression_sql(aggregate.argument))
+    return sql.SQL("{}({})").format(sql.SQL(aggregate.function), expression_sql(aggregate.argument))  # type: ignore[arg-type]
 
 
 def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,

@@ -33,9 +33,9 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import Aggregate, ColumnRef, ConjunctiveQuery, Const, Var
+from pgivm.query.cq import Aggregate, ColumnRef, ConjunctiveQuery
 from pgivm.query.model import TableRef
-from pgivm.query.plain import from_where, shape_rows
+from pgivm.query.plain import expression_sql, from_where, shape_rows
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
@@ -129,15 +129,6 @@ def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], mu
     return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), where, group)
 
 
-def _expression(expr: Any, value: dict[str, sql.Composable]) -> sql.Composable:
-    """An aggregate's argument (+, -, * over columns and numeric constants) over a joined row."""
-    if isinstance(expr, Const):
-        return sql.SQL("{}").format(sql.Literal(expr.value))
-    if isinstance(expr, Var):
-        return value[expr.variable]
-    return sql.SQL("({} {} {})").format(_expression(expr.left, value), sql.SQL(expr.op), _expression(expr.right, value))  # type: ignore[arg-type]
-
-
 VALUE = "pgivm_value"  # an extreme table's value column (a variable's name always has a dot)
 
 
@@ -148,13 +139,19 @@ def _extreme_select(ctx: maintain.Context, sources: dict[str, sql.Composable], m
     stored = bool(sources)
     value = _value(ctx, stored)
     keys = ctx.tree.root.keys
-    argument = _expression(aggregate.argument, value)
+    argument = expression_sql(aggregate.argument, lambda v: value[v.variable])
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
     items += [sql.SQL("{} AS {}").format(argument, sql.Identifier(VALUE)), sql.SQL("sum({}) AS count").format(multiplicity)]
     where = from_where(ctx.view, [sql.SQL("{} IS NOT NULL").format(argument)], sources=sources,
                        source_column=_stored(ctx.cq) if stored else None)
     return sql.SQL("SELECT {} {} GROUP BY {}").format(sql.SQL(", ").join(items), where, sql.SQL(", ").join(
         sql.SQL(str(i + 1)) for i in range(len(keys) + 1)))  # type: ignore[arg-type]
+
+
+def _null_patterns(ctx: maintain.Context) -> list[frozenset[str]]:
+    """Every set of nullable GROUP BY columns that can be NULL together in a group (all 2^n)."""
+    nullable = [k for k in ctx.tree.root.keys if ctx.nullable_key(k)]
+    return [frozenset(k for i, k in enumerate(nullable) if pattern >> i & 1) for pattern in range(1 << len(nullable))]
 
 
 def _extreme_merges(ctx: maintain.Context, table: sql.Identifier, source: sql.Composable) -> list[sql.Composable]:
@@ -164,22 +161,12 @@ def _extreme_merges(ctx: maintain.Context, table: sql.Identifier, source: sql.Co
     equality into an OR of the keys' NULL cases, and would read the whole group)."""
     keys = ctx.tree.root.keys
     nullable = [k for k in keys if ctx.nullable_key(k)]
-    names = [*keys, VALUE, "count"]
     out = []
-    for pattern in range(1 << len(nullable)):
-        is_null = {k for i, k in enumerate(nullable) if pattern >> i & 1}
+    for is_null in _null_patterns(ctx):
         rows = sql.SQL(" AND ").join(sql.SQL("s.{} IS {}NULL").format(sql.Identifier(k), sql.SQL("" if k in is_null else "NOT "))
                                      for k in nullable) if nullable else sql.SQL("true")
-        on = [sql.SQL("v.{k} IS NULL" if k in is_null else "v.{k} = d.{k}").format(k=sql.Identifier(k)) for k in keys]
-        on.append(sql.SQL("v.{k} = d.{k}").format(k=sql.Identifier(VALUE)))
-        out.append(sql.SQL(
-            "MERGE INTO {table} AS v USING (SELECT * FROM ({source}) AS s WHERE {rows}) AS d ON {on} "
-            "WHEN MATCHED AND v.count + d.count = 0 THEN DELETE "
-            "WHEN MATCHED THEN UPDATE SET count = v.count + d.count "
-            "WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ({cols}) VALUES ({values})").format(
-            table=table, source=source, rows=rows, on=sql.SQL(" AND ").join(on),
-            cols=sql.SQL(", ").join(sql.Identifier(n) for n in names),
-            values=sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(n)) for n in names)))
+        out.append(maintain.merge(ctx, table, (*keys, VALUE), [ctx.ring.count],
+                                  sql.SQL("(SELECT * FROM ({}) AS s WHERE {})").format(source, rows), null_keys=is_null))
     return out
 
 
@@ -188,11 +175,10 @@ def _extreme_read(ctx: maintain.Context, table: sql.Identifier, aggregate: Aggre
     lookup, whatever left the group. One lookup per pattern of NULLs among the nullable GROUP BY
     columns (each names every key, so the index serves it; the others find nothing at once)."""
     keys = ctx.tree.root.keys
-    nullable = [k for k in keys if ctx.nullable_key(k)]
     lookups = []
-    for pattern in range(1 << len(nullable)):
-        parts = [sql.SQL("e.{k} IS NULL AND r.{k} IS NULL" if k in nullable and pattern >> nullable.index(k) & 1
-                         else "e.{k} = r.{k}").format(k=sql.Identifier(k)) for k in keys]
+    for is_null in _null_patterns(ctx):
+        parts = [sql.SQL("e.{k} IS NULL AND r.{k} IS NULL" if k in is_null else "e.{k} = r.{k}").format(k=sql.Identifier(k))
+                 for k in keys]
         where = sql.SQL(" WHERE {}").format(sql.SQL(" AND ").join(parts)) if parts else sql.SQL("")
         read = sql.SQL("count(*)") if aggregate.function == "count_distinct" else \
             sql.SQL("{}(e.{})").format(sql.SQL(aggregate.function), sql.Identifier(VALUE))  # type: ignore[arg-type]  # min or max

@@ -343,9 +343,16 @@ def stored_tables(ctx: Context) -> list[sql.Identifier]:
 # --- maintenance -----------------------------------------------------------------------------------------
 
 
-def merge(ctx: Context, table: sql.Identifier, keys: tuple[str, ...], entries: list[Entry], source: sql.Composable) -> sql.Composable:
-    """table := table ⊎ source: add the entries, insert new keys, delete keys whose count reaches 0."""
+def merge(ctx: Context, table: sql.Identifier, keys: tuple[str, ...], entries: list[Entry], source: sql.Composable,
+          null_keys: frozenset[str] | None = None) -> sql.Composable:
+    """table := table ⊎ source: add the entries, insert new keys, delete keys whose count reaches 0.
+
+    ``null_keys``: the source's rows are NULL in exactly these keys and no others (the caller
+    filtered them so), and every key is matched by IS NULL or = alone: a plain conjunction an index
+    on the keys serves (by default a nullable key matches by = or both NULL, an OR)."""
     def equal(k: str) -> sql.Composable:
+        if null_keys is not None:
+            return sql.SQL("v.{k} IS NULL" if k in null_keys else "v.{k} = d.{k}").format(k=q(k))
         if ctx.nullable_key(k):
             return sql.SQL("(v.{k} = d.{k} OR (v.{k} IS NULL AND d.{k} IS NULL))").format(k=q(k))
         return sql.SQL("v.{k} = d.{k}").format(k=q(k))
