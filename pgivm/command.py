@@ -36,7 +36,7 @@ from pgivm.installed import InstalledView, open_view, system_params
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.parse import parse_query
-from pgivm.query.resolve import column_names, resolve, view_definition
+from pgivm.query.resolve import ResolvedView, column_names, resolve, view_definition
 from pgivm.spark.commands import SparkValidateReport, load, validate_spark
 from pgivm.systems import common, registry
 from pgivm.systems.base import Section, System
@@ -129,17 +129,18 @@ class CreateResult:
     seconds: float
 
 
-def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
-    """The system asked for, if it accepts the query; else the first in the registry that does."""
+def _choose_system(name: str | None, query: ConjunctiveQuery, resolved: ResolvedView | None = None) -> System:
+    """The system asked for, if it accepts the query; else the first in the registry that does
+    (with ``resolved``, also given its columns' types)."""
     if name is not None:
         system = registry.get(name)
-        reason = system.accepts(query)
+        reason = _refusal(system, query, resolved)
         if reason:
             raise UnsupportedQuery(f"system {system.name} cannot maintain this query: {reason}")
         return system
     refusals: dict[str, list[str]] = {}
     for system in registry.SYSTEMS.values():
-        reason = system.accepts(query)
+        reason = _refusal(system, query, resolved)
         if reason is None:
             return system
         refusals.setdefault(reason, []).append(system.name)
@@ -148,6 +149,13 @@ def _choose_system(name: str | None, query: ConjunctiveQuery) -> System:
         fallback = next((r for r, names in refusals.items() if "first-order" in names), next(iter(refusals)))
         line = f"{fallback} [{', '.join(refusals[fallback])}]; no other system takes it either (--system NAME says why)"
     raise UnsupportedQuery(line)
+
+
+def _refusal(system: System, query: ConjunctiveQuery, resolved: ResolvedView | None) -> str | None:
+    reason = system.accepts(query)
+    if reason is None and resolved is not None and system.accepts_types is not None:
+        reason = system.accepts_types(resolved)
+    return reason
 
 
 REFUSAL_WIDTH = 200
@@ -187,6 +195,8 @@ def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[Sy
         if views:
             chosen, query = parse(text, system, lambda table: column_names(conn, table),
                                   lambda table: view_definition(conn, table))
+        if chosen.accepts_types is not None:  # a choice that depends on the columns' types
+            chosen = _choose_system(system, query, resolve(conn, query))
     names = [o.name for o in query.outputs]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
@@ -438,21 +448,21 @@ def explain(name: str, *, target: Target = None) -> list[str]:
     In lines: the system's own description after the view's system and definition."""
     with _reading(target) as conn:
         view = open_view(conn, name)
+        fixed_search_path(conn)
         lines = [f"view {view.view_schema}.{name}: system {view.system.name} ({view.system.summary})",
-                 f"definition: {view.record.definition}", *_why(view.system, view.record.query)]
+                 f"definition: {view.record.definition}", *_why(view.system, view.resolved)]
         if view.system.explain is None:
             return lines
-        fixed_search_path(conn)
         return lines + view.system.explain(conn, view.resolved, name, view.shown_params)
 
 
-def _why(chosen: System, query: ConjunctiveQuery) -> list[str]:
+def _why(chosen: System, resolved: ResolvedView) -> list[str]:
     """Why the default system for the query is the one it is: the registry's order is the expected
     speed (ivme, fivm, first-order, recompute; sample only when asked for), and each system before
     the first that accepts the query says why it does not."""
     lines = []
     for system in registry.SYSTEMS.values():
-        reason = system.accepts(query)
+        reason = _refusal(system, resolved.query, resolved)
         if reason is None:
             default = "the default for this query" if system is chosen else f"the default would be {system.name}"
             return [f"system: {chosen.name}, {default} (systems are tried fastest first: "

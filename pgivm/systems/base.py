@@ -148,6 +148,8 @@ class System(Protocol):
     compare_result: Callable[[psycopg.Connection, ResolvedView, str], tuple[int, list[tuple[Any, ...]]]] | None
     # whether the view of this query shows one value, the count its system maintains
     one_value: Callable[[ConjunctiveQuery], bool] | None
+    # why the system cannot maintain the query once its columns' types are known
+    accepts_types: Callable[[ResolvedView], str | None] | None
 
     def accepts(self, query: ConjunctiveQuery) -> str | None:
         """None if the system can maintain the query, else a few words saying why not."""
@@ -194,3 +196,7 @@ class FunctionSystem:
     # count): its figure in list and status, recounted by verify and Spark's validate. None or
     # False: the view's rows are the result, its figure their number, compared as a bag.
     one_value: Callable[[ConjunctiveQuery], bool] | None = None
+    # (resolved view) -> None, or why the system cannot maintain the query given its columns' types
+    # (F-IVM: integer arithmetic inside sum, which PostgreSQL evaluates per joined row and raises on
+    # overflow). Checked when create chooses the system, after ``accepts``.
+    accepts_types: Callable[[ResolvedView], str | None] | None = None

@@ -40,7 +40,7 @@ TRIANGLE = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t
 EDGE = "SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src"
 RST = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 PATH = {"r": ("k1", "k2", "x", "y"), "s": ("k1", "k2", "x", "y"), "t": ("k1", "k2", "x", "y")}
-PATH_SUMS = ("SELECT a0.k1, count(*) AS n, sum(a0.x * a2.y) AS sxy, count(a1.x) AS nx FROM r a0 "
+PATH_SUMS = ("SELECT a0.k1, count(*) AS n, sum(1.0 * a0.x * a2.y) AS sxy, count(a1.x) AS nx FROM r a0 "
              "JOIN s a1 ON a0.k2 = a1.k1 JOIN t a2 ON a1.k2 = a2.k1 GROUP BY a0.k1")
 SELF_JOIN = ("SELECT count(*) AS n, sum(a1.y) AS sy FROM r a0 JOIN r a1 ON a0.k2 = a1.k1 "
              "JOIN s a2 ON a1.k2 = a2.k1 WHERE a2.y < 5")

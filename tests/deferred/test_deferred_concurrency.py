@@ -25,7 +25,7 @@ from psycopg import errors
 
 from pgivm import command, deferred
 
-GROUPED = ("SELECT r.g, count(*) AS n, sum(r.x * t.z) AS xz FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c "
+GROUPED = ("SELECT r.g, count(*) AS n, sum(1.0 * r.x * t.z) AS xz FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c "
            "GROUP BY r.g")
 TRIANGLE = "SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src"
 VIEWS = [("g", GROUPED), ("c", TRIANGLE), ("f", GROUPED)]

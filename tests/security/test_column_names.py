@@ -67,7 +67,7 @@ class Case:
 
 
 TRIANGLE = "SELECT count(*) FROM r JOIN s ON r.{r_k2} = s.{s_k1} JOIN t ON s.{s_k2} = t.{t_k1} AND t.{t_k2} = r.{r_k1}"
-PATH_SUMS = ("SELECT {a0}.{r_x}, count(*) AS total, sum({a0}.{r_x} * {a2}.{t_y}) AS sxy, count({a1}.{s_x}) AS nx, "
+PATH_SUMS = ("SELECT {a0}.{r_x}, count(*) AS total, sum(1.0 * {a0}.{r_x} * {a2}.{t_y}) AS sxy, count({a1}.{s_x}) AS nx, "
              "avg({a1}.{s_y}) AS ay FROM r {a0} JOIN s {a1} ON {a0}.{r_k2} = {a1}.{s_k1} "
              "JOIN t {a2} ON {a1}.{s_k2} = {a2}.{t_k1} WHERE {a2}.{t_y} < 5 GROUP BY {a0}.{r_x}")
 SELF_JOIN = ("SELECT count(*) AS total, sum({a1}.{r_y}) AS sy FROM r {a0} JOIN r {a1} ON {a0}.{r_k2} = {a1}.{r_k1} "

@@ -33,7 +33,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import Aggregate, ColumnRef, ConjunctiveQuery
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.plain import expression_sql, from_where, shape_rows
 from pgivm.query.resolve import ResolvedView
@@ -114,38 +114,75 @@ def _value(ctx: maintain.Context, stored: bool) -> dict[str, sql.Composable]:
             for v in ctx.cq.variables}
 
 
-def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable) -> sql.Composable:
+def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
+                   live: sql.Composable) -> sql.Composable:
     """The result's rows over the base tables, or (``sources`` for every atom) over the delta
-    query's sources, whose columns are named as in K_delta."""
+    query's sources, whose columns are named as in K_delta. ``live``: whether a joined row is one of
+    the tables' current rows (see ``_overflow_checks``)."""
     stored = bool(sources)
     value = _value(ctx, stored)
     keys = ctx.tree.root.keys
     terms = _entry_terms(ctx, multiplicity, stored)
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
     items += [sql.SQL("sum({}) AS {}").format(t, sql.Identifier(e.name)) for e, t in terms]
+    having = [sql.SQL("count(*) > 0")] if not keys else []
+    having += _overflow_checks(ctx, value, live, [a for a in ctx.cq.aggregates if a.function in ("sum", "avg")])
     group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(keys)))) \
-        if keys else sql.SQL(" HAVING count(*) > 0")  # type: ignore[arg-type]
+        if keys else sql.SQL("")  # type: ignore[arg-type]
+    if having:
+        group = sql.SQL("{} HAVING {}").format(group, sql.SQL(" AND ").join(having))
     where = from_where(ctx.view, sources=sources, source_column=_stored(ctx.cq) if stored else None)
     return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), where, group)
+
+
+def _overflow_checks(ctx: maintain.Context, value: dict[str, sql.Composable], live: sql.Composable,
+                     aggregates: list[Aggregate]) -> list[sql.Composable]:
+    """Each sum's argument with arithmetic, evaluated as written on every joined row that arrives
+    and is live: the ring sums its monomials in numeric, where PostgreSQL's own query raises
+    'integer out of range' (or a float overflow) in a row whose value does not fit its type. A
+    joined row counts if the changed atom's row arrives (net multiplicity > 0: a row of the table
+    now, as its whole net change since the view's state is applied) and every other atom's row is
+    a current row of its table (not one of the rows subtracted to read an older state): so only a
+    joined row of the tables as they are now is evaluated, and every such row once, by the change
+    that made it. The statement making it then fails as the query would (immediate), or the
+    action, and so the read, until it goes (deferred). An always-true HAVING clause, which the
+    planner cannot drop as it would an unused column."""
+    arguments = {a.argument for a in aggregates if isinstance(a.argument, BinOp)}
+    return [sql.SQL("count(CASE WHEN {} THEN {} END) >= 0").format(
+        live, expression_sql(argument, lambda v: value[v.variable])) for argument in sorted(arguments, key=str)]
 
 
 VALUE = "pgivm_value"  # an extreme table's value column (a variable's name always has a dot)
 
 
+def _in_numeric(ctx: maintain.Context, aggregate: Aggregate) -> bool:
+    """Whether an extreme table keeps a min/max argument's values in numeric: integer arithmetic,
+    which a delta query also computes on joined rows of no current state (a row arriving with the
+    old rows of a table still to be applied, say), where it may overflow though PostgreSQL's query
+    never sees that row. Read back in the argument's type; ``_overflow_checks`` raises for the
+    rows PostgreSQL does evaluate."""
+    assert aggregate.argument is not None
+    return rings.integer_arithmetic(aggregate.argument, lambda v: ctx.view.variable_types[v]) is not None
+
+
 def _extreme_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
-                    aggregate: Aggregate) -> sql.Composable:
+                    aggregate: Aggregate, live: sql.Composable) -> sql.Composable:
     """Per group and value of a min/max argument, its multiplicity in the joined rows (over the base
     tables, or the delta query's sources): NULLs are no value, as min and max skip them."""
     stored = bool(sources)
     value = _value(ctx, stored)
     keys = ctx.tree.root.keys
-    argument = expression_sql(aggregate.argument, lambda v: value[v.variable])
+    assert aggregate.argument is not None
+    cast = sql.SQL("::numeric" if _in_numeric(ctx, aggregate) else "")
+    argument = expression_sql(aggregate.argument, lambda v: sql.SQL("{}{}").format(value[v.variable], cast))
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
     items += [sql.SQL("{} AS {}").format(argument, sql.Identifier(VALUE)), sql.SQL("sum({}) AS count").format(multiplicity)]
     where = from_where(ctx.view, [sql.SQL("{} IS NOT NULL").format(argument)], sources=sources,
                        source_column=_stored(ctx.cq) if stored else None)
-    return sql.SQL("SELECT {} {} GROUP BY {}").format(sql.SQL(", ").join(items), where, sql.SQL(", ").join(
-        sql.SQL(str(i + 1)) for i in range(len(keys) + 1)))  # type: ignore[arg-type]
+    checks = _overflow_checks(ctx, value, live, [aggregate])
+    return sql.SQL("SELECT {} {} GROUP BY {}{}").format(sql.SQL(", ").join(items), where, sql.SQL(", ").join(
+        sql.SQL(str(i + 1)) for i in range(len(keys) + 1)),  # type: ignore[arg-type]
+        sql.SQL(" HAVING {}").format(sql.SQL(" AND ").join(checks)) if checks else sql.SQL(""))
 
 
 def _null_patterns(ctx: maintain.Context) -> list[frozenset[str]]:
@@ -199,11 +236,11 @@ def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: 
     change where the delta query must read the table's old state (``older``: that atom's K_delta)."""
     read = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(c.name))
                               for v, c in zip(captured.read("b"), captured.columns))
-    parts = [sql.SQL("SELECT {}, 1::bigint AS mult FROM {} AS b WHERE b.tableoid IS NOT NULL").format(read, table)]
+    parts = [sql.SQL("SELECT {}, 1::bigint AS mult, true AS live FROM {} AS b WHERE b.tableoid IS NOT NULL").format(read, table)]
     columns = sql.SQL(", ").join(sql.SQL("p.{}").format(sql.Identifier(c.name)) for c in captured.columns)
     for source in (sql.SQL("({})").format(pending) if pending is not None else None, older):
         if source is not None:
-            parts.append(sql.SQL("SELECT {}, -p.mult FROM {} AS p").format(columns, source))
+            parts.append(sql.SQL("SELECT {}, -p.mult, false FROM {} AS p").format(columns, source))
     return sql.SQL("({})").format(sql.SQL(" UNION ALL ").join(parts))
 
 
@@ -223,7 +260,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         state.append(sql.SQL("CREATE TABLE {t} ({keys}{v} {vt} NOT NULL, count bigint NOT NULL); "
                              "CREATE INDEX ON {t} ({index}); COMMENT ON TABLE {t} IS {c}").format(
             t=names(f"extreme_{i}"), keys=sql.SQL("").join(sql.SQL("{}, ").format(k) for k in keyed),
-            v=sql.Identifier(VALUE), vt=sql.SQL(view.output_types[aggregate.name]),  # type: ignore[arg-type, index]
+            v=sql.Identifier(VALUE), vt=sql.SQL("numeric" if _in_numeric(ctx, aggregate) else view.output_types[aggregate.name]),  # type: ignore[arg-type, index]
             index=sql.SQL(", ").join(sql.Identifier(k) for k in (*root.keys, VALUE)),
             c=sql.Literal(f"first-order IVM: per group, the values of {aggregate.sql} with their multiplicities")))
     for atom in cq.atoms:
@@ -245,11 +282,13 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         delta = names(f"{k}_delta")
         sources: dict[str, sql.Composable] = {}
         factors = []
+        live = []  # a joined row of the tables as they are now (_overflow_checks)
         for j, other in enumerate(cq.atoms):
             alias = sql.Identifier(other.alias)
             if j == i:
                 sources[other.alias] = delta
                 factors.append(sql.SQL("{}.mult").format(alias))
+                live.append(sql.SQL("{}.mult > 0").format(alias))
                 continue
             captured = ctx.capture_atom(other.alias)
             pending = deferred.pending_rows(names, logged[other.table], captured) if logged is not None else None
@@ -257,11 +296,13 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
             sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
             factors.append(sql.SQL("{}.mult").format(alias))
+            live.append(sql.SQL("{}.live").format(alias))
         product = sql.SQL(" * ").join(factors)
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
-            _result_select(ctx, sources, product)))
+            _result_select(ctx, sources, product, sql.SQL(" AND ").join(live))))
         merges = [query] + [m for j, aggregate in extremes
-                            for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, sources, product, aggregate))]
+                            for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, sources, product, aggregate,
+                                                                                          sql.SQL(" AND ").join(live)))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
@@ -278,8 +319,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             letters=_letters(view, table), always_batch=True))
         # the delta queries read base tables: their functions run with row_security off
     build = [*maintain.pinned_settings(ctx),
-             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"))),
-             *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a))
+             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"), sql.SQL("true"))),
+             *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a, sql.SQL("true")))
                for i, a in extremes),
              sql.SQL("ANALYZE {}").format(names("maintained"))]
     assert view.output_types is not None

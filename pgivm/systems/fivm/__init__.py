@@ -15,9 +15,11 @@ the delta trees, capture); ``inspect.py`` status, verify and explain.
 from __future__ import annotations
 
 from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
 from pgivm.systems.common import shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
+from pgivm.systems.fivm.rings import integer_arithmetic
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
 
 __all__ = ["BULK_ROWS", "NAME", "SYSTEM", "accepts", "context", "plan", "status", "verify", "view_tree"]
@@ -47,10 +49,19 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     return None
 
 
+def accepts_types(view: ResolvedView) -> str | None:
+    for aggregate in view.query.aggregates:
+        operation = aggregate.argument and integer_arithmetic(aggregate.argument, lambda v: view.variable_types[v])
+        if operation:
+            return (f"{aggregate.sql}: {operation} is integer arithmetic, which fails in a row where it overflows: "
+                    "F-IVM cannot tell, first-order can (1.0 * ... makes it numeric)")
+    return None
+
+
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="F-IVM: factorized IVM of acyclic join-aggregates (count, sum, avg, cofactor, listing) over a view tree",
     accepts=accepts, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify, options=(ORDER, STATIC), explain=explain_lines,
-    deferred_atoms=deferred_atoms,
+    deferred_atoms=deferred_atoms, accepts_types=accepts_types,
 )

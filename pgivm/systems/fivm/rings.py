@@ -232,6 +232,27 @@ def _has_sum(expr: Expr) -> bool:
     return expr.op in ("+", "-") or _has_sum(expr.left) or _has_sum(expr.right)
 
 
+def _integer_type(expr: Expr, kind: Callable[[str], str]) -> bool:
+    """Whether PostgreSQL computes ``expr`` in an integer type (smallint, integer or bigint)."""
+    if isinstance(expr, Var):
+        return kind(expr.variable) in INTEGER_TYPES
+    if isinstance(expr, Const):
+        return isinstance(expr.value, int) and -2 ** 63 <= expr.value < 2 ** 63
+    return _integer_type(expr.left, kind) and _integer_type(expr.right, kind)
+
+
+def integer_arithmetic(expr: Expr, kind: Callable[[str], str]) -> BinOp | None:
+    """An operation inside ``expr`` that PostgreSQL computes in an integer type, or None. Such an
+    operation raises 'integer out of range' (or smallint, bigint) in a joined row where its value
+    does not fit: PostgreSQL's query then fails, while a ring that sums each factor apart in
+    numeric would show a number."""
+    if not isinstance(expr, BinOp):
+        return None
+    if _integer_type(expr, kind):
+        return expr
+    return integer_arithmetic(expr.left, kind) or integer_arithmetic(expr.right, kind)
+
+
 class SumRing:
     """Counts and sums of products (a product of copies of Z and of exact numeric; float sums
     classified, see ``floats.py``)."""

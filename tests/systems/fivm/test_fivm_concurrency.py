@@ -70,7 +70,7 @@ def _writer(dsn: str, seed: int, isolation: psycopg.IsolationLevel, tally: dict[
 @pytest.mark.parametrize("isolation", [psycopg.IsolationLevel.READ_COMMITTED, psycopg.IsolationLevel.REPEATABLE_READ],
                          ids=["read-committed", "repeatable-read"])
 def test_concurrent_writers_keep_the_view_exact(dsn: str, conn: psycopg.Connection, isolation: psycopg.IsolationLevel) -> None:
-    conn.execute("CREATE TABLE r (g int, b int, x int); CREATE TABLE s (b int, c int, y int); CREATE TABLE t (c int, z int)")
+    conn.execute("CREATE TABLE r (g int, b int, x numeric); CREATE TABLE s (b int, c int, y int); CREATE TABLE t (c int, z int)")
     conn.execute("INSERT INTO r SELECT g % 4, g % 6, g % 3 FROM generate_series(1, 30) g; "
                  "INSERT INTO s SELECT g % 6, g % 5, g FROM generate_series(1, 20) g; "
                  "INSERT INTO t SELECT g % 6, g % 4 FROM generate_series(1, 15) g")

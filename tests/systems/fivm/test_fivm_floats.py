@@ -161,7 +161,7 @@ def test_float_argument_expansion_would_change_is_refused(conn: psycopg.Connecti
     with pytest.raises(PgivmError, match="sum of products") as info:
         command.create("v", f"SELECT sum({argument}) FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
     assert "\n" not in str(info.value)
-    command.create("w", "SELECT sum((r.x + 1) * r.x) AS s FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
+    command.create("w", "SELECT sum((r.x + 1.0) * r.x) AS s FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
     assert conn.execute("SELECT s FROM w").fetchone() == (None,)
 
 

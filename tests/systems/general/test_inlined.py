@@ -19,7 +19,7 @@ QUERIES = {
              "SELECT big.b, count(*), sum(big.a) FROM big JOIN cs ON big.b = cs.b GROUP BY big.b"),
     "subquery": ("SELECT q.a, q.c FROM (SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE s.c < 3) AS q "
                  "WHERE q.a <> 2"),
-    "renamed": "SELECT sum(x.v) AS total, count(*) FROM (SELECT r.a + 1 AS v, r.b AS k FROM r) x JOIN s ON x.k = s.b",
+    "renamed": "SELECT sum(x.v) AS total, count(*) FROM (SELECT r.a + 1.5 AS v, r.b AS k FROM r) x JOIN s ON x.k = s.b",
 }
 
 
