@@ -158,7 +158,33 @@ class BinOp:
         return f"({self.left} {self.op} {self.right})"
 
 
-Expr = Union[Const, Var, BinOp]
+@dataclass(frozen=True)
+class Computed:
+    """An aggregate's argument beyond + - * over columns (CASE, coalesce, /, casts, PostgreSQL's
+    immutable functions; ``agg(x) FILTER (WHERE c)`` is agg over CASE WHEN c THEN x END): a scalar
+    tree evaluated on each joined row. It carries a value of the row under ``variable``, a name
+    without a dot (a column's variable always has one), typed at create like a column; ``refs``
+    are its columns with their variables."""
+
+    variable: str
+    node: scalar.Node
+    refs: tuple[Var, ...]
+    text: str  # as written, for messages
+
+    @property
+    def variables(self) -> frozenset[str]:
+        return frozenset({self.variable})
+
+    def render(self, column: Callable[[Var], sql.Composable]) -> sql.Composable:
+        """The expression as SQL, each column as ``column`` reads its Var."""
+        by_column = {(v.column.alias, v.column.column): v for v in self.refs}
+        return scalar.render(self.node, lambda c: column(by_column[(c.alias, c.column)]))
+
+    def __str__(self) -> str:
+        return self.text
+
+
+Expr = Union[Const, Var, BinOp, Computed]
 
 
 # ------------------------------------------------------------------------------ outputs
@@ -379,6 +405,9 @@ def expr_to_json(expr: Expr | None) -> Any:
         return {"const": expr.text}
     if isinstance(expr, Var):
         return {"var": expr.variable, "alias": expr.column.alias, "column": expr.column.column}
+    if isinstance(expr, Computed):
+        return {"computed": expr.variable, "node": scalar.to_json(expr.node), "text": expr.text,
+                "refs": [expr_to_json(v) for v in expr.refs]}
     return {"op": expr.op, "left": expr_to_json(expr.left), "right": expr_to_json(expr.right)}
 
 
@@ -389,6 +418,9 @@ def expr_from_json(data: Any) -> Expr | None:
         return Const(data["const"])
     if "var" in data:
         return Var(data["var"], ColumnRef(data["alias"], data["column"]))
+    if "computed" in data:
+        return Computed(data["computed"], scalar.from_json(data["node"]), tuple(expr_from_json(v) for v in data["refs"]),  # type: ignore[misc]
+                        data["text"])
     return BinOp(data["op"], expr_from_json(data["left"]), expr_from_json(data["right"]))  # type: ignore[arg-type]
 
 

@@ -15,6 +15,8 @@ listing: the bag of joined rows). ``*`` and a USING after several tables need th
 
 from __future__ import annotations
 
+import hashlib
+
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
@@ -34,6 +36,7 @@ from pgivm.query.cq import (
     BinOp,
     ColumnRef,
     ComparisonOp,
+    Computed,
     Condition,
     ConjunctiveQuery,
     Const,
@@ -254,10 +257,12 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
                 raise UnsupportedQuery(wording.star.format(item=_sql(node)))
             items.append((name, node))
             continue
+        if node.find(exp.Filter):
+            if wording is not _GENERAL:
+                raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
+            node = node.transform(_without_filter)
         if isinstance(node, exp.Column):
             pass
-        elif node.find(exp.Filter):
-            raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate} (FILTER is not supported yet)")
         elif not _is_supported_aggregate(node):
             unsupported = next((a for a in ([node] if isinstance(node, exp.AggFunc) else list(node.find_all(exp.AggFunc)))
                                 if not _is_supported_aggregate(a)), None)
@@ -269,6 +274,21 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
     return items
 
 
+def _without_filter(node: exp.Expression) -> exp.Expression:
+    """``agg(x) FILTER (WHERE c)`` as ``agg(CASE WHEN c THEN x END)`` (count(*): of ``CASE WHEN c
+    THEN 1 END``): the same value, since each aggregate skips NULLs."""
+    if not isinstance(node, exp.Filter):
+        return node
+    aggregate, condition = node.this.copy(), node.expression.this
+    if isinstance(aggregate, exp.Count) and isinstance(aggregate.this, exp.Distinct):
+        raise UnsupportedQuery(f"count(DISTINCT ...) FILTER is not supported: {_sql(node)}")
+    argument = aggregate.this
+    if isinstance(argument, exp.Star) or argument is None:
+        argument = exp.Literal.number(1)
+    aggregate.set("this", exp.Case(ifs=[exp.If(this=condition.copy(), true=argument.copy())]))
+    return aggregate
+
+
 def _is_one(node: exp.Expression | None) -> bool:
     return isinstance(node, exp.Literal) and not node.is_string and node.this == "1"
 
@@ -276,12 +296,11 @@ def _is_one(node: exp.Expression | None) -> bool:
 def _is_supported_aggregate(node: exp.Expression) -> bool:
     if isinstance(node, exp.Count):
         arg = node.this
-        if isinstance(arg, exp.Distinct):  # count(DISTINCT expr): one argument, +, - and * over columns
-            return len(arg.expressions) == 1 and _is_arithmetic(arg.expressions[0])
-        column = isinstance(arg, exp.Column) and isinstance(arg.this, exp.Identifier)
-        return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or column)
+        if isinstance(arg, exp.Distinct):  # count(DISTINCT expr): one argument
+            return len(arg.expressions) == 1 and (_is_arithmetic(arg.expressions[0]) or _is_scalar(arg.expressions[0]))
+        return not node.expressions and (isinstance(arg, exp.Star) or _is_one(arg) or _is_scalar(arg))
     if isinstance(node, (exp.Sum, exp.Avg, exp.Min, exp.Max)):
-        return _is_arithmetic(node.this)
+        return _is_arithmetic(node.this) or _is_scalar(node.this)
     if _is_cofactor(node):
         return all(isinstance(a, exp.Column) and isinstance(a.this, exp.Identifier) for a in node.expressions)
     return False
@@ -290,6 +309,13 @@ def _is_supported_aggregate(node: exp.Expression) -> bool:
 def _is_cofactor(node: exp.Expression) -> bool:
     """``cofactor(x1, ..., xm)``: the degree-m matrix ring's aggregate (count, sums, sums of products)."""
     return isinstance(node, exp.Anonymous) and str(node.this).lower() == "cofactor"
+
+
+def _is_scalar(node: exp.Expression) -> bool:
+    """A row's value other than + - * over columns (CASE, coalesce, /, casts, functions): no
+    aggregate, subquery or window inside; what it may call is checked when it is read."""
+    return (node.find(exp.Column) is not None and not node.find(exp.AggFunc) and not node.find(exp.Select)
+            and not isinstance(node, (exp.Star, exp.Distinct)))
 
 
 def _is_arithmetic(node: exp.Expression) -> bool:
@@ -680,9 +706,13 @@ def _aggregate(
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
         if wording is not _GENERAL:
             raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
-        return Aggregate("count_distinct", _expression(node.this.expressions[0], resolver, variable_of), name or "count",
+        return Aggregate("count_distinct", _argument(node.this.expressions[0], resolver, variable_of), name or "count",
                          _sql(node))
     if isinstance(node, exp.Count):
+        if not isinstance(node.this, (exp.Column, exp.Star)) and not _is_one(node.this):
+            if wording is not _GENERAL:
+                raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
+            return Aggregate("count", _argument(node.this, resolver, variable_of), name or "count", _sql(node))
         if isinstance(node.this, exp.Column):
             column = resolver.column(node.this)
             if column not in join_columns and wording is not _GENERAL:
@@ -697,7 +727,26 @@ def _aggregate(
         return Aggregate("cofactor", None, name or "cofactor", _sql(node), features)
     function: AggregateFunction = ("sum" if isinstance(node, exp.Sum) else "min" if isinstance(node, exp.Min)
                                    else "max" if isinstance(node, exp.Max) else "avg")
-    return Aggregate(function, _expression(node.this, resolver, variable_of), name or function, _sql(node))
+    if not _is_arithmetic(node.this) and wording is not _GENERAL:
+        raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
+    return Aggregate(function, _argument(node.this, resolver, variable_of), name or function, _sql(node))
+
+
+def _argument(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:
+    """An aggregate's argument: arithmetic as an Expr (a ring sums it), anything else as one
+    Computed value of the row, named by its position among the query's computed values."""
+    if _is_arithmetic(node):
+        return _expression(node, resolver, variable_of)
+    refs: dict[ColumnRef, Var] = {}
+
+    def column(c: exp.Column) -> scalar.Col:
+        ref = resolver.column(c)
+        refs[ref] = Var(variable_of[ref], ref)
+        return scalar.Col(ref.alias, ref.column)
+
+    tree = scalar.from_sqlglot(node, column)
+    text = _sql(node)  # the same expression is the same value: one name (no dot: no column's variable)
+    return Computed("computed_" + hashlib.sha256(text.encode()).hexdigest()[:12], tree, tuple(refs.values()), text)
 
 
 def _expression(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:

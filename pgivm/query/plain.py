@@ -15,7 +15,7 @@ from typing import Any
 from psycopg import sql
 
 from pgivm.query import scalar
-from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery, Const, Expr, GroupColumn, Var
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Const, Expr, GroupColumn, Var
 from pgivm.query.resolve import ResolvedView
 
 
@@ -30,6 +30,8 @@ def expression_sql(expr: Expr, column: Callable[[Var], sql.Composable] | None = 
         return sql.SQL("({})").format(sql.SQL(expr.text))  # type: ignore[arg-type]  # a parsed numeric literal
     if isinstance(expr, Var):
         return column(expr) if column is not None else _column(expr.column)
+    if isinstance(expr, Computed):
+        return expr.render(column if column is not None else (lambda v: _column(v.column)))
     assert isinstance(expr, BinOp)
     return sql.SQL("({} {} {})").format(expression_sql(expr.left, column), sql.SQL(expr.op),  # type: ignore[arg-type]
                                         expression_sql(expr.right, column))

@@ -263,7 +263,8 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
             attnums[(atom.alias, column)] = attnum
             by_variable.setdefault(variable, []).append((atom, column, type_name))
 
-    return ResolvedView(query=query, tables=tables, variable_types=_variable_types(by_variable),
+    variable_types = {**_variable_types(by_variable), **_computed_types(conn, query, column_types)}
+    return ResolvedView(query=query, tables=tables, variable_types=variable_types,
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()},
@@ -311,15 +312,36 @@ def _columns_of(expr: Any) -> list[Any]:
     return []
 
 
+def _type_of(conn: psycopg.Connection, expression: sql.Composable) -> str:
+    """The type PostgreSQL gives an expression over typed NULLs (planned, never run)."""
+    description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(expression)).description or []
+    row = conn.execute("SELECT pg_catalog.format_type(%s, NULL)", [description[0].type_code]).fetchone()
+    return row[0] if row else "text"
+
+
+def _typed_null(column_types: dict[tuple[str, str], str]) -> Any:
+    return lambda ref: sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
+
+
+def _computed_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
+    """The type of each computed aggregate argument (a value of the joined row, like a column)."""
+    from pgivm.query.cq import Computed
+
+    typed = _typed_null(column_types)
+    return {a.argument.variable: _type_of(conn, a.argument.render(lambda v: typed(v.column)))
+            for a in query.aggregates if isinstance(a.argument, Computed)}
+
+
 def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
     """The type PostgreSQL gives each output of the query (sum(integer) is bigint, avg numeric, ...),
     found by planning the outputs over typed NULLs: no table is read, no user text is run."""
-    from pgivm.query.cq import BinOp, Const, GroupColumn, Var
+    from pgivm.query.cq import BinOp, Computed, Const, GroupColumn, Var
 
-    def typed(ref: Any) -> sql.Composable:
-        return sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
+    typed = _typed_null(column_types)
 
     def render(expr: Any) -> sql.Composable:
+        if isinstance(expr, Computed):
+            return expr.render(lambda v: typed(v.column))
         if isinstance(expr, Const):
             return sql.SQL("({})").format(sql.SQL(expr.text))  # type: ignore[arg-type]  # a parsed numeric literal
         if isinstance(expr, Var):
@@ -330,6 +352,11 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     numeric = ("smallint", "integer", "bigint", "real", "double precision", "numeric")
     for output in query.outputs:  # sum, avg and cofactor need numbers: say which column is not one
         if isinstance(output, GroupColumn) or output.function in ("count", "count_distinct", "min", "max"):
+            continue
+        if isinstance(output.argument, Computed):
+            kind = _type_of(conn, render(output.argument))
+            if not kind.startswith(numeric):
+                raise UnsupportedQuery(f"{output.sql}: {output.argument} has type {kind}, not a number")
             continue
         refs = [f.column for f in output.features] if output.function == "cofactor" else \
             _columns_of(output.argument)

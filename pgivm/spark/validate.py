@@ -102,10 +102,14 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     their equated columns, filtered, grouped and aggregated with Spark's own operators, from the
     query model alone (no code of any maintenance system). A listing gives its row count only,
     as ``[(count,)]``: collecting a flat join to the driver is not a check worth its cost."""
-    if view.query.projection is not None:
+    from pgivm.query.cq import Computed
+
+    computed = any(isinstance(a.argument, Computed) for a in view.query.aggregates)
+    if view.query.projection is not None or computed:
         from pgivm.errors import PgivmError
 
-        raise PgivmError("validate --spark does not compute SELECT-list expressions yet", "use pgivm verify NAME")
+        what = "aggregates over computed values (CASE, functions, FILTER)" if computed else "SELECT-list expressions"
+        raise PgivmError(f"validate --spark does not compute {what} yet", "use pgivm verify NAME")
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 

@@ -33,7 +33,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import Aggregate, BinOp, ColumnRef, ConjunctiveQuery
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery
 from pgivm.query.model import TableRef
 from pgivm.query.plain import expression_sql, from_where, shape_rows
 from pgivm.query.resolve import ResolvedView
@@ -68,7 +68,7 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
         keys = tuple(dict.fromkeys(o.variable for o in cq.outputs))  # type: ignore[union-attr]
     else:
         keys = cq.free
-    bound = frozenset(v.name for v in cq.variables if v.name not in keys)
+    bound = frozenset(v.name for v in cq.variables if v.name not in keys) | frozenset(c.variable for c in _computed(cq))
     root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
     order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
     ring = rings.ring_for(replace(cq, outputs=tuple(o for o in cq.outputs if not (
@@ -77,12 +77,22 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
                             Names.of(name))
 
 
+def _computed(cq: ConjunctiveQuery) -> list[Computed]:
+    """The aggregates' computed arguments (CASE, coalesce, functions, FILTER): values of the joined
+    row, summed by the ring like columns."""
+    return list({a.argument.variable: a.argument for a in cq.aggregates if isinstance(a.argument, Computed)}.values())
+
+
 def _letters(view: ResolvedView, table: TableRef) -> str:
     aliases = [a.alias for a in view.query.atoms]
     return "".join(f"a{aliases.index(a.alias) + 1}" for a in view.query.atoms_of(table))
 
 
-def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAtom]]:
+def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAtom]] | str:
+    computed = _computed(view.query)
+    if computed:  # evaluated on every row a delta query reads, older states' rows too
+        return (f"{computed[0]} is computed on each joined row, and a deferred view's actions also read rows of "
+                "states that are gone, where it may fail (division by zero): keep such a view immediate")
     ctx = _context(view, "")
     return {table: [ctx.capture_atom(a.alias) for a in view.query.atoms_of(table)] for table in view.query.tables}
 
@@ -110,8 +120,11 @@ def _value(ctx: maintain.Context, stored: bool) -> dict[str, sql.Composable]:
     """Each variable's value in a joined row: its first column, as the base table names it or, in
     the delta query, as the sources do."""
     name: Callable[[ColumnRef], str] = _stored(ctx.cq) if stored else (lambda ref: ref.column)
-    return {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(name(v.columns[0])))
-            for v in ctx.cq.variables}
+    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(name(v.columns[0])))
+             for v in ctx.cq.variables}
+    for computed in _computed(ctx.cq):  # each computed value over the joined row's columns
+        value[computed.variable] = computed.render(lambda v: value[v.variable])
+    return value
 
 
 def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,

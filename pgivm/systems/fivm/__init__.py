@@ -14,7 +14,7 @@ the delta trees, capture); ``inspect.py`` status, verify and explain.
 
 from __future__ import annotations
 
-from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.cq import Computed, ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
 from pgivm.systems.common import shape_of
@@ -36,6 +36,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")
+    computed = next((a for a in cq.aggregates if isinstance(a.argument, Computed)), None)
+    if computed is not None:
+        return (f"{computed.sql}: F-IVM's rings sum polynomials of columns; first-order evaluates {computed.argument} "
+                "on each joined row")
     extreme = next((a for a in cq.aggregates if a.function in ("min", "max", "count_distinct")), None)
     if extreme is not None:
         return (f"{extreme.sql}: F-IVM's rings have no min, max or count(DISTINCT) (first-order keeps each group's "

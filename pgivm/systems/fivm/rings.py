@@ -39,7 +39,7 @@ from typing import Protocol
 from psycopg import sql
 
 from pgivm.errors import UnsupportedQuery
-from pgivm.query.cq import Aggregate, BinOp, ConjunctiveQuery, Const, Expr, Var
+from pgivm.query.cq import Aggregate, BinOp, Computed, ConjunctiveQuery, Const, Expr, Var
 from pgivm.systems.fivm import floats
 from pgivm.systems.fivm.floats import FLOAT_TYPES, SPECIALS, TOTAL, VALUE
 from pgivm.systems.fivm.tree import View
@@ -185,7 +185,7 @@ def _terms(expr: Expr) -> list[tuple[Fraction, Monomial]]:
     """expr expanded into its terms, like terms not yet collected."""
     if isinstance(expr, Const):
         return [(Fraction(expr.value), ())]
-    if isinstance(expr, Var):
+    if isinstance(expr, (Var, Computed)):  # a computed value is one more value of the joined row
         return [(Fraction(1), ((expr.variable, 1),))]
     assert isinstance(expr, BinOp)
     left, right = _terms(expr.left), _terms(expr.right)
@@ -234,7 +234,7 @@ def _has_sum(expr: Expr) -> bool:
 
 def _integer_type(expr: Expr, kind: Callable[[str], str]) -> bool:
     """Whether PostgreSQL computes ``expr`` in an integer type (smallint, integer or bigint)."""
-    if isinstance(expr, Var):
+    if isinstance(expr, (Var, Computed)):
         return kind(expr.variable) in INTEGER_TYPES
     if isinstance(expr, Const):
         return isinstance(expr.value, int) and -2 ** 63 <= expr.value < 2 ** 63
