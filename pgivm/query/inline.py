@@ -40,6 +40,8 @@ def output_name(name: str | None, node: exp.Expression) -> str:
         return node.name
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
         return "count"
+    if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):  # sqlglot's names for them
+        return "bool_and" if isinstance(node, exp.LogicalAnd) else "bool_or"
     if isinstance(node, exp.Func):
         return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
     if isinstance(node, exp.Case):

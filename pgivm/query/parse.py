@@ -257,10 +257,12 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
                 raise UnsupportedQuery(wording.star.format(item=_sql(node)))
             items.append((name, node))
             continue
-        if node.find(exp.Filter):
+        if node.find(exp.Filter, exp.LogicalAnd, exp.LogicalOr):
             if wording is not _GENERAL:
                 raise UnsupportedQuery(f"unsupported aggregate {_sql(node)}: {wording.aggregate}")
             node = node.transform(_without_filter)
+            name = output_name(name, node)  # PostgreSQL's name for the item as written (FILTER's is its aggregate's)
+            node = node.transform(_as_counts)
         if isinstance(node, exp.Column):
             pass
         elif not _is_supported_aggregate(node):
@@ -287,6 +289,22 @@ def _without_filter(node: exp.Expression) -> exp.Expression:
         argument = exp.Literal.number(1)
     aggregate.set("this", exp.Case(ifs=[exp.If(this=condition.copy(), true=argument.copy())]))
     return aggregate
+
+
+def _as_counts(node: exp.Expression) -> exp.Expression:
+    """bool_and(x) and bool_or(x) from two counts: NULL where no x is non-NULL, else whether no x
+    is false (bool_and) or some x is true (bool_or). Counts are what every system maintains; the
+    view computes the CASE as it reads them."""
+    if not isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):
+        return node
+    value = node.this
+    conjunction = isinstance(node, exp.LogicalAnd)
+    counted = exp.Count(this=exp.Case(ifs=[exp.If(this=exp.Not(this=exp.Paren(this=value.copy())) if conjunction
+                                                  else exp.Paren(this=value.copy()), true=exp.Literal.number(1))]))
+    holds = exp.EQ(this=counted, expression=exp.Literal.number(0)) if conjunction else \
+        exp.GT(this=counted, expression=exp.Literal.number(0))
+    nonnull = exp.EQ(this=exp.Count(this=value.copy()), expression=exp.Literal.number(0))
+    return exp.Paren(this=exp.Case(ifs=[exp.If(this=nonnull, true=exp.Null())], default=holds))
 
 
 def _is_one(node: exp.Expression | None) -> bool:

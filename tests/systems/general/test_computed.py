@@ -104,3 +104,34 @@ def test_a_computed_argument_that_fails_fails_the_statement_as_postgres_does(con
     conn.execute("INSERT INTO r VALUES (5, 3, 0)")  # joins nothing: never divided
     assert result_differences(conn, "v", query, 0) == []
     assert conn.execute("SELECT q FROM v").fetchone() == (2,)
+
+
+BOOLS = ("SELECT s.c, bool_and(r.a > 1), bool_or(r.g) AS any_g, bool_and(r.g) FILTER (WHERE r.a IS NOT NULL) AS all_g, "
+         "count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY s.c")
+
+
+def test_bool_and_and_bool_or_after_every_statement(conn: psycopg.Connection, dsn: str) -> None:
+    """bool_and and bool_or as two counts each (NULL where no value is non-NULL), NULL values and
+    groups whose last false or true row leaves, against PostgreSQL's own bool_and and bool_or."""
+    conn.execute("CREATE TABLE r (a int, b int, g boolean); CREATE TABLE s (b int, c int)")
+    rng = random.Random("bools")
+    conn.execute("INSERT INTO s VALUES (0, 0), (1, 1), (2, 1), (2, 2)")
+    assert command.create("v", BOOLS, target=dsn).system == "first-order"
+    command.create("w", BOOLS, system="recompute", target=dsn)
+    names = [d.name for d in conn.execute(f"{BOOLS} LIMIT 0").description]
+    assert names == ["c", "bool_and", "any_g", "all_g", "n"]
+    seen = set()
+    for step in range(60):
+        if rng.random() < 0.6:
+            conn.execute("INSERT INTO r VALUES (%s, %s, %s)", [rng.choice([None, 0, 1, 2, 5]), rng.randint(0, 2),
+                                                               rng.choice([None, True, False])])
+        else:
+            conn.execute("DELETE FROM r WHERE ctid = (SELECT ctid FROM r WHERE b = %s ORDER BY g NULLS FIRST LIMIT 1)",
+                         [rng.randint(0, 2)])
+        for view in ("v", "w"):
+            assert [d.name for d in conn.execute(f"SELECT * FROM {view} LIMIT 0").description] == names
+            assert result_differences(conn, view, BOOLS, 1) == [], (view, step)
+        seen.update(repr(row[1:4]) for row in conn.execute("SELECT * FROM v"))
+    assert {"(True, True, True)", "(False, False, False)"} <= seen or len(seen) > 6, seen
+    assert any("None" in s for s in seen)
+    assert command.verify("v", target=dsn).ok
