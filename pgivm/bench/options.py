@@ -17,7 +17,7 @@ DESCRIPTION = ("Benchmark pgivm's strategies in a scratch database; each workloa
 DSN_HELP = ("libpq connection string or URL of a server where the scratch database may be created (before or "
             "after the command)")
 
-WORKLOADS = ["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "writers", "all"]
+WORKLOADS = ["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "writers", "coverage", "all"]
 
 FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
     (None, {
@@ -40,8 +40,11 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
                  "ONLINE); "
                  "writers: concurrent writers under 1, 2 and 4 views over shared tables, immediate and "
                  "deferred, against no view; "
+                 "coverage: DISTINCT, min/max, computed aggregates and conditions across tables under "
+                 "single-row writes, and deletes of a group's maximum, against no view, recompute and pg_ivm "
+                 "(when the server has it); "
                  "all: updates, scaling and bulk in order (not load, not fivm, not sample, not deferred, not "
-                 "writers)"),
+                 "writers, not coverage)"),
         "--database": dict(
             default="pgivm_bench",
             help="scratch database, dropped and recreated, and dropped again at the end (default pgivm_bench)"),
@@ -137,6 +140,13 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
         "--deferred-tpch-scale": dict(type=float, default=0.1, help="TPC-H scale factor (default 0.1)"),
         "--deferred-steps": dict(type=int, default=2000,
                                  help="TPC-H steps, each one partsupp and one supplier update (default 2000)"),
+    }),
+    ("coverage (the SQL of issue 22 against pg_ivm, pgivm.bench.coverage)", {
+        "--coverage-rows": dict(type=int, default=100_000, help="rows of r in the write cases (default 100000)"),
+        "--coverage-statements": dict(type=int, default=400, help="single-row statements per case (default 400)"),
+        "--coverage-group": dict(type=int, default=100_000,
+                                 help="rows of the group whose maximum is deleted (default 100000)"),
+        "--coverage-deletes": dict(type=int, default=20, help="deletes of the maximum (default 20)"),
     }),
     ("writers (concurrent writers under views over shared tables, pgivm.bench.writers)", {
         "--writers": dict(type=int, default=4, help="writer threads (default 4)"),

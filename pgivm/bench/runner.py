@@ -178,6 +178,15 @@ def run(args: argparse.Namespace) -> int:
                 edges=edges, source=source, parts=parts, single_rows=args.deferred_single_rows,
                 copy_rows=args.deferred_copy_rows, budget_ms=args.deferred_budget, tpch_scale=args.deferred_tpch_scale,
                 steps=args.deferred_steps, seed=args.seed, dsn=scratch, out=out))
+        if "coverage" in chosen:
+            from pgivm.bench import coverage
+
+            if min(args.coverage_rows, args.coverage_statements, args.coverage_group, args.coverage_deletes) < 1:
+                raise PgivmError("--coverage-rows, --coverage-statements, --coverage-group and --coverage-deletes "
+                                 "must be at least 1")
+            coverage.main(conn, coverage.Config(rows=args.coverage_rows, statements=args.coverage_statements,
+                                                group_rows=args.coverage_group, deletes=args.coverage_deletes,
+                                                seed=args.seed))
         if "writers" in chosen:
             from pgivm.bench import writers
 

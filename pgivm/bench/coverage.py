@@ -1,0 +1,198 @@
+"""``pgivm bench coverage``: the SQL of issue 22 under single-row writes, against pg_ivm.
+
+Two tables, r(a, b) with ``rows`` rows over ``groups`` join values and s(b, c) mapping each join
+value to one of ten groups, indexed as an application would index them (r on b and on (b, a), s on
+b). Each case's view is created under every strategy in turn: no view, first-order (pgivm's
+default for these views), recompute, and pg_ivm's ``create_immv`` when the server has the pg_ivm
+extension (``CREATE EXTENSION pg_ivm`` in the scratch database; a view pg_ivm refuses says so).
+
+- single-row writes: ``statements`` single-row statements, inserts into r alternating with
+  deletes of one r row found through the index, each its own transaction;
+- delete of the maximum: a group of ``group_rows`` rows, and ``deletes`` statements each deleting
+  the group's current maximum of r.a (found through the index on (b, a)): pg_ivm recomputes the
+  group from the base tables, first-order reads the next value from its index of the group's
+  values.
+
+Printed per case: mean and median milliseconds a statement, rows read per statement (tuples
+returned and fetched from every table and index outside pg_catalog, over a few statements in a
+transaction of their own, not timed), and the rate against no view and against pg_ivm. Every
+pgivm view is verified after its stream (the bench fails if one differs from its recount).
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from dataclasses import dataclass
+
+import psycopg
+from psycopg import sql
+
+from pgivm import command
+from pgivm.report import print_table
+
+CASES = {
+    "distinct": "SELECT DISTINCT r.a % 100 AS a, s.c FROM r JOIN s ON r.b = s.b",
+    "min/max": "SELECT s.c, min(r.a) AS lo, max(r.a) AS hi, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY s.c",
+    "computed": ("SELECT s.c, sum(CASE WHEN r.a % 2 = 0 THEN r.a ELSE 0 END) AS even, count(*) AS n "
+                 "FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
+    "condition across tables": "SELECT s.c, count(*) AS n FROM r JOIN s ON r.b = s.b AND r.a > s.c * 100 GROUP BY s.c",
+}
+DELETE_MAX = "SELECT s.c, max(r.a) AS hi, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY s.c"
+STRATEGIES = ("no view", "first-order", "recompute", "pg_ivm")
+VIEW = "bench_cov"
+# rows read by one statement: tuples every user table and index returned or fetched in this transaction
+_ROWS_READ = """
+    SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_tuples_returned(c.oid)
+                        + pg_catalog.pg_stat_get_xact_tuples_fetched(c.oid)), 0)
+      FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+     WHERE c.relkind IN ('r', 'i') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast')
+"""
+
+
+@dataclass
+class Config:
+    rows: int = 100_000
+    groups: int = 1_000
+    statements: int = 400
+    group_rows: int = 100_000
+    deletes: int = 20
+    seed: int = 1
+
+
+@dataclass
+class Run:
+    latencies: list[float]
+    rows_read: float
+
+
+def _tables(conn: psycopg.Connection, config: Config, rows: int, groups: int, rng: random.Random) -> None:
+    conn.execute("DROP TABLE IF EXISTS r, s CASCADE")
+    conn.execute("CREATE TABLE r (a int NOT NULL, b int NOT NULL); CREATE TABLE s (b int NOT NULL, c int NOT NULL)")
+    with conn.cursor().copy("COPY r FROM STDIN") as copy:
+        for _ in range(rows):
+            copy.write_row((rng.randrange(1000), rng.randrange(groups)))
+    with conn.cursor().copy("COPY s FROM STDIN") as copy:
+        for b in range(groups):
+            copy.write_row((b, b % 10))
+    conn.execute("CREATE INDEX ON r (b); CREATE INDEX ON r (b, a); CREATE INDEX ON s (b)")
+    conn.execute("VACUUM ANALYZE r, s")
+
+
+def has_pg_ivm(conn: psycopg.Connection) -> bool:
+    """Whether the server offers pg_ivm; if so, it is created in the scratch database."""
+    if conn.execute("SELECT 1 FROM pg_catalog.pg_available_extensions WHERE name = 'pg_ivm'").fetchone() is None:
+        return False
+    conn.execute("CREATE EXTENSION IF NOT EXISTS pg_ivm")
+    return True
+
+
+def _create(conn: psycopg.Connection, strategy: str, query: str) -> str | None:
+    """The view under ``strategy``, or why it could not be made."""
+    if strategy == "no view":
+        return None
+    if strategy == "pg_ivm":
+        try:
+            with conn.transaction():
+                conn.execute("SELECT pgivm.create_immv(%s, %s)", [VIEW, query])
+        except psycopg.Error as error:
+            return "refused: " + str(error).splitlines()[0][:90]
+        return None
+    command.create(VIEW, query, system=strategy, target=conn)
+    return None
+
+
+def _drop(conn: psycopg.Connection, strategy: str) -> None:
+    if strategy == "pg_ivm":
+        conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(sql.Identifier(VIEW)))
+    elif strategy != "no view":
+        assert command.verify(VIEW, target=conn).ok, f"{strategy}: the view differs from its recount"
+        command.drop(VIEW, target=conn)
+
+
+def _stream(conn: psycopg.Connection, statements: list[tuple[str, list[int]]]) -> Run:
+    """Each statement timed in its own transaction; rows read over the first few, untimed, rolled back."""
+    sample = statements[:10]
+    read = 0
+    for statement, params in sample:
+        with conn.transaction(force_rollback=True):
+            before = conn.execute(_ROWS_READ).fetchone()[0]  # type: ignore[index]
+            conn.execute(statement, params)
+            read += conn.execute(_ROWS_READ).fetchone()[0] - before  # type: ignore[index]
+    latencies = []
+    for statement, params in statements:
+        started = time.perf_counter()
+        conn.execute(statement, params)
+        latencies.append(time.perf_counter() - started)
+    return Run(latencies, read / max(len(sample), 1))
+
+
+def _writes(config: Config, rng: random.Random) -> list[tuple[str, list[int]]]:
+    out = []
+    for i in range(config.statements):
+        if i % 2 == 0:
+            out.append(("INSERT INTO r VALUES (%s, %s)", [rng.randrange(1000), rng.randrange(config.groups)]))
+        else:
+            out.append(("DELETE FROM r WHERE ctid = (SELECT ctid FROM r WHERE b = %s LIMIT 1)", [rng.randrange(config.groups)]))
+    return out
+
+
+def _table(title: str, runs: dict[str, Run | str]) -> list[list[object]]:
+    print(f"\n{title}")
+    base = runs.get("no view")
+    ivm = runs.get("pg_ivm")
+    rows: list[list[object]] = []
+    for strategy, run in runs.items():
+        if isinstance(run, str):
+            rows.append([strategy, run, "", "", "", ""])
+            continue
+        mean = statistics.fmean(run.latencies) * 1000
+        rows.append([strategy, f"{mean:.2f}", f"{statistics.median(run.latencies) * 1000:.2f}", f"{run.rows_read:,.0f}",
+                     f"{statistics.fmean(base.latencies) * 1000 / mean:.2f}x" if isinstance(base, Run) else "",
+                     f"{statistics.fmean(ivm.latencies) * 1000 / mean:.1f}x" if isinstance(ivm, Run) else ""])
+    print_table(["strategy", "ms/statement", "median ms", "rows read/statement", "rate vs no view", "faster than pg_ivm"],
+                rows)
+    return rows
+
+
+def main(conn: psycopg.Connection, config: Config) -> dict[str, list[list[object]]]:
+    pg_ivm = has_pg_ivm(conn)
+    # a commit's WAL flush (milliseconds on this kind of disk) would be most of every statement's time
+    conn.execute("SET synchronous_commit = off")
+    strategies = [s for s in STRATEGIES if s != "pg_ivm" or pg_ivm]
+    print(f"\n== coverage: views of issue 22 under single-row statements; r has {config.rows:,} rows over "
+          f"{config.groups:,} join values; {'pg_ivm ' + _pg_ivm_version(conn) if pg_ivm else 'no pg_ivm on this server'}; synchronous_commit off ==")
+    tables: dict[str, list[list[object]]] = {}
+    for label, query in CASES.items():
+        runs: dict[str, Run | str] = {}
+        for strategy in strategies:
+            rng = random.Random(config.seed)
+            _tables(conn, config, config.rows, config.groups, rng)
+            refused = _create(conn, strategy, query)
+            if refused:
+                runs[strategy] = refused
+                continue
+            runs[strategy] = _stream(conn, _writes(config, rng))
+            _drop(conn, strategy)
+        tables[label] = _table(f"{label}: {query}; {config.statements} single-row statements (inserts and deletes)", runs)
+    runs = {}
+    for strategy in strategies:
+        rng = random.Random(config.seed)
+        _tables(conn, config, config.group_rows, 1, rng)
+        refused = _create(conn, strategy, DELETE_MAX)
+        if refused:
+            runs[strategy] = refused
+            continue
+        deletes = [("DELETE FROM r WHERE ctid = (SELECT ctid FROM r WHERE b = 0 ORDER BY a DESC LIMIT 1)", [])] * config.deletes
+        runs[strategy] = _stream(conn, deletes)
+        _drop(conn, strategy)
+    tables["delete max"] = _table(f"delete of the current maximum, a group of {config.group_rows:,} rows: {DELETE_MAX}; "
+                                  f"{config.deletes} deletes", runs)
+    conn.execute("DROP TABLE IF EXISTS r, s CASCADE")
+    return tables
+
+
+def _pg_ivm_version(conn: psycopg.Connection) -> str:
+    row = conn.execute("SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_ivm'").fetchone()
+    return str(row[0]) if row else "?"
