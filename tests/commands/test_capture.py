@@ -33,7 +33,7 @@ class LogOnly:
     builders: dict = {}
     accepts = staticmethod(common.triangle_reason)
     one_value = staticmethod(common.is_triangle_count)
-    deferred_atoms = explain = compare_result = None
+    deferred_atoms = explain = compare_result = accepts_types = None
 
     @staticmethod
     def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
