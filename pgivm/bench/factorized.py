@@ -178,7 +178,9 @@ def cofactor(conn: psycopg.Connection, config: Config) -> dict[str, float]:
     m = len(features)
     ring_sql = f"SELECT cofactor({', '.join(features)}) {HOUSING_JOIN}"
     sums = ["count(*) AS c"] + [f"sum({x}) AS s{j}" for j, x in enumerate(features)]
-    sums += [f"sum({features[j]} * {features[k]}) AS q{j}_{k}" for j in range(m) for k in range(j, m)]
+    # in numeric, as the cofactor ring keeps them: price·price overflows integer, and PostgreSQL's
+    # query (so first-order's view) fails on the first row where it does
+    sums += [f"sum(1.0 * {features[j]} * {features[k]}) AS q{j}_{k}" for j in range(m) for k in range(j, m)]
     sums_sql = f"SELECT {', '.join(sums)} {HOUSING_JOIN}"
     out: dict[str, float] = {}
     rows_out = []
