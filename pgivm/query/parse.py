@@ -148,7 +148,11 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     aliases, using = _tables(select, wording)
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
-    items, projection = _split_expressions(items)
+    hidden = _having_reads(select, items)
+    items, projection = _split_expressions(items + hidden)
+    if hidden:  # the view shows the SELECT list, not what only HAVING reads
+        shown = projection or tuple((output_name(n, node), scalar.Col("", output_name(n, node))) for n, node in items)
+        projection = tuple((n, node) for n, node in shown if n not in {h for h, _ in hidden})
     resolver = _Resolver(aliases, layout)
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
@@ -625,11 +629,30 @@ def _split_expressions(items: list[tuple[str | None, exp.Expression]]
     return out, tuple(projection)
 
 
+def _having_reads(select: exp.Select, items: list[tuple[str | None, exp.Expression]]
+                  ) -> list[tuple[str | None, exp.Expression]]:
+    """The aggregates and GROUP BY columns HAVING reads that the SELECT list does not show, as hidden
+    items (pgivm_h1, ...): maintained like the others, read by HAVING, left out of the view's rows."""
+    having = select.args.get("having")
+    if having is None:
+        return []
+    shown = {_sql(node) for _, node in items}
+    group = {_sql(node) for node in (select.args["group"].expressions if select.args.get("group") else [])}
+    out: list[tuple[str | None, exp.Expression]] = []
+    for sub in having.this.find_all(exp.AggFunc, exp.Column):
+        if isinstance(sub, exp.Column) and (sub.find_ancestor(exp.AggFunc) or _sql(sub) not in group):
+            continue  # inside an aggregate, or not a GROUP BY column: HAVING's own refusal says so
+        if _sql(sub) not in shown:
+            shown.add(_sql(sub))
+            out.append((f"pgivm_h{len(out) + 1}", sub.copy()))
+    return out
+
+
 def _having(select: exp.Select, items: list[tuple[str | None, exp.Expression]], outputs: list[Output],
             resolver: _Resolver) -> scalar.Node | None:
     """HAVING as a condition on the view's rows (``pgivm.query.scalar``): each aggregate in it is
-    the SELECT list's aggregate written the same way, each column a GROUP BY column the SELECT list
-    shows; anything else is refused in one line, naming what to add."""
+    an item of the SELECT list written the same way (``_having_reads`` added hidden ones), each
+    column a GROUP BY column; anything else is refused in one line, naming what to do."""
     node = select.args.get("having")
     if node is None:
         return None
@@ -650,8 +673,8 @@ def _having(select: exp.Select, items: list[tuple[str | None, exp.Expression]], 
             return scalar.Col("", c.name)
         ref = resolver.column(c)
         if ref not in by_column:
-            raise UnsupportedQuery(f"HAVING reads {ref}, which the SELECT list does not show as a GROUP BY column: "
-                                   "add it there")
+            raise UnsupportedQuery(f"HAVING reads {ref}, which is not a GROUP BY column: group by it or "
+                                   "aggregate it")
         return scalar.Col("", by_column[ref])
 
     return scalar.from_sqlglot(node.this.transform(shown), column)
