@@ -485,7 +485,7 @@ def regress(name: str, target_column: str, *, target: Target = None) -> Any:
         query = view.record.query
         if not install.uses_cofactor(query):
             raise PgivmError(f"view {name} has no cofactor(...) aggregate", "create it as SELECT cofactor(x1, ..., xm) FROM ...")
-        if query.group_by:
+        if query.group_by or query.group_computed:
             raise PgivmError(f"view {name} has a cofactor per group", "regress fits views without GROUP BY")
         view.check_not_dropping()
         (cofactor,) = [a for a in query.aggregates if a.function == "cofactor"]

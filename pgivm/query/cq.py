@@ -192,11 +192,16 @@ Expr = Union[Const, Var, BinOp, Computed]
 
 @dataclass(frozen=True)
 class GroupColumn:
-    """A SELECT item that is a GROUP BY column: the value of a free variable."""
+    """A SELECT item that is a GROUP BY column or expression: the value of a free variable."""
 
     name: str  # output column name
     variable: str
-    column: ColumnRef
+    column: ColumnRef  # the column; for an expression, its first column (for messages)
+    computed: Computed | None = None  # a GROUP BY expression (its variable is ``variable``)
+
+    def render(self, column: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
+        """The value as SQL, each column as ``column`` names it."""
+        return self.computed.render(lambda v: column(v.column)) if self.computed is not None else column(self.column)
 
 
 @dataclass(frozen=True)
@@ -319,7 +324,8 @@ class ConjunctiveQuery:
     """A join of atoms on equalities, with filters, GROUP BY and aggregates.
 
     ``atoms`` are in the order written; ``variables`` sorted by name; ``group_by`` the GROUP BY
-    columns as written and ``free`` their variables (each once, in GROUP BY order).
+    columns as written, ``group_computed`` its expressions, and ``free`` their variables (each once,
+    in GROUP BY order).
     """
 
     atoms: tuple[Atom, ...]
@@ -336,6 +342,7 @@ class ConjunctiveQuery:
     # the SELECT list when an item computes on outputs: (name, expression over Col("", output name));
     # None when the outputs are the view's columns
     projection: tuple[tuple[str, scalar.Node], ...] | None = None
+    group_computed: tuple[Computed, ...] = ()  # GROUP BY expressions (r.a % 10, lower(s.name))
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -380,7 +387,7 @@ class ConjunctiveQuery:
     @property
     def is_listing(self) -> bool:
         """A join without aggregates or GROUP BY: its result is the bag of joined rows."""
-        return not self.aggregates and not self.group_by
+        return not self.aggregates and not self.group_by and not self.group_computed
 
     def atoms_of(self, table: TableRef) -> list[Atom]:
         """The atoms a change to ``table`` updates, in the order written (the order they are applied)."""
@@ -434,7 +441,8 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
     outputs: list[dict[str, Any]] = []
     for o in query.outputs:
         if isinstance(o, GroupColumn):
-            outputs.append({"kind": "column", "name": o.name, "variable": o.variable, "column": column(o.column)})
+            outputs.append({"kind": "column", "name": o.name, "variable": o.variable, "column": column(o.column),
+                            "computed": expr_to_json(o.computed)})
         else:
             outputs.append({"kind": "aggregate", "function": o.function, "argument": expr_to_json(o.argument),
                             "name": o.name, "sql": o.sql, "features": [expr_to_json(f) for f in o.features]})
@@ -443,6 +451,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
                    "variables": list(a.variables)} for a in query.atoms],
         "variables": [{"name": v.name, "columns": [column(c) for c in v.columns]} for v in query.variables],
         "group_by": [column(c) for c in query.group_by],
+        "group_computed": [expr_to_json(c) for c in query.group_computed],
         "free": list(query.free),
         "outputs": outputs,
         "filters": [{"column": column(f.column), "variable": f.variable, "op": f.op, "value": f.value,
@@ -466,7 +475,7 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
     outputs: list[Output] = []
     for o in data["outputs"]:
         if o["kind"] == "column":
-            outputs.append(GroupColumn(o["name"], o["variable"], column(o["column"])))
+            outputs.append(GroupColumn(o["name"], o["variable"], column(o["column"]), expr_from_json(o.get("computed"))))  # type: ignore[arg-type]
         else:
             features = tuple(expr_from_json(f) for f in o.get("features", []))
             outputs.append(Aggregate(o["function"], expr_from_json(o["argument"]), o["name"], o["sql"],
@@ -476,6 +485,7 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
                     for a in data["atoms"]),
         variables=tuple(Variable(v["name"], tuple(column(c) for c in v["columns"])) for v in data["variables"]),
         group_by=tuple(column(c) for c in data["group_by"]),
+        group_computed=tuple(expr_from_json(c) for c in data.get("group_computed", [])),  # type: ignore[misc]
         free=tuple(data["free"]),
         outputs=tuple(outputs),
         filters=tuple(Filter(column(f["column"]), f["variable"], f["op"], f["value"], f["is_string"], f["sql"])

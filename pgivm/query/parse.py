@@ -149,16 +149,17 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     hidden = _having_reads(select, items)
-    items, projection = _split_expressions(items + hidden)
+    items, projection = _split_expressions(items + hidden, {_sql(n) for n in _group_expressions(select)})
     if hidden:  # the view shows the SELECT list, not what only HAVING reads
         shown = projection or tuple((output_name(n, node), scalar.Col("", output_name(n, node))) for n, node in items)
         projection = tuple((n, node) for n, node in shown if n not in {h for h, _ in hidden})
     resolver = _Resolver(aliases, layout)
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
-    group_by = _group_by(select, resolver)
+    group_by = _group_by(select, resolver, wording)
+    group_nodes = _group_expressions(select)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
-    listing = wording is _GENERAL and not group_by and all(isinstance(node, exp.Column) for _, node in items)
+    listing = wording is _GENERAL and not group_by and not group_nodes and all(isinstance(node, exp.Column) for _, node in items)
 
     # Join variables: union-find over the equated columns; every other column read is its own class.
     classes = _UnionFind()
@@ -174,6 +175,9 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
             classes.add(column)
     for column in group_by:
         classes.add(column)
+    for node in group_nodes:
+        for c in node.find_all(exp.Column):
+            classes.add(resolver.column(c))
     for _, _, columns in selected:
         for column in columns:
             classes.add(column)
@@ -182,9 +186,14 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     variable_of = {column: v.name for v in variables for column in v.columns}
     join_columns = {column for v in variables if v.is_join for column in v.columns}
 
+    grouped = {_sql(n): _argument(n, resolver, variable_of) for n in group_nodes}
     outputs: list[Output] = []
     for name, node, columns in selected:
-        if isinstance(node, exp.Column):
+        if _sql(node) in grouped and not isinstance(node, exp.Column):  # a GROUP BY expression
+            computed = grouped[_sql(node)]
+            assert isinstance(computed, Computed)
+            outputs.append(GroupColumn(output_name(name, node), computed.variable, columns[0], computed))
+        elif isinstance(node, exp.Column):
             (column,) = columns
             if column not in group_by and not listing:
                 raise UnsupportedQuery(wording.not_grouped.format(item=column))
@@ -206,7 +215,8 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         atoms=tuple(atoms),
         variables=variables,
         group_by=tuple(group_by),
-        free=tuple(dict.fromkeys(variable_of[c] for c in group_by)),
+        free=tuple(dict.fromkeys([*(variable_of[c] for c in group_by), *(g.variable for g in grouped.values())])),  # type: ignore[union-attr]
+        group_computed=tuple(grouped.values()),  # type: ignore[arg-type]
         outputs=tuple(outputs),
         filters=filters,
         sql=sql.strip(),
@@ -597,26 +607,31 @@ def _conditions(
 _SHOWN = "pgivm_shown"  # marks, inside HAVING, a column that stands for an output of the view
 
 
-def _split_expressions(items: list[tuple[str | None, exp.Expression]]
+def _split_expressions(items: list[tuple[str | None, exp.Expression]], grouped: set[str]
                        ) -> tuple[list[tuple[str | None, exp.Expression]], tuple[tuple[str, scalar.Node], ...] | None]:
     """SELECT items that compute on columns or aggregates (``r.a + 1``, ``sum(x) / count(*)``,
     ``coalesce(max(y), 0)``): each column and aggregate in them becomes an output of its own (named
     pgivm_e1, ...), which the systems maintain, and the item an expression over those outputs (the
     projection), which the view computes as it reads them. None when every item is a column or an
-    aggregate (nothing to compute)."""
-    if all(isinstance(node, exp.Column) or _is_supported_aggregate(node) for _, node in items):
+    aggregate (nothing to compute). A GROUP BY expression (``grouped``, as written) is a value of
+    its own, like a column."""
+    def plain(node: exp.Expression) -> bool:
+        return isinstance(node, exp.Column) or _is_supported_aggregate(node) or _sql(node) in grouped
+
+    if all(plain(node) for _, node in items):
         return items, None
     out: list[tuple[str | None, exp.Expression]] = []
     projection: list[tuple[str, scalar.Node]] = []
     for name, node in items:
-        if isinstance(node, exp.Column) or _is_supported_aggregate(node):
+        if plain(node):
             out.append((name, node))
             projection.append((output_name(name, node), scalar.Col("", output_name(name, node))))
             continue
         leaves: dict[str, str] = {}  # a leaf's SQL -> its hidden output
 
         def hide(sub: exp.Expression) -> exp.Expression:
-            if isinstance(sub, exp.AggFunc) or (isinstance(sub, exp.Column) and not sub.find_ancestor(exp.AggFunc)):
+            if isinstance(sub, exp.AggFunc) or _sql(sub) in grouped or (
+                    isinstance(sub, exp.Column) and not sub.find_ancestor(exp.AggFunc)):
                 key = _sql(sub)
                 if key not in leaves:
                     leaves[key] = f"pgivm_e{len(out) + 1}"
@@ -717,7 +732,7 @@ def _operand(node: exp.Expression, resolver: _Resolver, wording: _Wording) -> Co
 # ------------------------------------------------------------------------------ GROUP BY and aggregates
 
 
-def _group_by(select: exp.Select, resolver: _Resolver) -> list[ColumnRef]:
+def _group_by(select: exp.Select, resolver: _Resolver, wording: _Wording) -> list[ColumnRef]:
     group = select.args.get("group")
     if group is None:
         return []
@@ -726,14 +741,27 @@ def _group_by(select: exp.Select, resolver: _Resolver) -> list[ColumnRef]:
             raise UnsupportedQuery(f"GROUP BY {arg.upper().replace('_', ' ')} is not supported: group by plain columns")
     columns: list[ColumnRef] = []
     for node in group.expressions:
+        if isinstance(node, (exp.Rollup, exp.Cube, exp.GroupingSets)):
+            raise UnsupportedQuery(f"GROUP BY {type(node).__name__.upper().replace('GROUPINGSETS', 'GROUPING SETS')} "
+                                   "is not supported: group by columns or expressions over them")
         if not isinstance(node, exp.Column) or not isinstance(node.this, exp.Identifier):
+            if wording is _GENERAL and _is_scalar(node):
+                continue  # an expression: _group_expressions
             raise UnsupportedQuery(
-                f"GROUP BY {_sql(node)} is not supported: group by plain columns (e.g. GROUP BY r.a)"
+                f"GROUP BY {_sql(node)} is not supported: group by columns or expressions over them (e.g. GROUP BY r.a)"
             )
         column = resolver.column(node)
         if column not in columns:
             columns.append(column)
     return columns
+
+
+def _group_expressions(select: exp.Select) -> list[exp.Expression]:
+    """GROUP BY's expressions other than plain columns (each once), as written."""
+    group = select.args.get("group")
+    nodes = [n for n in (group.expressions if group is not None else [])
+             if not (isinstance(n, exp.Column) and isinstance(n.this, exp.Identifier)) and _is_scalar(n)]
+    return list({_sql(n): n for n in nodes}.values())
 
 
 def _aggregate(

@@ -80,13 +80,14 @@ def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = 
     """The view's result as PostgreSQL computes it from the base tables (or ``sources``, by alias)."""
     cq: ConjunctiveQuery = view.query
     types: dict[str, Any] = view.output_types or {}
-    group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(_column(c) for c in cq.group_by)) if cq.group_by else sql.SQL("")
+    groups = [*(_column(c) for c in cq.group_by), *(g.render(lambda v: _column(v.column)) for g in cq.group_computed)]
+    group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(groups)) if groups else sql.SQL("")
     cofactor = next((a for a in cq.aggregates if a.function == "cofactor"), None)
     if cofactor is not None:
         return _cofactor_query(view, cofactor, group, sources)
     items = []
     for output in cq.outputs:
-        value = _column(output.column) if isinstance(output, GroupColumn) else _aggregate(output)
+        value = output.render(_column) if isinstance(output, GroupColumn) else _aggregate(output)
         cast = sql.SQL("::{}").format(sql.SQL(types[output.name])) if output.name in types else sql.SQL("")  # type: ignore[arg-type]
         items.append(sql.SQL("({}){} AS {}").format(value, cast, sql.Identifier(output.name)))
     return shape_rows(cq, sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), from_where(view, sources=sources),
@@ -128,7 +129,7 @@ def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composab
         features[j], features[k], sql.Identifier(f"e{j + 1}_{k + 1}")) for j in range(m) for k in range(j, m)]
     groups = [o for o in cq.outputs if isinstance(o, GroupColumn)]
     inner = sql.SQL("SELECT {groups}{sums} {from_where}{group}").format(
-        groups=sql.SQL("").join(sql.SQL("{} AS {}, ").format(_column(g.column), sql.Identifier(g.name)) for g in groups),
+        groups=sql.SQL("").join(sql.SQL("{} AS {}, ").format(g.render(_column), sql.Identifier(g.name)) for g in groups),
         sums=sql.SQL(", ").join(sums),
         from_where=from_where(view, [sql.SQL("{} IS NOT NULL").format(x) for x in features], sources), group=group)
 
@@ -138,7 +139,7 @@ def _cofactor_query(view: ResolvedView, cofactor: Aggregate, group: sql.Composab
 
     rows = sql.SQL(", ").join(sql.SQL("({}, {}, {})").format(sql.Literal(j), sql.Literal(k), entry(j, k))
                               for j in range(m + 1) for k in range(m + 1))
-    having = sql.SQL("") if cq.group_by else sql.SQL(" WHERE q.e0_0 > 0")
+    having = sql.SQL("") if cq.group_by or cq.group_computed else sql.SQL(" WHERE q.e0_0 > 0")
     return sql.SQL("SELECT {groups}e.i, e.j, e.value FROM ({inner}) AS q CROSS JOIN LATERAL (VALUES {rows}) AS e(i, j, value){having}").format(
         groups=sql.SQL("").join(sql.SQL("q.{}, ").format(sql.Identifier(g.name)) for g in groups),
         inner=inner, rows=rows, having=having)

@@ -328,8 +328,8 @@ def _computed_types(conn: psycopg.Connection, query: Any, column_types: dict[tup
     from pgivm.query.cq import Computed
 
     typed = _typed_null(column_types)
-    return {a.argument.variable: _type_of(conn, a.argument.render(lambda v: typed(v.column)))
-            for a in query.aggregates if isinstance(a.argument, Computed)}
+    computed = [a.argument for a in query.aggregates if isinstance(a.argument, Computed)] + list(query.group_computed)
+    return {c.variable: _type_of(conn, c.render(lambda v: typed(v.column))) for c in computed}
 
 
 def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
@@ -368,7 +368,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     names: list[str] = []
     for output in query.outputs:
         if isinstance(output, GroupColumn):
-            items.append(typed(output.column))
+            items.append(output.render(typed))
         elif output.function == "cofactor":
             items.append(sql.SQL("NULL::double precision"))
         elif output.function in ("count", "count_distinct"):
@@ -385,6 +385,6 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
         types[name] = row[0] if row else "text"
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
     for output in query.outputs:
-        if isinstance(output, GroupColumn):
+        if isinstance(output, GroupColumn) and output.computed is None:
             types[output.name] = column_types[(output.column.alias, output.column.column)]
     return types

@@ -104,11 +104,11 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     as ``[(count,)]``: collecting a flat join to the driver is not a check worth its cost."""
     from pgivm.query.cq import Computed
 
-    computed = any(isinstance(a.argument, Computed) for a in view.query.aggregates)
+    computed = any(isinstance(a.argument, Computed) for a in view.query.aggregates) or bool(view.query.group_computed)
     if view.query.projection is not None or computed:
         from pgivm.errors import PgivmError
 
-        what = "aggregates over computed values (CASE, functions, FILTER)" if computed else "SELECT-list expressions"
+        what = "computed values (CASE, functions, FILTER, GROUP BY expressions)" if computed else "SELECT-list expressions"
         raise PgivmError(f"validate --spark does not compute {what} yet", "use pgivm verify NAME")
     from pyspark.sql import Column
     from pyspark.sql import functions as F

@@ -31,7 +31,7 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
     the order the tables are written: the first is R, the second S, the third T, and R's first
     column is the one it does not share with S, so that R(A,B), S(B,C), T(C,A) is a cycle.
     """
-    if cq.group_by:
+    if cq.group_by or cq.group_computed:
         raise UnsupportedQuery("GROUP BY is not supported in a maintained view")
     if len(cq.outputs) != 1:
         raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")

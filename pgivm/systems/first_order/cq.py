@@ -68,7 +68,8 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
         keys = tuple(dict.fromkeys(o.variable for o in cq.outputs))  # type: ignore[union-attr]
     else:
         keys = cq.free
-    bound = frozenset(v.name for v in cq.variables if v.name not in keys) | frozenset(c.variable for c in _computed(cq))
+    bound = frozenset(v.name for v in cq.variables if v.name not in keys) | frozenset(
+        c.variable for c in _computed(cq) if c.variable not in keys)
     root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
     order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
     ring = rings.ring_for(replace(cq, outputs=tuple(o for o in cq.outputs if not (
@@ -78,9 +79,10 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
 
 
 def _computed(cq: ConjunctiveQuery) -> list[Computed]:
-    """The aggregates' computed arguments (CASE, coalesce, functions, FILTER): values of the joined
-    row, summed by the ring like columns."""
-    return list({a.argument.variable: a.argument for a in cq.aggregates if isinstance(a.argument, Computed)}.values())
+    """The aggregates' computed arguments (CASE, coalesce, functions, FILTER) and GROUP BY's
+    expressions: values of the joined row, summed by the ring or keying the result like columns."""
+    arguments = [a.argument for a in cq.aggregates if isinstance(a.argument, Computed)]
+    return list({c.variable: c for c in [*cq.group_computed, *arguments]}.values())
 
 
 def _letters(view: ResolvedView, table: TableRef) -> str:

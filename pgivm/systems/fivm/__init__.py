@@ -36,6 +36,9 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")
+    if cq.group_computed:
+        return (f"GROUP BY {cq.group_computed[0]}: F-IVM's view tree groups by columns; first-order groups by "
+                "a value computed on each joined row")
     computed = next((a for a in cq.aggregates if isinstance(a.argument, Computed)), None)
     if computed is not None:
         return (f"{computed.sql}: F-IVM's rings sum polynomials of columns; first-order evaluates {computed.argument} "

@@ -68,7 +68,7 @@ FRESH = Option("fresh", int, None, "draw this many independent uniform results o
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
-    if cq.aggregates or cq.group_by:
+    if cq.aggregates or cq.group_by or cq.group_computed:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
     if cq.distinct:
         return "a sample view samples the join's results with their multiplicities: DISTINCT is not sampled"
