@@ -215,6 +215,7 @@ def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: Syst
     name = record.name
     plan = system.plan(resolved, name, record.view_schema, params)
     names = common.Names.of(name)
+    _lock_state(conn, record.state_schema)
     if deferred.is_deferred(record.params):
         deferred.unwrap_views(conn, names, name, record.view_schema)
     remove(conn, record, oids, keep_state=True)  # as the caller: a base table's triggers are its owner's
@@ -225,6 +226,19 @@ def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: Syst
             deferred.wrap(conn, names, deferred_tables(system, resolved, name, params), name, record.view_schema)
         catalog.insert_base_tables(conn, name, resolved, {
             table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+
+
+def _lock_state(conn: psycopg.Connection, state_schema: str) -> None:
+    """Every table of the state, before a GRANT or an ALTER updates its catalog row: an autovacuum
+    of one that ends after such an update waits for this transaction (PostgreSQL updates the
+    table's statistics in place, and waits for whoever updated the row), and an ALTER's lock
+    request then closes a deadlock. Asked for first, the lock makes PostgreSQL cancel the
+    autovacuum instead."""
+    tables = [sql.Identifier(state_schema, r[0]) for r in conn.execute(
+        "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+        "WHERE n.nspname = %s AND c.relkind IN ('r', 'p') ORDER BY c.relname", [state_schema])]
+    if tables:
+        conn.execute(sql.SQL("LOCK TABLE {} IN ACCESS EXCLUSIVE MODE").format(sql.SQL(", ").join(tables)))
 
 
 # --- removing ------------------------------------------------------------------------------------

@@ -33,7 +33,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture, deferred
-from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Var
 from pgivm.query.model import TableRef
 from pgivm.query.plain import expression_sql, from_where, shape_rows
 from pgivm.query.resolve import ResolvedView
@@ -54,9 +54,33 @@ EXTREMES = ("min", "max", "count_distinct")  # read from each group's values, no
 
 
 def _extremes(cq: ConjunctiveQuery) -> list[tuple[int, Aggregate]]:
-    """The min, max and count(DISTINCT) outputs, each with its position in the SELECT list (it names
-    its table of each group's values)."""
-    return [(i, o) for i, o in enumerate(cq.outputs) if isinstance(o, Aggregate) and o.function in EXTREMES]
+    """The min, max and count(DISTINCT) outputs, each with the number of its table of each group's
+    values: the SELECT-list position of the first of them over the same argument (min(x), max(x)
+    and count(DISTINCT x) read one table)."""
+    first: dict[object, int] = {}
+    return [(first.setdefault(o.argument, i), o) for i, o in enumerate(cq.outputs)
+            if isinstance(o, Aggregate) and o.function in EXTREMES]
+
+
+def _value_tables(extremes: list[tuple[int, Aggregate]]) -> list[tuple[int, Aggregate]]:
+    """Each table of values once, with the first aggregate that reads it."""
+    return list({i: (i, a) for i, a in reversed(extremes)}.values())[::-1]
+
+
+def _value_type(ctx: maintain.Context, aggregate: Aggregate) -> str:
+    """The type of a min/max/count(DISTINCT) argument's values (not count's bigint): a column's or a
+    computed value's (a domain as its base type), numeric for integer arithmetic (``_in_numeric``),
+    else what PostgreSQL's arithmetic gives (float8 where a float takes part; real values are
+    exactly float8 ones)."""
+    argument, types = aggregate.argument, ctx.view.variable_types
+    if isinstance(argument, (Var, Computed)):
+        return types[argument.variable]
+    if _in_numeric(ctx, aggregate):
+        return "numeric"
+    assert argument is not None
+    if aggregate.function != "count_distinct":
+        return ctx.view.output_types[aggregate.name]  # type: ignore[index]
+    return "double precision" if any(rings.floats.is_float(types[v]) for v in argument.variables) else "numeric"
 
 
 def _context(view: ResolvedView, name: str) -> maintain.Context:
@@ -273,14 +297,14 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     state.append(maintain._table_ddl(ctx, names("maintained"), root.keys, ctx.entries(root),
                                      f"first-order IVM: the result of view {name}, its ring entries per group"))
     extremes = _extremes(cq)
-    for i, aggregate in extremes:  # each group's values of a min/max argument, with multiplicities
+    for i, aggregate in _value_tables(extremes):  # each group's values of a min/max argument, with multiplicities
         keyed = [sql.SQL("{} {}").format(sql.Identifier(k), sql.SQL(view.variable_types[k])) for k in root.keys]  # type: ignore[arg-type]
         state.append(sql.SQL("CREATE TABLE {t} ({keys}{v} {vt} NOT NULL, count bigint NOT NULL); "
                              "CREATE INDEX ON {t} ({index}); COMMENT ON TABLE {t} IS {c}").format(
             t=names(f"extreme_{i}"), keys=sql.SQL("").join(sql.SQL("{}, ").format(k) for k in keyed),
-            v=sql.Identifier(VALUE), vt=sql.SQL("numeric" if _in_numeric(ctx, aggregate) else view.output_types[aggregate.name]),  # type: ignore[arg-type, index]
+            v=sql.Identifier(VALUE), vt=sql.SQL(_value_type(ctx, aggregate)),  # type: ignore[arg-type]
             index=sql.SQL(", ").join(sql.Identifier(k) for k in (*root.keys, VALUE)),
-            c=sql.Literal(f"first-order IVM: per group, the values of {aggregate.sql} with their multiplicities")))
+            c=sql.Literal(f"first-order IVM: per group, the values of {aggregate.argument} with their multiplicities")))
     for atom in cq.atoms:
         captured = ctx.capture_atom(atom.alias)
         state.append(sql.SQL("CREATE TABLE {t} ({cols}, mult bigint NOT NULL)").format(
@@ -318,7 +342,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         product = sql.SQL(" * ").join(factors)
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
             _result_select(ctx, sources, product, sql.SQL(" AND ").join(live))))
-        merges = [query] + [m for j, aggregate in extremes
+        merges = [query] + [m for j, aggregate in _value_tables(extremes)
                             for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, sources, product, aggregate,
                                                                                           sql.SQL(" AND ").join(live)))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
@@ -329,7 +353,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
             "clear": names(f"clear_{k}"), "statements": sql.SQL("\n").join(
-                sql.SQL("    DELETE FROM {};").format(t) for t in [names("maintained"), *(names(f"extreme_{j}") for j, _ in extremes)]),
+                sql.SQL("    DELETE FROM {};").format(t) for t in [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]),
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
     for table in tables:
         functions.append(capture_functions_plan(
@@ -339,10 +363,10 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     build = [*maintain.pinned_settings(ctx),
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"), sql.SQL("true"))),
              *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a, sql.SQL("true")))
-               for i, a in extremes),
+               for i, a in _value_tables(extremes)),
              # the delta tables while empty too: never analyzed, the planner takes one for ten pages of
              # rows and reads a whole base table per statement instead of looking up the delta's partners
-             *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in extremes),
+             *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in _value_tables(extremes)),
                                                          *(names(f"{ctx.atom_name(a.alias)}_delta") for a in cq.atoms)])]
     assert view.output_types is not None
     if cq.is_listing:
