@@ -558,15 +558,14 @@ _CrossComparison = tuple[ColumnRef, ComparisonOp, ColumnRef, str]  # two tables'
 def _conditions(
     select: exp.Select, resolver: _Resolver, wording: _Wording
 ) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison], list[_CrossComparison], list[Condition]]:
-    """The ON and WHERE conjuncts, split into join equalities, filters, (WHERE only, general
-    wording) comparisons of two tables' columns other than equality, and (general wording) any
-    other condition on one table's columns; anything else is refused."""
+    """The ON and WHERE conjuncts, split into join equalities, filters, (general wording)
+    comparisons of two tables' columns other than equality, and (general wording) any other
+    condition on one table's columns; anything else is refused."""
     conditions: list[exp.Expression] = []
     for join in select.args.get("joins") or []:
         conditions += _conjuncts(join.args.get("on"))
     where = select.args.get("where")
-    in_where = _conjuncts(where.this if where is not None else None)
-    conditions += in_where
+    conditions += _conjuncts(where.this if where is not None else None)
 
     equalities: list[tuple[ColumnRef, ColumnRef]] = []
     filters: list[_Comparison] = []
@@ -590,7 +589,7 @@ def _conditions(
             continue
         if isinstance(left, ColumnRef) and isinstance(right, ColumnRef):
             if op != "=":
-                if wording is _GENERAL and any(cond is w for w in in_where):
+                if wording is _GENERAL:  # ON of an inner join holds like WHERE
                     predicates.append((left, op, right, _sql(cond)))
                     continue
                 raise UnsupportedQuery(f"unsupported condition {_sql(cond)}: {wording.join_condition}")

@@ -47,6 +47,9 @@ from pgivm.systems.fivm.tree import View, ViewTree
 def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
+    bare = next((a for a in cq.atoms if not a.columns), None)
+    if bare is not None:  # its net change would have no column to carry: a count of rows only
+        return f"{bare.alias} contributes none of its columns, only its number of rows (a cross product): not yet"
     return None
 
 
