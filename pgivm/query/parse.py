@@ -89,7 +89,8 @@ class _Wording:
     join_condition: str = "tables join only on column = column equalities"
     operand: str = "compare a column with a column or with a numeric or string constant"
     star: str = "SELECT {item} is not supported: select GROUP BY columns and aggregates"
-    select_item: str = "unsupported SELECT item {item}: select GROUP BY columns and aggregates"
+    select_item: str = ("unsupported SELECT item {item}: it reads no column; select columns, aggregates and expressions "
+                        "over them (a function of time or chance, like now() or random(), cannot be maintained)")
     not_grouped: str = (
         "{item} in the SELECT list is neither in GROUP BY nor inside an aggregate: add it to GROUP BY or aggregate it"
     )
