@@ -150,7 +150,8 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     hidden = _having_reads(select, items)
-    items, projection = _split_expressions(items + hidden, {_sql(n) for n in _group_expressions(select)})
+    group_nodes = _group_expressions(select)
+    items, projection = _split_expressions(items + hidden, {_sql(n) for n in group_nodes})
     if hidden:  # the view shows the SELECT list, not what only HAVING reads
         shown = projection or tuple((output_name(n, node), scalar.Col("", output_name(n, node))) for n, node in items)
         projection = tuple((n, node) for n, node in shown if n not in {h for h, _ in hidden})
@@ -158,7 +159,6 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
     equalities = layout.equalities + equalities
     group_by = _group_by(select, resolver, wording)
-    group_nodes = _group_expressions(select)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
     listing = wording is _GENERAL and not group_by and not group_nodes and all(isinstance(node, exp.Column) for _, node in items)
 
@@ -802,8 +802,9 @@ def _aggregate(
 
 
 def _argument(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:
-    """An aggregate's argument: arithmetic as an Expr (a ring sums it), anything else as one
-    Computed value of the row, named by its position among the query's computed values."""
+    """An aggregate's argument (or a GROUP BY expression): arithmetic as an Expr (a ring sums it),
+    anything else as one Computed value of the row, named after its text (the same expression
+    written twice is one value)."""
     if _is_arithmetic(node):
         return _expression(node, resolver, variable_of)
     refs: dict[ColumnRef, Var] = {}

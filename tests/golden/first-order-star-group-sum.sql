@@ -404,15 +404,11 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the first-order IVM state of public.shop as A2 after TRUNCATE';
 
--- phase: build (4 statements)
+-- phase: build (2 statements)
 
 INSERT INTO "pgivm_v"."maintained" SELECT "h"."rooms" AS "h.rooms", sum((1::bigint)::bigint) AS "count", sum((1::bigint * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum((1::bigint * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum((1::bigint * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum((1::bigint * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "public"."house" AS "h", "public"."shop" AS "s" WHERE "h"."postcode" = "s"."postcode" AND "h".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid GROUP BY 1 HAVING count(CASE WHEN true THEN ("h"."price" * "s"."hours") END) >= 0;
 
 ANALYZE "pgivm_v"."maintained";
-
-ANALYZE "pgivm_v"."a1_delta";
-
-ANALYZE "pgivm_v"."a2_delta";
 
 -- phase: capture (10 statements)
 

@@ -67,7 +67,10 @@ def _extremes(cq: ConjunctiveQuery) -> list[tuple[int, Aggregate]]:
 
 def _value_tables(extremes: list[tuple[int, Aggregate]]) -> list[tuple[int, Aggregate]]:
     """Each table of values once, with the first aggregate that reads it."""
-    return list({i: (i, a) for i, a in reversed(extremes)}.values())[::-1]
+    first: dict[int, Aggregate] = {}
+    for i, aggregate in extremes:
+        first.setdefault(i, aggregate)
+    return list(first.items())
 
 
 def _value_type(ctx: maintain.Context, aggregate: Aggregate) -> str:
@@ -342,12 +345,12 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
             factors.append(sql.SQL("{}.mult").format(alias))
             live.append(sql.SQL("{}.live").format(alias))
-        product = sql.SQL(" * ").join(factors)
+        product, is_live = sql.SQL(" * ").join(factors), sql.SQL(" AND ").join(live)
         query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
-            _result_select(ctx, sources, product, sql.SQL(" AND ").join(live))))
+            _result_select(ctx, sources, product, is_live)))
         merges = [query] + [m for j, aggregate in _value_tables(extremes)
-                            for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, sources, product, aggregate,
-                                                                                          sql.SQL(" AND ").join(live)))]
+                            for m in _extreme_merges(ctx, names(f"extreme_{j}"),
+                                                     _extreme_select(ctx, sources, product, aggregate, is_live))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
@@ -367,10 +370,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"), sql.SQL("true"))),
              *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a, sql.SQL("true")))
                for i, a in _value_tables(extremes)),
-             # the delta tables while empty too: never analyzed, the planner takes one for ten pages of
-             # rows and reads a whole base table per statement instead of looking up the delta's partners
-             *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in _value_tables(extremes)),
-                                                         *(names(f"{ctx.atom_name(a.alias)}_delta") for a in cq.atoms)])]
+             *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in _value_tables(extremes))])]
     assert view.output_types is not None
     if cq.is_listing:
         outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
