@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 ComparisonOp = Literal["=", "<>", "<", "<=", ">", ">="]
 ArithmeticOp = Literal["+", "-", "*"]
+JoinKind = Literal["inner", "left", "right", "full", "semi", "anti"]
 AggregateFunction = Literal["count", "count_distinct", "sum", "avg", "min", "max", "cofactor"]
 
 _PLAIN_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_$]*")
@@ -316,6 +317,31 @@ class Predicate:
         return f"{self.left} {self.op} {self.right}"
 
 
+@dataclass(frozen=True)
+class JoinStep:
+    """One step of a FROM clause that has an outer join, read left to right as PostgreSQL does:
+    the rows joined so far, joined with atom ``alias`` by ``kind`` where ``on`` holds (its
+    conjuncts; none for CROSS JOIN). A LEFT join keeps every row so far, NULL-extending those that
+    match no row of the atom; RIGHT keeps every row of the atom; FULL keeps both. A semi-join
+    (EXISTS, IN) keeps the rows so far that match a row of the atom, an anti-join (NOT EXISTS, NOT
+    IN) those that match none: their atoms show no column, and they come after the FROM's joins."""
+
+    kind: JoinKind
+    alias: str
+    on: tuple[Condition, ...]
+
+    @property
+    def tests(self) -> bool:
+        """A semi- or anti-join: the atom only tests the rows so far."""
+        return self.kind in ("semi", "anti")
+
+    def __str__(self) -> str:
+        on = " AND ".join(c.sql for c in self.on) or "true"
+        if self.tests:
+            return f"{'NOT ' if self.kind == 'anti' else ''}EXISTS ({self.alias} WHERE {on})"
+        return f"{self.kind.upper()} JOIN {self.alias} ON {on}"
+
+
 # ------------------------------------------------------------------------------ the query
 
 
@@ -343,6 +369,9 @@ class ConjunctiveQuery:
     # None when the outputs are the view's columns
     projection: tuple[tuple[str, scalar.Node], ...] | None = None
     group_computed: tuple[Computed, ...] = ()  # GROUP BY expressions (r.a % 10, lower(s.name))
+    # with an outer join, how atoms[1:] join, in order (each ON kept with its join, WHERE after
+    # all of them); () when every join is inner: ON and WHERE then hold alike
+    joins: tuple[JoinStep, ...] = ()
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -368,6 +397,25 @@ class ConjunctiveQuery:
     @property
     def aggregates(self) -> tuple[Aggregate, ...]:
         return tuple(o for o in self.outputs if isinstance(o, Aggregate))
+
+    @property
+    def has_outer_join(self) -> bool:
+        return bool(self.joins)
+
+    @property
+    def shown_atoms(self) -> tuple[Atom, ...]:
+        """The atoms whose columns a joined row has: all but those of EXISTS and IN subqueries."""
+        tested = {step.alias for step in self.joins if step.tests}
+        return tuple(a for a in self.atoms if a.alias not in tested)
+
+    def null_extended(self, alias: str) -> bool:
+        """Whether an outer join can give the atom's columns NULLs in a joined row: it is the
+        atom of a LEFT or FULL join, or it is joined before a RIGHT or FULL join."""
+        position = [a.alias for a in self.atoms].index(alias)
+        if any(step.tests and step.alias == alias for step in self.joins):
+            return False  # its columns are read by its test alone, never NULL-extended
+        return any(step.kind in ("left", "full") and step.alias == alias or
+                   step.kind in ("right", "full") and position < k + 1 for k, step in enumerate(self.joins))
 
     @property
     def tables(self) -> list[TableRef]:
@@ -458,11 +506,20 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
                      "is_string": f.is_string, "sql": f.sql} for f in query.filters],
         "predicates": [{"left": column(p.left), "op": p.op, "right": column(p.right), "sql": p.sql}
                        for p in query.predicates],
-        "conditions": [{"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql} for c in query.conditions],
+        "conditions": [_condition_to_json(c) for c in query.conditions],
         "distinct": query.distinct,
         "having": scalar.to_json(query.having) if query.having is not None else None,
         "projection": [[n, scalar.to_json(e)] for n, e in query.projection] if query.projection is not None else None,
+        "joins": [{"kind": j.kind, "alias": j.alias, "on": [_condition_to_json(c) for c in j.on]} for j in query.joins],
     }
+
+
+def _condition_to_json(c: Condition) -> dict[str, Any]:
+    return {"alias": c.alias, "expr": scalar.to_json(c.expr), "sql": c.sql}
+
+
+def _condition_from_json(c: dict[str, Any]) -> Condition:
+    return Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"])
 
 
 def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
@@ -493,8 +550,10 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         sql=sql,
         predicates=tuple(Predicate(column(p["left"]), p["op"], column(p["right"]), p["sql"])
                          for p in data.get("predicates", [])),
-        conditions=tuple(Condition(c["alias"], scalar.from_json(c["expr"]), c["sql"]) for c in data.get("conditions", [])),
+        conditions=tuple(_condition_from_json(c) for c in data.get("conditions", [])),
         distinct=bool(data.get("distinct", False)),
         having=scalar.from_json(data["having"]) if data.get("having") is not None else None,
         projection=tuple((n, scalar.from_json(e)) for n, e in data["projection"]) if data.get("projection") else None,
+        joins=tuple(JoinStep(j["kind"], j["alias"], tuple(_condition_from_json(c) for c in j["on"]))
+                    for j in data.get("joins", [])),
     )

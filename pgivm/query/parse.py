@@ -42,6 +42,7 @@ from pgivm.query.cq import (
     Const,
     Expr,
     Filter,
+    JoinStep,
     GroupColumn,
     Output,
     Predicate,
@@ -146,7 +147,11 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     group equated columns into variables and build the atoms (the order today's parser checked in)."""
     select = _select(sql, wording)
     items = _select_items(select, wording)
-    aliases, using = _tables(select, wording)
+    aliases, using, kinds = _tables(select, wording)
+    where = _where(select)
+    subqueries = [c for c in where if _subquery_test(c) is not None] if wording is _GENERAL else []
+    where = [c for c in where if not any(c is q for q in subqueries)]
+    outer = any(k in OUTER for k in kinds.values()) or bool(subqueries)
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     hidden = _having_reads(select, items)
@@ -156,8 +161,12 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         shown = projection or tuple((output_name(n, node), scalar.Col("", output_name(n, node))) for n, node in items)
         projection = tuple((n, node) for n, node in shown if n not in {h for h, _ in hidden})
     resolver = _Resolver(aliases, layout)
-    equalities, comparisons, predicates, local = _conditions(select, resolver, wording)
-    equalities = layout.equalities + equalities
+    equalities, comparisons, predicates, local = _conditions(select, resolver, wording, with_on=not outer, where=where)
+    steps = _join_steps(select, kinds, list(aliases), layout, resolver) if outer else []
+    tested: dict[str, TableRef] = {}  # the tables of EXISTS and IN subqueries, by alias
+    for conjunct in subqueries:
+        steps.append(_subquery_step(conjunct, {**aliases, **tested}, tested, layout, columns_of))
+    equalities = equalities if outer else layout.equalities + equalities  # USING's hold in its join's ON
     group_by = _group_by(select, resolver, wording)
     selected = [(name, node, [resolver.column(c) for c in node.find_all(exp.Column)]) for name, node in items]
     listing = wording is _GENERAL and not group_by and not group_nodes and all(isinstance(node, exp.Column) for _, node in items)
@@ -171,7 +180,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     for left, _, right, _ in predicates:
         classes.add(left)
         classes.add(right)
-    for condition in local:
+    for condition in [*local, *(c for step in steps for c in step.on)]:
         for column in condition.columns:
             classes.add(column)
     for column in group_by:
@@ -205,7 +214,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     if select.args.get("distinct") is not None and any(o.function == "cofactor" for o in outputs if isinstance(o, Aggregate)):
         raise UnsupportedQuery("DISTINCT with cofactor(...) is not supported: its rows are one matrix per group already")
     atoms = []
-    for alias, table in aliases.items():
+    for alias, table in {**aliases, **tested}.items():
         read = sorted({c.column for c in variable_of if c.alias == alias})
         atoms.append(Atom(alias, table, tuple(read), tuple(variable_of[ColumnRef(alias, c)] for c in read)))
     filters = tuple(
@@ -226,6 +235,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
         distinct=select.args.get("distinct") is not None,
         projection=projection,
         having=_having(select, items, outputs, resolver),
+        joins=tuple(steps),
     )
 
 
@@ -369,31 +379,46 @@ def _is_arithmetic(node: exp.Expression) -> bool:
 # ------------------------------------------------------------------------------ FROM
 
 
-def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef], dict[int, list[str]]]:
-    """Alias -> table for the FROM list and the joins, in the order written; and the USING column
-    names of each join, by the position of the table it joins."""
+JoinKinds = dict[int, str]  # a join's kind by the position of the table it joins: inner, cross, comma, left, right, full
+OUTER = ("left", "right", "full")
+
+
+def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef], dict[int, list[str]], JoinKinds]:
+    """Alias -> table for the FROM list and the joins, in the order written; the USING column
+    names of each join, and each join's kind, by the position of the table it joins."""
     using: dict[int, list[str]] = {}
+    kinds: JoinKinds = {}
     sources: list[exp.Expression] = []
     from_ = select.args.get("from_") or select.args.get("from")
     if from_ is None:
         raise UnsupportedQuery("the view has no FROM clause")
     sources.append(from_.this)
-    sources.extend(getattr(from_, "expressions", None) or [])
+    for extra in getattr(from_, "expressions", None) or []:
+        kinds[len(sources)] = "comma"
+        sources.append(extra)
     for join in select.args.get("joins") or []:
-        kind = " ".join(filter(None, [join.args.get("method"), join.side, join.kind])).upper()
-        natural = (join.args.get("method") or "").upper() == "NATURAL"
-        if natural and not join.side and (join.kind or "").upper() in ("", "INNER") and wording is _GENERAL:
+        side, kind = (join.side or "").upper(), (join.kind or "").upper()
+        method = (join.args.get("method") or "").upper()
+        written = " ".join(filter(None, [method, side, kind]))
+        outer = side in ("LEFT", "RIGHT", "FULL") and kind in ("", "OUTER")
+        if wording is not _GENERAL and (side or method or kind not in ("", "INNER", "CROSS")) or \
+                not (outer or not side and kind in ("", "INNER", "CROSS")) or method not in ("", "NATURAL"):
+            raise UnsupportedQuery(f"{written} JOIN is not supported: use inner, LEFT, RIGHT or FULL joins"
+                                   if wording is _GENERAL else f"{written} JOIN is not supported: use inner joins")
+        if method == "NATURAL":
             using[len(sources)] = NATURAL  # USING the columns both sides have, once the columns are known
-            sources.append(join.this)
-            continue
-        if join.side or join.args.get("method") or kind not in ("", "INNER", "CROSS"):
-            raise UnsupportedQuery(f"{kind} JOIN is not supported: use inner joins")
-        if join.args.get("using"):
+        elif join.args.get("using"):
             if wording is not _GENERAL:
                 raise UnsupportedQuery("JOIN ... USING is not supported: write the join as ON a.x = b.x")
             if join.args.get("on"):
                 raise UnsupportedQuery("a join has both ON and USING: use one of them")
             using[len(sources)] = [_name(u if isinstance(u, exp.Identifier) else u.this) for u in join.args["using"]]  # type: ignore[misc]
+        if outer:
+            kinds[len(sources)] = side.lower()
+        elif kind == "CROSS":
+            kinds[len(sources)] = "cross"
+        else:
+            kinds[len(sources)] = "inner" if method or join.args.get("on") or join.args.get("using") else "comma"
         sources.append(join.this)
 
     aliases: dict[str, TableRef] = {}
@@ -414,7 +439,23 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
         if alias in aliases:
             raise UnsupportedQuery(f"table name or alias {alias!r} is used twice: give each table its own alias")
         aliases[alias] = table  # type: ignore[index]
-    return aliases, using
+    _check_outer_joins(kinds, using, list(aliases))
+    return aliases, using, kinds
+
+
+def _check_outer_joins(kinds: JoinKinds, using: dict[int, list[str]], aliases: list[str]) -> None:
+    """What pgivm's left-to-right reading of the joins does not hold: a comma binds looser than
+    JOIN, so ``a, b RIGHT JOIN c`` keeps c's rows once per row of a, not once; a USING column of a
+    RIGHT or FULL join stands for either side's value."""
+    outer = [p for p, k in kinds.items() if k in ("right", "full")]
+    comma = [p for p, k in kinds.items() if k == "comma"]
+    if outer and comma and min(comma) < max(outer):
+        raise UnsupportedQuery(f"a comma in FROM before a {kinds[max(outer)].upper()} JOIN: write the comma as "
+                               "CROSS JOIN or JOIN ... ON, so that the joins read left to right")
+    for position in outer:
+        if position in using:
+            raise UnsupportedQuery(f"{kinds[position].upper()} JOIN {aliases[position]} USING or NATURAL: write the "
+                                   "join as ON a.x = b.x and name each side's column")
 
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -542,6 +583,11 @@ class _Resolver:
 # ------------------------------------------------------------------------------ ON and WHERE
 
 
+def _where(select: exp.Select) -> list[exp.Expression]:
+    where = select.args.get("where")
+    return _conjuncts(where.this if where is not None else None)
+
+
 def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:
     if condition is None:
         return []
@@ -557,16 +603,17 @@ _CrossComparison = tuple[ColumnRef, ComparisonOp, ColumnRef, str]  # two tables'
 
 
 def _conditions(
-    select: exp.Select, resolver: _Resolver, wording: _Wording
+    select: exp.Select, resolver: _Resolver, wording: _Wording, with_on: bool = True,
+    where: list[exp.Expression] | None = None,
 ) -> tuple[list[tuple[ColumnRef, ColumnRef]], list[_Comparison], list[_CrossComparison], list[Condition]]:
-    """The ON and WHERE conjuncts, split into join equalities, filters, (general wording)
-    comparisons of two tables' columns other than equality, and (general wording) any other
-    condition on one table's columns; anything else is refused."""
+    """The ON (unless ``with_on`` is False: a query with an outer join keeps each ON with its join)
+    and WHERE conjuncts, split into join equalities, filters, (general wording) comparisons of two
+    tables' columns other than equality, and (general wording) any other condition on one table's
+    columns; anything else is refused. ``where``: WHERE's conjuncts, when not all of them."""
     conditions: list[exp.Expression] = []
-    for join in select.args.get("joins") or []:
+    for join in select.args.get("joins") or [] if with_on else []:
         conditions += _conjuncts(join.args.get("on"))
-    where = select.args.get("where")
-    conditions += _conjuncts(where.this if where is not None else None)
+    conditions += where if where is not None else _where(select)
 
     equalities: list[tuple[ColumnRef, ColumnRef]] = []
     filters: list[_Comparison] = []
@@ -574,7 +621,8 @@ def _conditions(
     local: list[Condition] = []
     for cond in conditions:
         if cond.find(exp.Select):
-            raise UnsupportedQuery(f"subqueries are not supported: {_sql(cond)}")
+            raise UnsupportedQuery(f"{_SUBQUERY_WHERE}: {_sql(cond)}" if wording is _GENERAL else
+                                   f"subqueries are not supported: {_sql(cond)}")
         op = _COMPARISONS.get(type(cond))
         try:
             if op is None:
@@ -602,6 +650,119 @@ def _conditions(
         else:
             raise UnsupportedQuery(f"condition {_sql(cond)} compares two constants: remove it")
     return equalities, filters, predicates, local
+
+
+def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout: _Layout,
+                resolver: _Resolver) -> list[JoinStep]:
+    """With an outer join, each table after the first as a step of the joins read left to right,
+    its ON conjuncts (USING's equalities among them) kept with it."""
+    written = select.args.get("joins") or []
+    joins = dict(enumerate(written, start=len(aliases) - len(written)))  # after FROM's comma list
+    steps = []
+    for position, alias in enumerate(aliases[1:], start=1):
+        join = joins.get(position)
+        conjuncts = _conjuncts(join.args.get("on")) if join is not None else []
+        conjuncts += [exp.EQ(this=exp.column(left.column, table=left.alias, quoted=True),
+                             expression=exp.column(right.column, table=right.alias, quoted=True))
+                      for left, right in layout.equalities if right.alias == alias]
+        on = []
+        for cond in conjuncts:
+            if cond.find(exp.Select):
+                raise UnsupportedQuery(f"{_SUBQUERY_WHERE}: {_sql(cond)}")
+            condition = _general_condition(cond, resolver)
+            if condition is None:
+                raise UnsupportedQuery(f"ON {_sql(cond)} reads no column of the tables it joins: remove it or write "
+                                       "the condition it stands for")
+            on.append(condition)
+        kind = kinds[position]
+        steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, tuple(on)))  # type: ignore[arg-type]
+    return steps
+
+
+_SUBQUERY_WHERE = "a subquery is maintained only as [NOT] EXISTS or [NOT] IN, a condition of WHERE joined by AND"
+
+
+def _subquery_test(cond: exp.Expression) -> tuple[bool, exp.Select, exp.Expression | None] | None:
+    """A WHERE conjunct that tests a subquery: (negated, the subquery, the IN operand or None for
+    EXISTS), or None."""
+    negated = False
+    while isinstance(cond, (exp.Not, exp.Paren)):
+        negated ^= isinstance(cond, exp.Not)
+        cond = cond.this
+    if isinstance(cond, exp.Exists) and isinstance(cond.this, exp.Select):
+        return negated, cond.this, None
+    query = cond.args.get("query") if isinstance(cond, exp.In) else None
+    if query is not None and isinstance(query.this if isinstance(query, exp.Subquery) else query, exp.Select):
+        return negated, query.this if isinstance(query, exp.Subquery) else query, cond.this
+    return None
+
+
+def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], tested: dict[str, TableRef],
+                   layout: _Layout, columns_of: ColumnsOf | None) -> JoinStep:
+    """``[NOT] EXISTS (SELECT ... FROM t WHERE c)`` as a semi- (anti-) join step with t on c;
+    ``x IN (SELECT t.y FROM t WHERE c)`` as a semi-join on x = t.y AND c; ``x NOT IN (...)`` as
+    an anti-join on (t.y = x OR t.y IS NULL OR x IS NULL) AND c, SQL's rule for NOT IN: it is
+    not true where x is NULL or the subquery has a NULL, unless the subquery has no row."""
+    negated, subquery, operand = _subquery_test(conjunct)  # type: ignore[misc]
+    written = _sql(conjunct)
+    clauses = {"joins": "joins", "group": "GROUP BY", "having": "HAVING", "distinct": "DISTINCT", "limit": "LIMIT",
+               "offset": "OFFSET", "order": "ORDER BY", "with_": "WITH", "with": "WITH", "windows": "WINDOW"}
+    for arg, clause in clauses.items():
+        if subquery.args.get(arg):
+            raise UnsupportedQuery(f"{written}: a subquery of one table, filtered by WHERE, is maintained; not one "
+                                   f"with {clause}")
+    from_ = subquery.args.get("from_") or subquery.args.get("from")
+    source = from_.this if from_ is not None else None
+    if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier) or getattr(from_, "expressions", None):
+        raise UnsupportedQuery(f"{written}: a subquery of one table, filtered by WHERE, is maintained")
+    table = TableRef(name=_name(source.this), schema=_name(source.args.get("db")))  # type: ignore[arg-type]
+    alias = _name(source.args["alias"].this) if source.args.get("alias") is not None else table.name
+    if alias in visible:
+        raise UnsupportedQuery(f"{written}: table name or alias {alias!r} is used outside the subquery too: give "
+                               "the subquery's table its own alias")
+    own_columns = columns_of(table) if columns_of is not None else None
+    resolver = _SubqueryResolver({**visible, alias: table}, layout, alias, own_columns)  # type: ignore[dict-item]
+    conjuncts = _where(subquery)
+    if operand is not None:
+        items = subquery.expressions
+        if len(items) != 1 or isinstance(items[0], exp.Star):
+            raise UnsupportedQuery(f"{written}: an IN subquery selects one value")
+        value = items[0].this if isinstance(items[0], exp.Alias) else items[0]
+        if negated:
+            test: exp.Expression = exp.Or(this=exp.Or(this=exp.EQ(this=value.copy(), expression=operand.copy()),
+                                                      expression=exp.Is(this=value.copy(), expression=exp.Null())),
+                                          expression=exp.Is(this=operand.copy(), expression=exp.Null()))
+        else:
+            test = exp.EQ(this=value.copy(), expression=operand.copy())
+        conjuncts = [exp.Paren(this=test)] + conjuncts
+    on = []
+    for cond in conjuncts:
+        if cond.find(exp.Select):
+            raise UnsupportedQuery(f"{written}: a subquery inside a subquery is not supported")
+        condition = _general_condition(cond, resolver)
+        if condition is not None:
+            on.append(condition)
+        elif not (isinstance(cond, exp.Boolean) and cond.this):  # WHERE true holds; another constant is refused
+            raise UnsupportedQuery(f"{written}: condition {_sql(cond)} reads no column")
+    tested[alias] = table
+    return JoinStep("anti" if negated else "semi", alias, tuple(on))
+
+
+class _SubqueryResolver:
+    """Column references inside a subquery: its own table's first (as PostgreSQL resolves an
+    unqualified name in the innermost scope), then the outer query's."""
+
+    def __init__(self, aliases: dict[str, TableRef], layout: _Layout, alias: str, columns: list[str] | None) -> None:
+        self.aliases, self.alias, self.columns = aliases, alias, columns
+        self.outer = _Resolver({a: t for a, t in aliases.items() if a != alias}, layout)
+
+    def column(self, node: exp.Column) -> ColumnRef:
+        table, name = _name(node.args.get("table")), _name(node.this) or ""
+        if table == self.alias or table is None and self.columns is not None and name in self.columns:
+            return ColumnRef(self.alias, name)
+        if table is None and self.columns is None:
+            raise NeedsColumns(f"column {name} in a subquery needs the tables' columns (or write it as alias.column)")
+        return self.outer.column(node)
 
 
 _SHOWN = "pgivm_shown"  # marks, inside HAVING, a column that stands for an output of the view

@@ -15,7 +15,7 @@ from typing import Any
 from psycopg import sql
 
 from pgivm.query import scalar
-from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Const, Expr, GroupColumn, Var
+from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Const, Expr, GroupColumn, JoinStep, Var
 from pgivm.query.resolve import ResolvedView
 
 
@@ -51,17 +51,33 @@ def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
                source_column: Callable[[ColumnRef], str] | None = None) -> sql.Composable:
     """FROM the pinned tables WHERE the joins, filters and guards hold. ``sources`` replaces some
     atoms' tables (by alias) with other relations of the atoms' columns (which carry no guard),
-    named by ``source_column`` (by default as in the base table)."""
+    named by ``source_column`` (by default as in the base table). With an outer join, the joins
+    as written, read left to right, each ON with its join."""
     cq: ConjunctiveQuery = view.query
     sources = sources or {}
-    tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(sources.get(a.alias, view.base_of(a.table).ident),
-                                                           sql.Identifier(a.alias)) for a in cq.atoms)
 
     def col(ref: ColumnRef) -> sql.Composable:
         if source_column is None or ref.alias not in sources:
             return _column(ref)
         return sql.SQL("{}.{}").format(sql.Identifier(ref.alias), sql.Identifier(source_column(ref)))
 
+    if cq.has_outer_join:
+        tests = [sql.SQL("{}EXISTS (SELECT FROM {} WHERE {})").format(
+            sql.SQL("NOT " if step.kind == "anti" else ""), _joined_table(view, step.alias, sources), on_condition(step, col))
+            for step in cq.joins if step.tests]
+        return sql.SQL("FROM {} WHERE {}").format(join_tree(view, sources, col), sql.SQL(" AND ").join(
+            [*tests, *where_conditions(cq, col), *(extra or [])] or [sql.SQL("true")]))
+    tables = sql.SQL(", ").join(sql.SQL("{} AS {}").format(sources.get(a.alias, view.base_of(a.table).ident),
+                                                           sql.Identifier(a.alias)) for a in cq.atoms)
+    conditions = where_conditions(cq, col)
+    conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]
+    conditions += extra or []
+    return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))
+
+
+def where_conditions(cq: ConjunctiveQuery, col: Callable[[ColumnRef], sql.Composable]) -> list[sql.Composable]:
+    """What WHERE (and the ON of inner joins, where no join is outer) asks of a joined row, each
+    column as ``col`` names it."""
     conditions: list[sql.Composable] = []
     for variable in cq.variables:
         first = variable.columns[0]
@@ -71,9 +87,31 @@ def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
     conditions += [c.render(col) for c in cq.conditions]
     for p in cq.predicates:
         conditions.append(sql.SQL("{} {} {}").format(col(p.left), sql.SQL(p.op), col(p.right)))  # type: ignore[arg-type]
-    conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]
-    conditions += extra or []
-    return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))
+    return conditions
+
+
+def on_condition(step: JoinStep, col: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
+    return sql.SQL(" AND ").join([c.render(col) for c in step.on] or [sql.SQL("true")])
+
+
+def join_tree(view: ResolvedView, sources: dict[str, sql.Composable],
+              col: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
+    """The FROM clause of a query with an outer join: each table (its guard inside, so that an
+    outer join NULL-extends rather than drops the rows it tests) joined in the order written."""
+    cq: ConjunctiveQuery = view.query
+    tree = _joined_table(view, cq.atoms[0].alias, sources)
+    for step in cq.joins:
+        if not step.tests:  # EXISTS and IN are tests in WHERE
+            tree = sql.SQL("{} {} JOIN {} ON {}").format(tree, sql.SQL(step.kind.upper()),
+                                                         _joined_table(view, step.alias, sources), on_condition(step, col))
+    return tree
+
+
+def _joined_table(view: ResolvedView, alias: str, sources: dict[str, sql.Composable]) -> sql.Composable:
+    if alias in sources:
+        return sql.SQL("{} AS {}").format(sources[alias], sql.Identifier(alias))
+    base = view.base_of(view.query.atom(alias).table)
+    return sql.SQL("(SELECT * FROM {} AS {a} WHERE {}) AS {a}").format(base.ident, base.guard(alias), a=sql.Identifier(alias))
 
 
 def plain_query(view: ResolvedView, sources: dict[str, sql.Composable] | None = None) -> sql.Composable:

@@ -105,10 +105,11 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     from pgivm.query.cq import Computed
 
     computed = any(isinstance(a.argument, Computed) for a in view.query.aggregates) or bool(view.query.group_computed)
-    if view.query.projection is not None or computed:
+    if view.query.projection is not None or computed or view.query.has_outer_join:
         from pgivm.errors import PgivmError
 
-        what = "computed values (CASE, functions, FILTER, GROUP BY expressions)" if computed else "SELECT-list expressions"
+        what = "outer joins" if view.query.has_outer_join else \
+            "computed values (CASE, functions, FILTER, GROUP BY expressions)" if computed else "SELECT-list expressions"
         raise PgivmError(f"validate --spark does not compute {what} yet", "use pgivm verify NAME")
     from pyspark.sql import Column
     from pyspark.sql import functions as F

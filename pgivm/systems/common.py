@@ -301,8 +301,23 @@ def shape_of(cq: ConjunctiveQuery) -> str:
     return "acyclic join"
 
 
+def outer_join_reason(cq: ConjunctiveQuery) -> str | None:
+    """Why a system of inner joins refuses the query: it has an outer join (first-order and
+    recompute maintain those). One text for every such system, so a refusal says it once."""
+    step = next((s for s in cq.joins if s.kind != "inner"), None)
+    if step is None:
+        return None
+    if step.tests:
+        return (f"{'NOT EXISTS or NOT IN' if step.kind == 'anti' else 'EXISTS or IN'} over {step.alias}: semi- and "
+                "anti-joins are maintained by first-order and recompute")
+    return f"{step.kind.upper()} JOIN {step.alias}: outer joins are maintained by first-order and recompute"
+
+
 def triangle_reason(cq: ConjunctiveQuery) -> str | None:
     """None if the query is a triangle count (what ivme, first-order and recompute maintain), else why not."""
+    outer = outer_join_reason(cq)
+    if outer is not None:
+        return outer
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")

@@ -768,7 +768,7 @@ def _nothing_installed(conn: psycopg.Connection) -> None:
 @pytest.mark.parametrize(
     ("view_sql", "words"),
     [
-        pytest.param("SELECT count(*) FROM r LEFT JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", ["LEFT JOIN"], id="left-join"),
+        pytest.param("SELECT count(*) FROM r, s FULL JOIN t ON s.c = t.c", ["comma", "FULL JOIN"], id="comma-before-full-join"),
         pytest.param("SELECT count(*) OVER () FROM r", ["window functions"], id="window"),
         pytest.param("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a LIMIT 1",
                      ["LIMIT"], id="limit"),

@@ -26,7 +26,7 @@ twice.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import psycopg
@@ -35,18 +35,21 @@ from psycopg import sql
 from pgivm import capture, deferred
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Var
 from pgivm.query.model import TableRef
-from pgivm.query.plain import expression_sql, from_where, shape_rows
+from pgivm.query.plain import expression_sql, from_where, shape_rows, where_conditions
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
 from pgivm.systems.fivm import BULK_ROWS, maintain, rings
 from pgivm.systems.fivm.order import VariableOrder
 from pgivm.systems.fivm.tree import View, ViewTree
+from pgivm.systems.first_order import outer
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
+    if cq.has_outer_join and cq.is_self_join:  # its delta rules read every other atom as it is now
+        return "a table joined to itself through an outer join: not yet (recompute maintains it)"
     bare = next((a for a in cq.atoms if not a.columns), None)
     if bare is not None:  # its net change would have no column to carry: a count of rows only
         return f"{bare.alias} contributes none of its columns, only its number of rows (a cross product): not yet"
@@ -121,6 +124,8 @@ def _letters(view: ResolvedView, table: TableRef) -> str:
 
 
 def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAtom]] | str:
+    if view.query.has_outer_join:  # its delta rules read every table as it is now
+        return "first-order maintains outer joins immediately, not deferred: keep such a view immediate"
     computed = _computed(view.query)
     if computed:  # evaluated on every row a delta query reads, older states' rows too
         return (f"{computed[0]} is computed on each joined row, and a deferred view's actions also read rows of "
@@ -133,14 +138,56 @@ def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[cap
     return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
 
 
-def _entry_terms(ctx: maintain.Context, multiplicity: sql.Composable,
-                 stored: bool) -> list[tuple[rings.Entry, sql.Composable]]:
+@dataclass(frozen=True)
+class Rows:
+    """Where a result query reads joined rows: its FROM ... WHERE (given extra conditions), how it
+    names a column, a row's multiplicity and whether a row is one of the tables' current rows (see
+    ``_overflow_checks``)."""
+
+    from_where: Callable[[list[sql.Composable]], sql.Composable]
+    column: Callable[[ColumnRef], sql.Composable]
+    multiplicity: sql.Composable
+    live: sql.Composable
+
+
+def _base_rows(ctx: maintain.Context) -> Rows:
+    """The joined rows of the base tables, as the view's plain SQL reads them."""
+    return Rows(lambda extra: from_where(ctx.view, extra), lambda ref: sql.SQL("{}.{}").format(
+        sql.Identifier(ref.alias), sql.Identifier(ref.column)), sql.SQL("1::bigint"), sql.SQL("true"))
+
+
+def _source_rows(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
+                 live: sql.Composable) -> Rows:
+    """The joined rows of the delta query's sources (one per atom), columns named as in K_delta."""
+    stored = _stored(ctx.cq)
+    return Rows(lambda extra: from_where(ctx.view, extra, sources=sources, source_column=stored),
+                lambda ref: sql.SQL("{}.{}").format(sql.Identifier(ref.alias), sql.Identifier(stored(ref))),
+                multiplicity, live)
+
+
+JOINED = "pgivm_joined"
+
+
+def _joined_rows(ctx: maintain.Context, joined: sql.Composable) -> Rows:
+    """The signed joined rows of an outer-join delta (``outer.Chain.delta``), WHERE to hold on them."""
+    def column(ref: ColumnRef) -> sql.Composable:
+        return sql.SQL("{}.{}").format(sql.Identifier(JOINED), sql.Identifier(outer.column_name(ref)))
+
+    def from_where_(extra: list[sql.Composable]) -> sql.Composable:
+        conditions = [*where_conditions(ctx.cq, column), *extra] or [sql.SQL("true")]
+        return sql.SQL("FROM ({}) AS {} WHERE {}").format(joined, sql.Identifier(JOINED), sql.SQL(" AND ").join(conditions))
+
+    mult = sql.SQL("{}.mult").format(sql.Identifier(JOINED))
+    return Rows(from_where_, column, mult, sql.SQL("{} > 0").format(mult))
+
+
+def _entry_terms(ctx: maintain.Context, rows: Rows) -> list[tuple[rings.Entry, sql.Composable]]:
     """Each ring entry's summand for one joined row: the multiplicities times the lifted values."""
     ring = ctx.ring
     assert isinstance(ring, rings.SumRing)
     root = ctx.tree.root
-    value = _value(ctx, stored)
-    return ring.row_terms(root, lambda v: value[v], multiplicity, root.marginalized)
+    value = _value(ctx, rows.column)
+    return ring.row_terms(root, lambda v: value[v], rows.multiplicity, root.marginalized)
 
 
 def _stored(cq: ConjunctiveQuery) -> Callable[[ColumnRef], str]:
@@ -148,36 +195,28 @@ def _stored(cq: ConjunctiveQuery) -> Callable[[ColumnRef], str]:
     return lambda ref: capture.stored_column(cq.atom(ref.alias).columns, ref.column)
 
 
-def _value(ctx: maintain.Context, stored: bool) -> dict[str, sql.Composable]:
-    """Each variable's value in a joined row: its first column, as the base table names it or, in
-    the delta query, as the sources do."""
-    name: Callable[[ColumnRef], str] = _stored(ctx.cq) if stored else (lambda ref: ref.column)
-    value = {v.name: sql.SQL("{}.{}").format(sql.Identifier(v.columns[0].alias), sql.Identifier(name(v.columns[0])))
-             for v in ctx.cq.variables}
+def _value(ctx: maintain.Context, column: Callable[[ColumnRef], sql.Composable]) -> dict[str, sql.Composable]:
+    """Each variable's value in a joined row: its first column, as ``column`` reads it."""
+    value = {v.name: column(v.columns[0]) for v in ctx.cq.variables}
     for computed in _computed(ctx.cq):  # each computed value over the joined row's columns
         value[computed.variable] = computed.render(lambda v: value[v.variable])
     return value
 
 
-def _result_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
-                   live: sql.Composable) -> sql.Composable:
-    """The result's rows over the base tables, or (``sources`` for every atom) over the delta
-    query's sources, whose columns are named as in K_delta. ``live``: whether a joined row is one of
-    the tables' current rows (see ``_overflow_checks``)."""
-    stored = bool(sources)
-    value = _value(ctx, stored)
+def _result_select(ctx: maintain.Context, rows: Rows) -> sql.Composable:
+    """The result's rows, summed over joined ``rows`` (the base tables', or a delta query's)."""
+    value = _value(ctx, rows.column)
     keys = ctx.tree.root.keys
-    terms = _entry_terms(ctx, multiplicity, stored)
+    terms = _entry_terms(ctx, rows)
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
     items += [sql.SQL("sum({}) AS {}").format(t, sql.Identifier(e.name)) for e, t in terms]
     having = [sql.SQL("count(*) > 0")] if not keys else []
-    having += _overflow_checks(ctx, value, live, [a for a in ctx.cq.aggregates if a.function in ("sum", "avg")])
+    having += _overflow_checks(ctx, value, rows.live, [a for a in ctx.cq.aggregates if a.function in ("sum", "avg")])
     group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(keys)))) \
         if keys else sql.SQL("")  # type: ignore[arg-type]
     if having:
         group = sql.SQL("{} HAVING {}").format(group, sql.SQL(" AND ").join(having))
-    where = from_where(ctx.view, sources=sources, source_column=_stored(ctx.cq) if stored else None)
-    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), where, group)
+    return sql.SQL("SELECT {} {}{}").format(sql.SQL(", ").join(items), rows.from_where([]), group)
 
 
 def _overflow_checks(ctx: maintain.Context, value: dict[str, sql.Composable], live: sql.Composable,
@@ -210,21 +249,18 @@ def _in_numeric(ctx: maintain.Context, aggregate: Aggregate) -> bool:
     return rings.integer_arithmetic(aggregate.argument, lambda v: ctx.view.variable_types[v]) is not None
 
 
-def _extreme_select(ctx: maintain.Context, sources: dict[str, sql.Composable], multiplicity: sql.Composable,
-                    aggregate: Aggregate, live: sql.Composable) -> sql.Composable:
-    """Per group and value of a min/max argument, its multiplicity in the joined rows (over the base
-    tables, or the delta query's sources): NULLs are no value, as min and max skip them."""
-    stored = bool(sources)
-    value = _value(ctx, stored)
+def _extreme_select(ctx: maintain.Context, rows: Rows, aggregate: Aggregate) -> sql.Composable:
+    """Per group and value of a min/max argument, its multiplicity in the joined ``rows``: NULLs are
+    no value, as min and max skip them."""
+    value = _value(ctx, rows.column)
     keys = ctx.tree.root.keys
     assert aggregate.argument is not None
     cast = sql.SQL("::numeric" if _in_numeric(ctx, aggregate) else "")
     argument = expression_sql(aggregate.argument, lambda v: sql.SQL("{}{}").format(value[v.variable], cast))
     items = [sql.SQL("{} AS {}").format(value[k], sql.Identifier(k)) for k in keys]
-    items += [sql.SQL("{} AS {}").format(argument, sql.Identifier(VALUE)), sql.SQL("sum({}) AS count").format(multiplicity)]
-    where = from_where(ctx.view, [sql.SQL("{} IS NOT NULL").format(argument)], sources=sources,
-                       source_column=_stored(ctx.cq) if stored else None)
-    checks = _overflow_checks(ctx, value, live, [aggregate])
+    items += [sql.SQL("{} AS {}").format(argument, sql.Identifier(VALUE)), sql.SQL("sum({}) AS count").format(rows.multiplicity)]
+    where = rows.from_where([sql.SQL("{} IS NOT NULL").format(argument)])
+    checks = _overflow_checks(ctx, value, rows.live, [aggregate])
     return sql.SQL("SELECT {} {} GROUP BY {}{}").format(sql.SQL(", ").join(items), where, sql.SQL(", ").join(
         sql.SQL(str(i + 1)) for i in range(len(keys) + 1)),  # type: ignore[arg-type]
         sql.SQL(" HAVING {}").format(sql.SQL(" AND ").join(checks)) if checks else sql.SQL(""))
@@ -292,6 +328,46 @@ def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: 
     return sql.SQL("({})").format(sql.SQL(" UNION ALL ").join(parts))
 
 
+def _atom_delta_rows(ctx: maintain.Context, i: int, hole_of: dict[TableRef, sql.Composable],
+                     logged: Any) -> Rows:
+    """δQ's term of atom i, A_1' ⋈ … ⋈ δA_i ⋈ A_{i+1} ⋈ … ⋈ A_n: the atom's net change joined with
+    every other atom's live rows (less what is pending, deferred; at the old state, an atom of the
+    same table after i)."""
+    cq, names = ctx.cq, ctx.names
+    atom = cq.atoms[i]
+    sources: dict[str, sql.Composable] = {}
+    factors, live = [], []  # live: a joined row of the tables as they are now (_overflow_checks)
+    for j, other in enumerate(cq.atoms):
+        alias = sql.Identifier(other.alias)
+        factors.append(sql.SQL("{}.mult").format(alias))
+        if j == i:
+            sources[other.alias] = names(f"{ctx.atom_name(atom.alias)}_delta")
+            live.append(sql.SQL("{}.mult > 0").format(alias))
+            continue
+        captured = ctx.capture_atom(other.alias)
+        pending = deferred.pending_rows(names, logged[other.table], captured) if logged is not None else None
+        # old state of the same table: new minus the net change, captured before any atom is applied
+        older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
+        sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
+        live.append(sql.SQL("{}.live").format(alias))
+    return _source_rows(ctx, sources, sql.SQL(" * ").join(factors), sql.SQL(" AND ").join(live))
+
+
+def _table_rows(ctx: maintain.Context, alias: str, table: sql.Composable) -> sql.Composable:
+    """An atom's rows as they are now, for an outer join's delta (columns named ``alias.column``)."""
+    captured = ctx.capture_atom(alias)
+    return sql.SQL("(SELECT {} FROM {} AS b WHERE b.tableoid IS NOT NULL)").format(sql.SQL(", ").join(
+        sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+        for v, c in zip(captured.read("b"), captured.columns)), table)
+
+
+def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
+    """An atom's net change for an outer join's delta (columns named ``alias.column``, and mult)."""
+    return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(sql.SQL(", ").join(
+        sql.SQL("d.{} AS {}").format(sql.Identifier(c.name), sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+        for c in ctx.capture_atom(alias).columns), delta)
+
+
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
     ctx = _context(view, name)
     names = ctx.names
@@ -325,41 +401,40 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     holes = capture.FormatHoles(len(tables))
     hole_of = {t: holes[i] for i, t in enumerate(tables)}
     oids = sql.SQL(", ").join(sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables)
+    chain = outer.Chain(ctx, lambda alias: _table_rows(ctx, alias, hole_of[cq.atom(alias).table])) \
+        if cq.has_outer_join else None
+    value_tables = [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]
     for i, atom in enumerate(cq.atoms):
         k = ctx.atom_name(atom.alias)
         delta = names(f"{k}_delta")
-        sources: dict[str, sql.Composable] = {}
-        factors = []
-        live = []  # a joined row of the tables as they are now (_overflow_checks)
-        for j, other in enumerate(cq.atoms):
-            alias = sql.Identifier(other.alias)
-            if j == i:
-                sources[other.alias] = delta
-                factors.append(sql.SQL("{}.mult").format(alias))
-                live.append(sql.SQL("{}.mult > 0").format(alias))
-                continue
-            captured = ctx.capture_atom(other.alias)
-            pending = deferred.pending_rows(names, logged[other.table], captured) if logged is not None else None
-            # old state of the same table: new minus the net change, captured before any atom is applied
-            older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
-            sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
-            factors.append(sql.SQL("{}.mult").format(alias))
-            live.append(sql.SQL("{}.live").format(alias))
-        product, is_live = sql.SQL(" * ").join(factors), sql.SQL(" AND ").join(live)
-        query = maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
-            _result_select(ctx, sources, product, is_live)))
-        merges = [query] + [m for j, aggregate in _value_tables(extremes)
-                            for m in _extreme_merges(ctx, names(f"extreme_{j}"),
-                                                     _extreme_select(ctx, sources, product, aggregate, is_live))]
+        if chain is not None:
+            rows = _joined_rows(ctx, chain.delta(i, _delta_rows(ctx, atom.alias, delta)))
+        else:
+            rows = _atom_delta_rows(ctx, i, hole_of, logged)
+        merges = [maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
+            _result_select(ctx, rows)))]
+        merges += [m for j, aggregate in _value_tables(extremes)
+                   for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, rows, aggregate))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
             "statements": sql.SQL("{}\n    DELETE FROM {};").format(sql.SQL("\n").join(
                 sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in merges), delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
+        clear = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(t) for t in value_tables)
+        if chain is not None:  # an outer join keeps the other side's rows, NULL-extended: count again
+            whole = _joined_rows(ctx, sql.SQL("SELECT *, 1::bigint AS mult FROM {} AS s").format(chain.state(len(cq.atoms) - 1)))
+            refill = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, whole))]
+            refill += [sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{j}"), _extreme_select(ctx, whole, a))
+                       for j, a in _value_tables(extremes)]
+            functions.append(render(__package__, "40_recount.sql", {
+                "recount": names(f"recount_{k}"), "settings": maintain.function_settings(ctx),
+                "statements": sql.SQL("{}\n{}").format(clear, sql.SQL("\n").join(
+                    sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in refill)),
+                "comment": sql.Literal(f"first-order IVM view {name}: the result counted again after a TRUNCATE")}))
+            clear = sql.SQL("    PERFORM {}();").format(names(f"recount_{k}"))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
-            "clear": names(f"clear_{k}"), "statements": sql.SQL("\n").join(
-                sql.SQL("    DELETE FROM {};").format(t) for t in [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]),
+            "clear": names(f"clear_{k}"), "statements": clear,
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
     for table in tables:
         functions.append(capture_functions_plan(
@@ -367,8 +442,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             letters=_letters(view, table), always_batch=True))
         # the delta queries read base tables: their functions run with row_security off
     build = [*maintain.pinned_settings(ctx),
-             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, {}, sql.SQL("1::bigint"), sql.SQL("true"))),
-             *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, {}, sql.SQL("1::bigint"), a, sql.SQL("true")))
+             sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, _base_rows(ctx))),
+             *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, _base_rows(ctx), a))
                for i, a in _value_tables(extremes)),
              *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in _value_tables(extremes))])]
     assert view.output_types is not None

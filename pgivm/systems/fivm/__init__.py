@@ -17,7 +17,7 @@ from __future__ import annotations
 from pgivm.query.cq import Computed, ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
-from pgivm.systems.common import shape_of
+from pgivm.systems.common import outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.rings import integer_arithmetic
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
@@ -33,6 +33,9 @@ STATIC = Option("static", str, None, "tables that never change, comma-separated 
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
+    outer = outer_join_reason(cq)
+    if outer is not None:
+        return outer
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")

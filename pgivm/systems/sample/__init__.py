@@ -28,7 +28,7 @@ from psycopg import sql
 
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems.base import Action, FunctionSystem, Option
-from pgivm.systems.common import Names, shape_of
+from pgivm.systems.common import Names, outer_join_reason, shape_of
 from pgivm.systems.sample.layout import layout
 from pgivm.systems.sample.inspect import compare_result, explain_lines, status, verify
 from pgivm.systems.sample.plan import joined_rows, select_list, _splitmix, capture_triggers, deferred_atoms, plan
@@ -68,6 +68,9 @@ FRESH = Option("fresh", int, None, "draw this many independent uniform results o
 
 
 def accepts(cq: ConjunctiveQuery) -> str | None:
+    outer = outer_join_reason(cq)
+    if outer is not None:
+        return outer
     if cq.aggregates or cq.group_by or cq.group_computed:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
     if cq.distinct:

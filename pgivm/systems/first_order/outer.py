@@ -1,0 +1,169 @@
+"""First-order delta rules for a FROM clause with outer joins (issue 22).
+
+A LEFT, RIGHT or FULL join is not linear in its NULL-extended side: a row of the kept side shows
+once NULL-extended while nothing matches it, and that row goes when the first match arrives. The
+joins are read left to right as PostgreSQL reads them, P_k = P_{k-1} ⋈_k A_k ON θ_k, and a change
+of one atom A_i goes up the chain as a signed bag of joined rows D_k (the rules of Griffin and
+Kumar's change propagation for outer joins, in the form of a difference new − old):
+
+  k = i   D_i = P_{i-1} ⋈θ δA_i                          the rows δA_i matches
+              ⊎ (LEFT, FULL)  for each row l of P_{i-1} that a row of δA_i matches: l NULL-extended,
+                  +1 if it matches nothing now and did before, −1 if the other way round
+              ⊎ (RIGHT, FULL) each row of δA_i that matches nothing in P_{i-1}, NULL-extended
+  k > i   D_k = D_{k-1} ⋈θ A_k
+              ⊎ (LEFT, FULL)  each row of D_{k-1} that matches nothing in A_k, NULL-extended: the
+                  kept side is linear, a row's extension depends on A_k alone
+              ⊎ (RIGHT, FULL) for each row a of A_k that a row of D_{k-1} matches: a NULL-extended,
+                  +1 if it matches nothing in P_{k-1} now and did before, −1 the other way round
+
+"Before" is now less the change: a row's number of matches before is its number now less the
+signed sum of its matches in the change. WHERE then holds on D_n as on any joined row. Every table
+other than A_i is read as it is now (immediate maintenance: the statement has changed A_i's table
+alone, and no other atom reads it: first-order refuses a self-join with an outer join), so the
+states P_k are plain joins of the base tables.
+
+A semi-join (EXISTS, IN) or anti-join (NOT EXISTS, NOT IN) step keeps the rows so far that
+match some (no) row of its atom: a row so far that δA_i matches shows or goes as its number of
+matches leaves 0 or reaches it (k = i); a changed row so far keeps its test's answer (k > i).
+
+Each D_k's columns are its shown atoms' columns, named ``alias.column``, and ``mult``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from psycopg import sql
+
+from pgivm.query.cq import ColumnRef, ConjunctiveQuery, JoinStep
+from pgivm.query.plain import on_condition
+from pgivm.systems.fivm import maintain
+
+
+def column_name(ref: ColumnRef) -> str:
+    """A joined row's column in D_k and P_k: a dot cannot be in a table's alias, so no two clash."""
+    return f"{ref.alias}.{ref.column}"
+
+
+class Chain:
+    """The joins of one view, read left to right, for the delta query of one changed atom."""
+
+    def __init__(self, ctx: maintain.Context, table_rows: Callable[[str], sql.Composable]) -> None:
+        """``table_rows(alias)``: the atom's rows as they are now, its columns named as in D_k."""
+        self.ctx = ctx
+        self.cq: ConjunctiveQuery = ctx.cq
+        self.aliases = [a.alias for a in self.cq.atoms]
+        self.shown = {a.alias for a in self.cq.shown_atoms}
+        self.table_rows = table_rows
+
+    def _before(self, k: int) -> list[str]:
+        """The atoms whose columns the rows so far have, before atom k."""
+        return [a for a in self.aliases[:k] if a in self.shown]
+
+    def _columns(self, aliases: list[str], relation: str | None) -> list[sql.Composable]:
+        """The atoms' columns read from ``relation``, or (None) NULLs of their types."""
+        out: list[sql.Composable] = []
+        for alias in aliases:
+            for c in self.ctx.capture_atom(alias).columns:
+                name = sql.Identifier(column_name(ColumnRef(alias, c.column)))
+                out.append(sql.SQL("NULL::{} AS {}").format(sql.SQL(c.target_type), name) if relation is None else  # type: ignore[arg-type]
+                           sql.SQL("{}.{}").format(sql.Identifier(relation), name))
+        return out
+
+    def _on(self, step: JoinStep) -> sql.Composable:
+        """θ of a step over ``l`` (the rows so far) and ``r`` (the step's atom)."""
+        return on_condition(step, lambda ref: sql.SQL("{}.{}").format(
+            sql.Identifier("r" if ref.alias == step.alias else "l"), sql.Identifier(column_name(ref))))
+
+    def _select(self, left: list[str], right: list[str], left_from: str | None, right_from: str | None,
+                mult: sql.Composable, rest: sql.Composable) -> sql.Composable:
+        items = [*self._columns(left, left_from), *self._columns(right, right_from), sql.SQL("{} AS mult").format(mult)]
+        return sql.SQL("SELECT {} {}").format(sql.SQL(", ").join(items), rest)
+
+    def state(self, k: int) -> sql.Composable:
+        """P_k: the first k + 1 atoms joined as written, as the tables are now."""
+        if k == 0:
+            return self.table_rows(self.aliases[0])
+        step = self.cq.joins[k - 1]
+        if step.tests:
+            return sql.SQL("(SELECT {} FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {}))").format(
+                sql.SQL(", ").join(self._columns(self._before(k), "l")), self.state(k - 1),
+                sql.SQL("NOT " if step.kind == "anti" else ""), self.table_rows(step.alias), self._on(step))
+        items = self._columns(self._before(k), "l") + self._columns([step.alias], "r")
+        return sql.SQL("(SELECT {} FROM {} AS l {} JOIN {} AS r ON {})").format(
+            sql.SQL(", ").join(items), self.state(k - 1), sql.SQL(step.kind.upper()),
+            self.table_rows(step.alias), self._on(step))
+
+    @staticmethod
+    def _matches(side: str, rows: sql.Composable, change: sql.Composable, on: sql.Composable) -> sql.Composable:
+        """For each row the change touches, its matches (on ``side``): ``m.moved``, the signed
+        number in the change, and ``n.now``, the number in ``rows`` now, counted to |moved| + 1 at
+        most: enough to tell whether it is 0 and whether it was 0 before (now − moved), and a
+        lookup of |moved| + 1 rows where a count would read every match (a group's hundreds)."""
+        return sql.SQL("CROSS JOIN LATERAL (SELECT sum({a}.mult) AS moved FROM {change} AS {a} WHERE {on}) AS m "
+                       "CROSS JOIN LATERAL (SELECT count(*) AS now FROM (SELECT FROM {rows} AS {a} WHERE {on} "
+                       "LIMIT abs(m.moved) + 1) AS c) AS n").format(a=sql.Identifier(side), change=change, rows=rows, on=on)
+
+    @staticmethod
+    def _flip(shown_at_zero: bool = True) -> tuple[sql.Composable, sql.Composable]:
+        """The signed change of a row that shows while its matches number 0 (NULL-extended, or
+        kept by an anti-join), or (``shown_at_zero`` False) while they do not (a semi-join), and
+        when it has one (``_matches``: now − moved were its matches before)."""
+        test = sql.SQL("= 0" if shown_at_zero else "> 0")
+        return (sql.SQL("CASE WHEN n.now {t} THEN 1 ELSE -1 END").format(t=test),
+                sql.SQL("m.moved <> 0 AND (n.now {t}) <> (n.now - m.moved {t})").format(t=test))
+
+    def delta(self, changed: int, delta_rows: sql.Composable) -> sql.Composable:
+        """D_n for a change ``delta_rows`` (its columns named as in D_k, and mult) of atom
+        ``changed``: a WITH query whose result is the signed joined rows."""
+        steps: list[sql.Composable] = []
+        previous = delta_rows
+        for k in range(changed, len(self.aliases)):
+            name = sql.Identifier(f"pgivm_d{k}")
+            if k == changed:
+                body = self._arriving(changed, previous) if k > 0 else sql.SQL("SELECT * FROM {} AS d").format(previous)
+            else:
+                body = self._passing(k, previous)
+            steps.append(sql.SQL("{} AS ({})").format(name, body))
+            previous = name
+        return sql.SQL("WITH {} SELECT * FROM {}").format(sql.SQL(", ").join(steps), previous)
+
+    def _arriving(self, k: int, change: sql.Composable) -> sql.Composable:
+        """D_k where A_k itself changed (``change``): the rows so far, P_{k-1}, are as they are."""
+        step, before = self.cq.joins[k - 1], self._before(k)
+        on, rows_so_far = self._on(step), self.state(k - 1)
+        sign, flipped = self._flip(shown_at_zero=step.kind != "semi")
+        # a row so far that δA_k matches shows or goes (NULL-extended, or by its test): see _flip
+        flips = self._select(before, [] if step.tests else [step.alias], "l", None, sign, sql.SQL(
+            "FROM {} AS l {} WHERE EXISTS (SELECT FROM {} AS r WHERE {}) AND {}").format(
+            rows_so_far, self._matches("r", self.table_rows(step.alias), change, on), change, on, flipped))
+        if step.tests:
+            return flips
+        parts = [self._select(before, [step.alias], "l", "r", sql.SQL("r.mult"), sql.SQL(
+            "FROM {} AS l JOIN {} AS r ON {}").format(rows_so_far, change, on))]
+        if step.kind in ("left", "full"):
+            parts.append(flips)
+        if step.kind in ("right", "full"):
+            parts.append(self._select(before, [step.alias], None, "r", sql.SQL("r.mult"), sql.SQL(
+                "FROM {} AS r WHERE NOT EXISTS (SELECT FROM {} AS l WHERE {})").format(change, rows_so_far, on)))
+        return sql.SQL(" UNION ALL ").join(parts)
+
+    def _passing(self, k: int, change: sql.Composable) -> sql.Composable:
+        """D_k where the rows so far changed by ``change`` (D_{k-1}) and A_k is as it is."""
+        step, before = self.cq.joins[k - 1], self._before(k)
+        on, rows = self._on(step), self.table_rows(step.alias)
+        if step.tests:  # linear in the rows so far: each keeps its test's answer
+            return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
+                "FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {})").format(
+                change, sql.SQL("NOT " if step.kind == "anti" else ""), rows, on))
+        parts = [self._select(before, [step.alias], "l", "r", sql.SQL("l.mult"), sql.SQL(
+            "FROM {} AS l JOIN {} AS r ON {}").format(change, rows, on))]
+        if step.kind in ("left", "full"):
+            parts.append(self._select(before, [step.alias], "l", None, sql.SQL("l.mult"), sql.SQL(
+                "FROM {} AS l WHERE NOT EXISTS (SELECT FROM {} AS r WHERE {})").format(change, rows, on)))
+        if step.kind in ("right", "full"):  # a row of A_k that the change matches: see _flip
+            sign, flipped = self._flip()
+            parts.append(self._select(before, [step.alias], None, "r", sign, sql.SQL(
+                "FROM {} AS r {} WHERE EXISTS (SELECT FROM {} AS l WHERE {}) AND {}").format(
+                rows, self._matches("l", self.state(k - 1), change, on), change, on, flipped)))
+        return sql.SQL(" UNION ALL ").join(parts)

@@ -1,0 +1,36 @@
+-- EXISTS, NOT EXISTS, IN and NOT IN over a subquery of one table: semi- and anti-joins, a row of
+-- r passing or failing its test as the rows of s it matches come and go; NOT IN keeps SQL's rule
+-- (nothing passes NOT IN over a NULL, unless the subquery has no row)
+CREATE TABLE r (a int, b int);
+CREATE TABLE s (b int, c int);
+INSERT INTO r VALUES (1, 1), (2, 2), (3, 3), (3, 3);
+INSERT INTO s VALUES (1, 10), (1, 11), (2, NULL);
+-- pgivm: create ex
+SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b);
+-- pgivm: create nex
+SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.b = r.b);
+-- pgivm: create i
+SELECT r.b, count(*) AS n FROM r WHERE r.b IN (SELECT s.b FROM s WHERE s.c > 10) GROUP BY r.b;
+-- pgivm: create ni
+SELECT r.a FROM r WHERE r.a NOT IN (SELECT s.c FROM s WHERE s.b < 3);
+SELECT * FROM ex ORDER BY a;
+SELECT * FROM nex ORDER BY a;
+SELECT * FROM i ORDER BY b;
+SELECT * FROM ni ORDER BY a;
+INSERT INTO s VALUES (3, 11);
+SELECT * FROM ex ORDER BY a;
+SELECT * FROM nex ORDER BY a;
+SELECT * FROM i ORDER BY b;
+DELETE FROM s WHERE c IS NULL;
+SELECT * FROM ex ORDER BY a;
+SELECT * FROM ni ORDER BY a;
+UPDATE s SET b = 2 WHERE c = 11;
+SELECT * FROM ex ORDER BY a;
+SELECT * FROM nex ORDER BY a;
+SELECT * FROM i ORDER BY b;
+SELECT * FROM ni ORDER BY a;
+TRUNCATE s;
+SELECT * FROM ex ORDER BY a;
+SELECT * FROM nex ORDER BY a;
+SELECT * FROM i ORDER BY b;
+SELECT * FROM ni ORDER BY a;
