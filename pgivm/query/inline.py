@@ -119,5 +119,5 @@ def inline(sql: str, columns_of: ColumnsOf | None,
 
 
 def _is_cte(select: exp.Select, name: str) -> bool:
-    with_ = select.args.get("with_") or select.args.get("with")
-    return with_ is not None and any(cte.alias == name for cte in with_.expressions)
+    """Whether ``name`` is a WITH query's, at any level (a subquery may have a WITH of its own)."""
+    return any(cte.alias == name for with_ in select.find_all(exp.With) for cte in with_.expressions)

@@ -160,7 +160,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     if hidden:  # the view shows the SELECT list, not what only HAVING reads
         shown = projection or tuple((output_name(n, node), scalar.Col("", output_name(n, node))) for n, node in items)
         projection = tuple((n, node) for n, node in shown if n not in {h for h, _ in hidden})
-    resolver = _Resolver(aliases, layout)
+    resolver = _Resolver(aliases, layout, wording is _GENERAL)
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording, with_on=not outer, where=where)
     steps = _join_steps(select, kinds, list(aliases), layout, resolver) if outer else []
     tested: dict[str, TableRef] = {}  # the tables of EXISTS and IN subqueries, by alias
@@ -550,9 +550,10 @@ def _expand_stars(items: list[tuple[str | None, exp.Expression]], layout: _Layou
 class _Resolver:
     """Column references -> ColumnRef, checked against the FROM list."""
 
-    def __init__(self, aliases: dict[str, TableRef], layout: _Layout | None = None) -> None:
+    def __init__(self, aliases: dict[str, TableRef], layout: _Layout | None = None, general: bool = True) -> None:
         self.aliases = aliases
         self.layout = layout
+        self.general = general  # an unqualified column may wait for the tables' columns (NeedsColumns)
 
     def column(self, node: exp.Column) -> ColumnRef:
         column = _name(node.this) or ""
@@ -571,6 +572,9 @@ class _Resolver:
                 if len(having) == 1:
                     return ColumnRef(having[0], column)
         if table is None:
+            if len(self.aliases) != 1 and self.layout is not None and self.layout.table_columns is None and self.general:
+                raise NeedsColumns(f"column {column} without its table needs the tables' columns: give pgivm a "
+                                   "database to read them from")
             if len(self.aliases) != 1:
                 example = ColumnRef(next(iter(self.aliases)), column)
                 raise UnsupportedQuery(f"qualify column {column} with its table or alias (e.g. {example})")
@@ -723,7 +727,8 @@ def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], teste
     own_columns = columns_of(table) if columns_of is not None else None
     resolver = _SubqueryResolver({**visible, alias: table}, layout, alias, own_columns)  # type: ignore[dict-item]
     conjuncts = _where(subquery)
-    if operand is not None:
+    if operand is not None:  # IN's operand is the outer query's: its columns qualified before they meet the subquery's
+        operand = operand.transform(lambda n: _qualified(resolver.outer.column(n)) if isinstance(n, exp.Column) else n)
         items = subquery.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star):
             raise UnsupportedQuery(f"{written}: an IN subquery selects one value")
@@ -746,6 +751,10 @@ def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], teste
             raise UnsupportedQuery(f"{written}: condition {_sql(cond)} reads no column")
     tested[alias] = table
     return JoinStep("anti" if negated else "semi", alias, tuple(on))
+
+
+def _qualified(ref: ColumnRef) -> exp.Column:
+    return exp.column(ref.column, table=ref.alias, quoted=True)
 
 
 class _SubqueryResolver:

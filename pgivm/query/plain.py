@@ -72,7 +72,7 @@ def from_where(view: ResolvedView, extra: list[sql.Composable] | None = None,
     conditions = where_conditions(cq, col)
     conditions += [view.base_of(a.table).guard(a.alias) for a in cq.atoms if a.alias not in sources]
     conditions += extra or []
-    return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions))
+    return sql.SQL("FROM {} WHERE {}").format(tables, sql.SQL(" AND ").join(conditions or [sql.SQL("true")]))
 
 
 def where_conditions(cq: ConjunctiveQuery, col: Callable[[ColumnRef], sql.Composable]) -> list[sql.Composable]:

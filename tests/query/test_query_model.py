@@ -354,7 +354,7 @@ REFUSED: list[tuple[str, str, str | list[str]]] = [
     (
         "unqualified-with-two-tables",
         "SELECT count(*) FROM r JOIN s ON b = s.b",
-        "qualify column b with its table or alias (e.g. r.b)",
+        "column b without its table needs the tables' columns: give pgivm a database to read them from",
     ),
     ("unknown-alias", "SELECT count(*) FROM r JOIN s ON q.b = s.b", "column q.b refers to an unknown table or alias 'q'"),
     ("alias-used-twice", "SELECT count(*) FROM e JOIN e ON e.dst = e.src", ["'e'", "twice"]),

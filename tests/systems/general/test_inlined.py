@@ -20,6 +20,9 @@ QUERIES = {
     "subquery": ("SELECT q.a, q.c FROM (SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE s.c < 3) AS q "
                  "WHERE q.a <> 2"),
     "renamed": "SELECT sum(x.v) AS total, count(*) FROM (SELECT r.a + 1.5 AS v, r.b AS k FROM r) x JOIN s ON x.k = s.b",
+    # a WITH of the subquery's own (pg_ivm's suite): its name is no table to look up
+    "nested with": ("WITH q AS (SELECT * FROM s) SELECT v.a, v.c FROM (WITH p AS (SELECT * FROM r) "
+                    "SELECT p.a, q.c FROM p, q WHERE p.b = q.b) v"),
 }
 
 

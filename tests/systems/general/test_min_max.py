@@ -24,6 +24,8 @@ QUERIES = {
     "count distinct": ("SELECT s.c, count(DISTINCT r.a) AS d, count(DISTINCT r.a + s.b) AS e, count(*) AS n "
                        "FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
     "count distinct, no group": "SELECT count(DISTINCT r.a) AS d, min(r.a) AS lo FROM r JOIN s ON r.b = s.b",
+    # one table: its delta query has no condition at all (its WHERE was left empty, a syntax error)
+    "one table": "SELECT min(a) AS lo, max(a) AS hi, count(DISTINCT b) AS d FROM r",
 }
 
 

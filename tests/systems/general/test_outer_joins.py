@@ -41,6 +41,7 @@ QUERIES = {
     "exists": "SELECT r.a, r.b FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c > 0)",
     "not exists": "SELECT r.a, r.b FROM r WHERE NOT EXISTS (SELECT FROM s WHERE s.b = r.b) AND r.a IS NOT NULL",
     "in": "SELECT r.b, count(*) AS n, sum(r.a) AS sa FROM r WHERE r.a IN (SELECT t.c FROM t WHERE t.d <> 2) GROUP BY r.b",
+    "in, unqualified": "SELECT b, a FROM r WHERE b IN (SELECT b FROM s WHERE c > 1)",  # b: r's outside, s's inside
     "not in, NULLs": "SELECT r.a, r.b FROM r WHERE r.b NOT IN (SELECT s.c FROM s)",
     "join and exists": ("SELECT r.a, s.c FROM r JOIN s ON r.b = s.b "
                         "WHERE EXISTS (SELECT 1 FROM t WHERE t.c = s.c) AND NOT EXISTS (SELECT 1 FROM u WHERE u.d = r.a)"),
