@@ -307,7 +307,8 @@ def _create(args: argparse.Namespace) -> int:
         with _note_if_slow(f"creating {args.name}{f' ({detail})' if detail else ''}: "
                            "building the state from the base tables ..."):
             result = command.create(args.name, sql_text, system=args.system, schema=args.schema, target=conn,
-                                    preprocess=args.preprocess, lock_wait=args.lock_wait, **chosen)
+                                    preprocess=args.preprocess, lock_wait=args.lock_wait, columns=args.columns,
+                                    **chosen)
         schema = result.view[: -len(result.name) - 1]  # result.view is "schema.name"
         quoted = conn.execute("SELECT pg_catalog.quote_ident(%s) || '.' || pg_catalog.quote_ident(%s)",
                               [schema, result.name]).fetchone()[0]  # type: ignore[index]
@@ -526,11 +527,13 @@ _PREPROCESS_HELP = ("how to build the state: in PostgreSQL (default), or "
 COMMANDS: list[Command | Callable[[], list[Command]]] = [
     Command("init", command.init, printer=_print_init),
     Command("create", command.create, handler=_create, extend=_add_create_options,
-            args=("name", "sql", "file", "system", "schema", "preprocess", "lock_wait"),
+            args=("name", "sql", "file", "system", "schema", "columns", "preprocess", "lock_wait"),
             own={"name": Arg(help="name of the view to create (readable with SELECT * FROM name)"),
                  "sql": Arg("--sql", help="the view definition, e.g. a triangle count over three tables"),
                  "file": Arg("--file", help="read the view definition from this file"),
                  "system": Arg("--system", "--strategy", dest="system", choices=list(_SYSTEMS), help=_SYSTEM_HELP),
+                 "columns": Arg("--columns", type=_comma_list, metavar="A,B,...",
+                                help="names for the view's columns, as CREATE VIEW name (a, b) gives them"),
                  "preprocess": Arg("--preprocess", choices=_BUILDERS, help=_PREPROCESS_HELP)}),
     Command("refresh", command.refresh, args=("name",), printer=_print_refresh,
             own={"name": Arg(help="name of the deferred view")}),

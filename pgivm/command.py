@@ -34,6 +34,7 @@ from pgivm.errors import LockDenied, NeedsColumns, PgivmError, UnsupportedQuery
 from pgivm.install import template_version
 from pgivm.installed import InstalledView, open_view, system_params
 from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.inline import name_columns
 from pgivm.query.model import TableRef
 from pgivm.query.parse import parse_query
 from pgivm.query.resolve import ResolvedView, column_names, resolve, view_definition
@@ -206,7 +207,8 @@ def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[Sy
 
 
 def create(name: str, definition: Any, *, system: str | None = None, schema: str | None = None, target: Target = None,
-           preprocess: str = "postgres", lock_wait: float = LOCK_WAIT_S, **options: Any) -> CreateResult:
+           preprocess: str = "postgres", lock_wait: float = LOCK_WAIT_S, columns: list[str] | None = None,
+           **options: Any) -> CreateResult:
     """Install a maintained view and build its state from the current data.
 
     The view is ``name``, its query ``definition``: SQL text or a SQLAlchemy ``Select``. ``system``
@@ -221,11 +223,14 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
 
     ``lock_wait``: seconds to keep trying to lock the base tables against writers (one short attempt
     at a time, so a writer never waits long on us), after which create gives up with one line.
+
+    ``columns``: names for the view's first columns, as ``CREATE VIEW name (a, b) AS`` gives them.
     """
     install.check_name(name)
     refresh = install.refresh_options(options)
     install.check_schema_name(schema)
-    chosen, query = _parse_for_create(_as_sql_text(definition), system, target)
+    text = _as_sql_text(definition)
+    chosen, query = _parse_for_create(name_columns(text, columns) if columns else text, system, target)
     params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
     if preprocess != "postgres" and preprocess not in chosen.builders:
         raise PgivmError(f"system {chosen.name} has no {preprocess!r} build",

@@ -51,6 +51,34 @@ def output_name(name: str | None, node: exp.Expression) -> str:
     return "?column?"
 
 
+def _expand_ctes(select: exp.Select, with_: exp.With) -> None:
+    """Each reference to a WITH query of the statement replaced by its query, as a subquery under
+    the reference's alias (sqlglot merges a WITH query read once; one read twice, a self-join
+    through it, is then merged like any subquery). A later WITH query may read an earlier one."""
+    bodies: dict[str, exp.Expression] = {}
+    for cte in with_.expressions:
+        body = cte.this.copy()
+        _replace_references(body, bodies)
+        bodies[cte.alias] = body
+    _replace_references(select, bodies, skip=with_)
+    select.set("with_" if "with_" in select.args else "with", None)
+
+
+def _replace_references(node: exp.Expression, bodies: dict[str, exp.Expression], skip: exp.Expression | None = None) -> None:
+    for table in list(node.find_all(exp.Table)):
+        if table.name in bodies and not table.args.get("db") and (skip is None or not _inside(table, skip)):
+            alias = table.alias or table.name
+            table.replace(exp.Subquery(this=bodies[table.name].copy(), alias=exp.TableAlias(this=exp.to_identifier(alias))))
+
+
+def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
+    while node is not None:
+        if node is ancestor:
+            return True
+        node = node.parent  # type: ignore[assignment]
+    return False
+
+
 def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | None]) -> bool:
     """Replace each plain view in FROM by its definition as a subquery under the same alias (views
     over views too); whether there was one."""
@@ -95,6 +123,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     if columns_of is None:
         raise NeedsColumns("a WITH query or a subquery in FROM needs the tables' columns: give pgivm a database "
                            "to read them from")
+    if with_ is not None:
+        _expand_ctes(select, with_)
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
@@ -116,6 +146,27 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
                                "operation is not supported yet: only ones that join, filter and rename are inlined")
     return merged.sql(dialect="postgres")
+
+
+def name_columns(sql: str, columns: list[str]) -> str:
+    """The query with its first SELECT items named ``columns``, as ``CREATE VIEW v (a, b) AS``
+    names a view's columns (the rest keep their names)."""
+    try:
+        select = sqlglot.parse_one(sql, read="postgres")
+    except SqlglotError:
+        return sql  # the parser proper says what is wrong
+    if not isinstance(select, exp.Select):
+        return sql
+    items = select.expressions
+    if any(isinstance(i, exp.Star) or isinstance(i, exp.Column) and isinstance(i.this, exp.Star) for i in items):
+        raise UnsupportedQuery("a column list names SELECT items one by one: write them out instead of *")
+    if len(columns) > len(items):
+        raise UnsupportedQuery(f"{len(columns)} column names for a view of {len(items)} columns")
+    if len(set(columns)) < len(columns):
+        raise UnsupportedQuery("a column name is given twice in the column list")
+    for item, name in zip(list(items), columns):
+        item.replace(exp.alias_(item.this.copy() if isinstance(item, exp.Alias) else item.copy(), name, quoted=True))
+    return select.sql(dialect="postgres")
 
 
 def _is_cte(select: exp.Select, name: str) -> bool:

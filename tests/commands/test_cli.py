@@ -1115,3 +1115,19 @@ def test_demo_on_a_given_database_says_nothing_about_the_embedded_server(
         "(drop or rename it, or run the demo on another database (--dsn))"
     ]
     assert scalar(conn, "SELECT to_regclass('ivme_demo.mine') IS NOT NULL")
+
+
+def test_create_names_the_columns_as_create_view_does(capsys: pytest.CaptureFixture[str], dsn: str,
+                                                      conn: psycopg.Connection) -> None:
+    """--columns names the view's columns, as CREATE VIEW v (a, b) (and pg_ivm's 'mv(a, b)') do: two
+    SELECT items of one name then make a view (pg_ivm's outer-join suite names them so)."""
+    conn.execute("CREATE TABLE r (i int); CREATE TABLE s (i int, j int); INSERT INTO r VALUES (1), (2); "
+                 "INSERT INTO s VALUES (2, 5), (3, 6)")
+    query = "SELECT r.i, s.i, s.j FROM r FULL JOIN s ON r.i = s.i"
+    assert_user_error(cli(capsys, dsn, "create", "mv", "--sql", query), "two columns named i")
+    ok(capsys, dsn, "create", "mv", "--sql", query, "--columns", "r, si")
+    assert [d.name for d in conn.execute("SELECT * FROM mv").description] == ["r", "si", "j"]
+    conn.execute("INSERT INTO s VALUES (1, 7)")
+    assert sorted(conn.execute("SELECT * FROM mv").fetchall(), key=repr) == sorted(conn.execute(query).fetchall(), key=repr)
+    assert_user_error(cli(capsys, dsn, "create", "mv2", "--sql", query, "--columns", "a,b,c,d"), "4 column names", "3 columns")
+    assert_user_error(cli(capsys, dsn, "create", "mv2", "--sql", "SELECT * FROM r", "--columns", "a"), "write them out")
