@@ -396,7 +396,7 @@ def test_every_generated_function_is_safe_for_any_role_to_reach(cast: Cast) -> N
     for name, definer, owner, superuser, fixed, public in catalog:
         assert superuser, f"pgivm_catalog.{name} belongs to {owner}, not a superuser"
         assert fixed or name == "refresh", f"pgivm_catalog.{name} has no fixed search_path"
-        if name in ("pin_state", "register_worker", "recompute_covers"):
+        if name in ("pin_state", "register_worker", "recompute_covers", "table_components"):
             assert not public, f"pgivm_catalog.{name} must not be executable by PUBLIC"
     tables = cast.admin.execute(
         "SELECT c.oid::regclass::text FROM pg_class c WHERE c.relnamespace = 'pgivm_catalog'::regnamespace AND c.relkind = 'r' "
