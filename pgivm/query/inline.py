@@ -51,6 +51,32 @@ def output_name(name: str | None, node: exp.Expression) -> str:
     return "?column?"
 
 
+def _is_join_tree(node: exp.Expression | None) -> bool:
+    """A parenthesized join: ``(a JOIN b ON ...)``, which sqlglot reads as a subquery of a table with joins."""
+    return isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table) and bool(node.this.args.get("joins")) \
+        and not node.alias
+
+
+def _unparenthesize(select: exp.Select) -> bool:
+    """``FROM (a JOIN b ON ...) JOIN c`` read as ``FROM a JOIN b ON ... JOIN c``, the same joins (the
+    leftmost is where a left-to-right reading starts anyway); whether there was one. A parenthesized
+    join anywhere else is a tree the left-to-right reading does not hold: refused."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    flattened = False
+    while from_ is not None and _is_join_tree(from_.this):
+        table = from_.this.this
+        inner = table.args.get("joins") or []
+        table.set("joins", None)
+        from_.set("this", table)
+        select.set("joins", [*inner, *(select.args.get("joins") or [])])
+        flattened = True
+    for join in select.args.get("joins") or []:
+        if _is_join_tree(join.this):
+            raise UnsupportedQuery(f"a parenthesized join on the right of a join, {join.this.sql(dialect='postgres')}, "
+                                   "is not supported yet: write the joins left to right")
+    return flattened
+
+
 def _expand_ctes(select: exp.Select, with_: exp.With) -> None:
     """Each reference to a WITH query of the statement replaced by its query, as a subquery under
     the reference's alias (sqlglot merges a WITH query read once; one read twice, a self-join
@@ -114,9 +140,10 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         return None  # the parser proper says what is wrong
     if not isinstance(select, exp.Select):
         return None
+    flattened = _unparenthesize(select)
     views = definition_of is not None and _expand_views(select, definition_of)
     if not views and not _nested(select):
-        return None
+        return select.sql(dialect="postgres") if flattened else None
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
         raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")

@@ -125,7 +125,8 @@ def _letters(view: ResolvedView, table: TableRef) -> str:
 
 def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAtom]] | str:
     if view.query.has_outer_join:  # its delta rules read every table as it is now
-        return "first-order maintains outer joins immediately, not deferred: keep such a view immediate"
+        return ("first-order maintains outer joins and [NOT] EXISTS / IN subqueries immediately, not deferred: keep "
+                "such a view immediate")
     computed = _computed(view.query)
     if computed:  # evaluated on every row a delta query reads, older states' rows too
         return (f"{computed[0]} is computed on each joined row, and a deferred view's actions also read rows of "

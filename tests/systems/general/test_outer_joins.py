@@ -27,6 +27,7 @@ QUERIES = {
     "left chain": "SELECT r.a, s.c, t.d FROM r LEFT JOIN s ON r.b = s.b LEFT JOIN t ON s.c = t.c",
     "full then right": "SELECT r.a, s.b, t.c, t.d FROM r FULL JOIN s ON r.b = s.b RIGHT JOIN t ON t.c = s.c",
     "inner then full": "SELECT r.a, s.c, t.d FROM r JOIN s ON r.b = s.b FULL JOIN t ON t.c = s.c AND t.d > 1",
+    "parenthesized first": "SELECT r.a, s.c, t.d FROM (r FULL JOIN s ON r.b = s.b) LEFT JOIN t ON t.c = s.c",
     "right then left": "SELECT r.a, s.c, t.d FROM r RIGHT JOIN s ON r.b = s.b LEFT JOIN t ON t.c = s.c",
     "on filter and inequality": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b AND s.c > 1 AND r.a < s.c + 5",
     "anti join": "SELECT r.a, r.b FROM r LEFT JOIN s ON r.b = s.b WHERE s.b IS NULL",
@@ -139,6 +140,7 @@ def test_systems_of_inner_joins_refuse_outer_joins_in_one_line(conn: psycopg.Con
 @pytest.mark.parametrize("query, says", [
     ("SELECT r.a FROM r, s RIGHT JOIN t ON t.c = s.c", "a comma in FROM before a RIGHT JOIN"),
     ("SELECT r.a FROM r FULL JOIN s USING (b)", "FULL JOIN s USING or NATURAL"),
+    ("SELECT r.a FROM r LEFT JOIN (s JOIN t ON s.c = t.c) ON r.b = s.b", "a parenthesized join on the right of a join"),
 ])
 def test_what_the_left_to_right_reading_does_not_hold_is_refused(conn: psycopg.Connection, dsn: str, query: str,
                                                                  says: str) -> None:
@@ -146,3 +148,13 @@ def test_what_the_left_to_right_reading_does_not_hold_is_refused(conn: psycopg.C
     with pytest.raises(PgivmError) as err:
         command.create("v", query, target=dsn)
     assert says in str(err.value)
+
+
+@pytest.mark.parametrize("query", [QUERIES["left"], QUERIES["exists"]])
+def test_a_deferred_view_with_an_outer_or_semi_join_is_refused_in_one_line(conn: psycopg.Connection, dsn: str,
+                                                                           query: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    with pytest.raises(PgivmError) as err:
+        command.create("v", query, refresh="deferred", target=dsn)
+    assert "immediately, not deferred" in err.value.message and "\n" not in err.value.message
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'pgivm_v%'").fetchone() == (0,)
