@@ -130,15 +130,21 @@ def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | 
     raise UnsupportedQuery("views in FROM nest more than 16 levels deep")
 
 
+def _select_of(sql: str) -> exp.Select | None:
+    """The statement as sqlglot reads it, if it is one SELECT (else the parser proper says what is wrong)."""
+    try:
+        select = sqlglot.parse_one(sql, read="postgres")
+    except SqlglotError:
+        return None
+    return select if isinstance(select, exp.Select) else None
+
+
 def inline(sql: str, columns_of: ColumnsOf | None,
            definition_of: Callable[[TableRef], str | None] | None = None) -> str | None:
     """The query with its plain views, WITH queries and FROM subqueries merged in, or None if it
     has none."""
-    try:
-        select = sqlglot.parse_one(sql, read="postgres")
-    except SqlglotError:
-        return None  # the parser proper says what is wrong
-    if not isinstance(select, exp.Select):
+    select = _select_of(sql)
+    if select is None:
         return None
     flattened = _unparenthesize(select)
     views = definition_of is not None and _expand_views(select, definition_of)
@@ -178,11 +184,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
 def name_columns(sql: str, columns: list[str]) -> str:
     """The query with its first SELECT items named ``columns``, as ``CREATE VIEW v (a, b) AS``
     names a view's columns (the rest keep their names)."""
-    try:
-        select = sqlglot.parse_one(sql, read="postgres")
-    except SqlglotError:
-        return sql  # the parser proper says what is wrong
-    if not isinstance(select, exp.Select):
+    select = _select_of(sql)
+    if select is None:
         return sql
     items = select.expressions
     if any(isinstance(i, exp.Star) or isinstance(i, exp.Column) and isinstance(i.this, exp.Star) for i in items):

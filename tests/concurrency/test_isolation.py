@@ -689,6 +689,27 @@ def test_outer_and_anti_join_views_against_two_writers(server_dsn: str, dsn: str
     assert_all_pass(run_spec(join_views_spec(level), server_dsn, dsn))
 
 
+def test_a_write_locks_every_table_linked_to_it_through_views(dsn: str) -> None:
+    """Migration 0010: over V1(r, s) and V2(s, t), a write to r locks t too (else a writer of t and
+    one of r, going on to write s, deadlock: the spec above); a deferred view links nothing (its
+    writers lock nothing), and dropping V2 unlinks t."""
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, d int); "
+                     "CREATE TABLE u (d int, e int)")
+        command.create("v1", "SELECT r.a, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a", target=conn)
+        command.create("v2", "SELECT s.b, count(*) AS n FROM s JOIN t ON s.c = t.c GROUP BY s.b", target=conn)
+        command.create("v3", "SELECT t.c, count(*) AS n FROM t JOIN u ON t.d = u.d GROUP BY t.c", refresh="deferred",
+                       target=conn)
+
+        def covers() -> dict[str, list[str]]:
+            rows = conn.execute("SELECT table_oid::regclass::text, covers::regclass[]::text[] FROM pgivm_catalog.write_covers")
+            return {table: sorted(tables) for table, tables in rows.fetchall()}
+
+        assert covers() == {"r": ["r", "s", "t"], "s": ["r", "s", "t"], "t": ["r", "s", "t"]}
+        command.drop("v2", target=conn)
+        assert covers() == {"r": ["r", "s"], "s": ["r", "s"]}
+
+
 # --- issue 21: a reader of two deferred views; create in REPEATABLE READ and SERIALIZABLE ---------
 
 ST_SQL = "SELECT s.b, count(*) AS n FROM s JOIN t ON s.c = t.c GROUP BY s.b"

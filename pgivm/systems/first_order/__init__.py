@@ -23,6 +23,8 @@ NAME = "first-order"
 
 def _accepts(query: ConjunctiveQuery) -> str | None:
     """Triangle counts (its tuple-at-a-time plan), and every other join-aggregate (``cq.py``)."""
+    if query.has_outer_join:  # never a triangle: the join-aggregates' plan alone
+        return cq.accepts(query)
     reason = triangle_reason(query)
     if reason is None:
         return None
@@ -32,8 +34,8 @@ def _accepts(query: ConjunctiveQuery) -> str | None:
 
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="first-order IVM: the classical delta query per update over the base tables (triangle counts and "
-            "acyclic join-aggregates); the yardstick IVMε and F-IVM improve on",
+    summary="first-order IVM: the classical delta query per update over the base tables (every join the model "
+            "holds: cyclic, outer, semi- and anti-joins); the yardstick IVMε and F-IVM improve on",
     accepts=_accepts, plan=plan_view, capture_triggers=capture_triggers_of,
     status=status, verify=verify_view,
     options=(ivme.BATCH,),

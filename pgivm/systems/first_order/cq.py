@@ -1,7 +1,7 @@
 """First-order IVM of join-aggregates: the baseline F-IVM is measured against (what pg_ivm
 does), and the fallback for every join the query model holds: cyclic ones beyond the triangle (a
-4-cycle), cross products, conditions that compare columns of two tables. The delta rule below
-needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its
+4-cycle), cross products, conditions that compare columns of two tables; outer, semi- and anti-
+joins take their own delta rules (``outer.py``). The delta rule below needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its
 columns, with multiplicities); each statement's net change of an atom is joined with the *base
 tables* of every other atom (no intermediate views) and merged into the result:
 
@@ -49,7 +49,8 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
     if cq.has_outer_join and cq.is_self_join:  # its delta rules read every other atom as it is now
-        return "a table joined to itself through an outer join: not yet (recompute maintains it)"
+        return ("a table read twice in a query with an outer join or [NOT] EXISTS / IN: not yet (recompute "
+                "maintains it)")
     bare = next((a for a in cq.atoms if not a.columns), None)
     if bare is not None:  # its net change would have no column to carry: a count of rows only
         return f"{bare.alias} contributes none of its columns, only its number of rows (a cross product): not yet"

@@ -37,6 +37,9 @@ QUERIES = {
                    "FROM r LEFT JOIN s ON r.b = s.b GROUP BY r.b"),
     "group by the extended side": ("SELECT s.c, count(*) AS n, sum(r.a) AS sa, avg(r.a) AS aa "
                                    "FROM r FULL JOIN s ON r.b = s.b GROUP BY s.c"),
+    "computed over the extended side": ("SELECT r.b, sum(coalesce(s.c, 0) * r.a) AS sc, count(DISTINCT s.c) AS d, "
+                                        "max(s.c) FILTER (WHERE s.c > 1) AS m, count(*) AS n FROM r LEFT JOIN s ON r.b = s.b "
+                                        "GROUP BY r.b HAVING count(s.c) > 0"),
     "count, no group": "SELECT count(*) AS n, count(t.d) AS nd FROM r LEFT JOIN s ON r.b = s.b RIGHT JOIN t ON t.c = s.c",
     # semi- and anti-joins: EXISTS, NOT EXISTS, IN and NOT IN over a subquery of one table
     "exists": "SELECT r.a, r.b FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c > 0)",
