@@ -163,6 +163,8 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     resolver = _Resolver(aliases, layout, wording is _GENERAL)
     equalities, comparisons, predicates, local = _conditions(select, resolver, wording, with_on=not outer, where=where)
     steps = _join_steps(select, kinds, list(aliases), layout, resolver) if outer else []
+    if outer:
+        steps, equalities = _equalities_into_joins(steps, equalities, list(aliases))
     tested: dict[str, TableRef] = {}  # the tables of EXISTS and IN subqueries, by alias
     for conjunct in subqueries:
         steps.append(_subquery_step(conjunct, {**aliases, **tested}, tested, layout, columns_of))
@@ -684,6 +686,25 @@ def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout
 
 
 _SUBQUERY_WHERE = "a subquery is maintained only as [NOT] EXISTS or [NOT] IN, a condition of WHERE joined by AND"
+
+
+def _equalities_into_joins(steps: list[JoinStep], equalities: list[tuple[ColumnRef, ColumnRef]], aliases: list[str]
+                           ) -> tuple[list[JoinStep], list[tuple[ColumnRef, ColumnRef]]]:
+    """WHERE's ``a.x = b.y`` held in the ON of the inner join (a comma, CROSS JOIN) that brings the
+    later of a and b, where no RIGHT or FULL join comes after it: the same rows (a later LEFT join,
+    semi- or anti-join leaves a and b's columns as they are), and a delta that joins on it rather
+    than taking the cross product up the joins (``FROM r, s LEFT JOIN t ... WHERE r.b = s.b``)."""
+    position = {alias: i for i, alias in enumerate(aliases)}
+    widening = [k for k, step in enumerate(steps) if step.kind in ("right", "full")]
+    steps, kept = list(steps), []
+    for left, right in equalities:
+        k = max(position[left.alias], position[right.alias]) - 1  # the step that brings the later one
+        if k >= 0 and steps[k].kind == "inner" and all(j < k for j in widening):
+            equality = Condition(None, scalar.Op("=", (_col(left), _col(right))), f"{left} = {right}")
+            steps[k] = replace(steps[k], on=(*steps[k].on, equality))
+        else:
+            kept.append((left, right))
+    return steps, kept
 
 
 def _subquery_test(cond: exp.Expression) -> tuple[bool, exp.Select, exp.Expression | None] | None:
