@@ -297,10 +297,23 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
                                 if not _is_supported_aggregate(a)), None)
             if unsupported is not None:
                 raise UnsupportedQuery(f"unsupported aggregate {_sql(unsupported)}: {wording.aggregate}")
-            if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc)):
+            if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc) and not _is_constant(node)):
                 raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
         items.append((name, node))
+    if all(not isinstance(n, exp.Star) and not n.find(exp.Column) and not n.find(exp.AggFunc) for _, n in items):
+        raise UnsupportedQuery("the SELECT list reads no column: a view of constants alone is not maintained; select a "
+                               "column or an aggregate beside them")
     return items
+
+
+def _is_constant(node: exp.Expression) -> bool:
+    """A SELECT item of constants and immutable functions of them (``'x'``, ``1``, ``2 * 3``): the
+    same value in every row, computed as the view is read. A function of time or chance is not."""
+    try:
+        scalar.from_sqlglot(node, lambda c: scalar.Col("", ""))
+    except UnsupportedQuery:
+        return False
+    return True
 
 
 def _without_filter(node: exp.Expression) -> exp.Expression:

@@ -21,6 +21,8 @@ QUERIES = {
                 "HAVING count(*) > 1"),
     "listing": "SELECT DISTINCT r.a * s.c AS p, lower(s.c::text) FROM r JOIN s ON r.b = s.b WHERE r.a IS NOT NULL",
     "one group": "SELECT count(*) * 2 AS twice, sum(r.a) - 1 FROM r JOIN s ON r.b = s.b",
+    # constants beside columns and aggregates: the same value in every row (pg_ivm's suite has SELECT 1)
+    "constants": "SELECT 'x' AS tag, s.c, count(*), 2 * 3 AS six, NULL::int AS nothing FROM r JOIN s ON r.b = s.b GROUP BY s.c",
 }
 
 
