@@ -108,7 +108,7 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     if view.query.projection is not None or computed or view.query.has_outer_join:
         from pgivm.errors import PgivmError
 
-        what = "outer joins" if view.query.has_outer_join else \
+        what = "outer joins or [NOT] EXISTS / IN subqueries" if view.query.has_outer_join else \
             "computed values (CASE, functions, FILTER, GROUP BY expressions)" if computed else "SELECT-list expressions"
         raise PgivmError(f"validate --spark does not compute {what} yet", "use pgivm verify NAME")
     from pyspark.sql import Column

@@ -48,9 +48,11 @@ from pgivm.systems.first_order import outer
 def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
-    if cq.has_outer_join and cq.is_self_join:  # its delta rules read every other atom as it is now
-        return ("a table read twice in a query with an outer join or [NOT] EXISTS / IN: not yet (recompute "
-                "maintains it)")
+    tested = {step.alias for step in cq.joins if step.tests}
+    shown = [a.table for a in cq.atoms if a.alias not in tested]
+    if cq.has_outer_join and len(set(shown)) < len(shown):  # its delta rules read every other such atom as it is now
+        return ("a table joined to itself in a query with an outer join or [NOT] EXISTS / IN: not yet, but through "
+                "[NOT] EXISTS / IN (recompute maintains it)")
     bare = next((a for a in cq.atoms if not a.columns), None)
     if bare is not None:  # its net change would have no column to carry: a count of rows only
         return f"{bare.alias} contributes none of its columns, only its number of rows (a cross product): not yet"
@@ -363,6 +365,17 @@ def _table_rows(ctx: maintain.Context, alias: str, table: sql.Composable) -> sql
         for v, c in zip(captured.read("b"), captured.columns)), table)
 
 
+def _older_rows(ctx: maintain.Context, alias: str, table: sql.Composable, delta: sql.Identifier) -> sql.Composable:
+    """An atom's rows before the statement, signed (for an outer join's delta, columns named
+    ``alias.column``, and mult): the rows now, less the statement's net change (its K_delta)."""
+    captured = ctx.capture_atom(alias)
+    now = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+                             for v, c in zip(captured.read("b"), captured.columns))
+    change = sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(c.name)) for c in captured.columns)
+    return sql.SQL("(SELECT {}, 1::bigint AS mult FROM {} AS b WHERE b.tableoid IS NOT NULL "
+                   "UNION ALL SELECT {}, -d.mult FROM {} AS d)").format(now, table, change, delta)
+
+
 def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
     """An atom's net change for an outer join's delta (columns named ``alias.column``, and mult)."""
     return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(sql.SQL(", ").join(
@@ -410,7 +423,9 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         k = ctx.atom_name(atom.alias)
         delta = names(f"{k}_delta")
         if chain is not None:
-            rows = _joined_rows(ctx, chain.delta(i, _delta_rows(ctx, atom.alias, delta)))
+            older = {other.alias: _older_rows(ctx, other.alias, hole_of[other.table], names(f"{ctx.atom_name(other.alias)}_delta"))
+                     for other in cq.atoms[i + 1:] if other.table == atom.table}
+            rows = _joined_rows(ctx, chain.delta(i, _delta_rows(ctx, atom.alias, delta), older))
         else:
             rows = _atom_delta_rows(ctx, i, hole_of, logged)
         merges = [maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(

@@ -19,8 +19,11 @@ Kumar's change propagation for outer joins, in the form of a difference new − 
 "Before" is now less the change: a row's number of matches before is its number now less the
 signed sum of its matches in the change. WHERE then holds on D_n as on any joined row. Every table
 other than A_i is read as it is now (immediate maintenance: the statement has changed A_i's table
-alone, and no other atom reads it: first-order refuses a self-join with an outer join), so the
-states P_k are plain joins of the base tables.
+alone), so the states P_k are plain joins of the base tables; but for a self-join through
+[NOT] EXISTS (``WHERE NOT EXISTS (SELECT FROM r AS r2 WHERE r2.b = r.b AND r2.a > r.a)``), whose
+test atom of A_i's table comes later and is read as it was before the statement (the order of a
+self-join's terms, as in ``cq.py``): a signed bag, tested by its net count. Another self-join
+with an outer join or a subquery goes to recompute.
 
 A semi-join (EXISTS, IN) or anti-join (NOT EXISTS, NOT IN) step keeps the rows so far that
 match some (no) row of its atom: a row so far that δA_i matches shows or goes as its number of
@@ -113,9 +116,13 @@ class Chain:
         return (sql.SQL("CASE WHEN n.now {t} THEN 1 ELSE -1 END").format(t=test),
                 sql.SQL("m.moved <> 0 AND (n.now {t}) <> (n.now - m.moved {t})").format(t=test))
 
-    def delta(self, changed: int, delta_rows: sql.Composable) -> sql.Composable:
+    def delta(self, changed: int, delta_rows: sql.Composable, older: dict[str, sql.Composable] | None = None
+              ) -> sql.Composable:
         """D_n for a change ``delta_rows`` (its columns named as in D_k, and mult) of atom
-        ``changed``: a WITH query whose result is the signed joined rows."""
+        ``changed``: a WITH query whose result is the signed joined rows. ``older``: the later
+        [NOT] EXISTS atoms of the changed table, each as its rows before the statement (signed: the
+        rows now, less the net change), which a self-join's term for atom ``changed`` reads."""
+        self.older = older or {}
         steps: list[sql.Composable] = []
         previous = delta_rows
         for k in range(changed, len(self.aliases)):
@@ -152,6 +159,10 @@ class Chain:
         """D_k where the rows so far changed by ``change`` (D_{k-1}) and A_k is as it is."""
         step, before = self.cq.joins[k - 1], self._before(k)
         on, rows = self._on(step), self.table_rows(step.alias)
+        if step.tests and step.alias in self.older:  # the table's rows before: a net count of signed rows
+            return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
+                "FROM {} AS l WHERE (SELECT coalesce(sum(r.mult), 0) FROM {} AS r WHERE {}) {}").format(
+                change, self.older[step.alias], on, sql.SQL("= 0" if step.kind == "anti" else "> 0")))
         if step.tests:  # linear in the rows so far: each keeps its test's answer
             return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {})").format(
