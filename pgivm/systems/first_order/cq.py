@@ -175,7 +175,7 @@ JOINED = "pgivm_joined"
 def _joined_rows(ctx: maintain.Context, joined: sql.Composable) -> Rows:
     """The signed joined rows of an outer-join delta (``outer.Chain.delta``), WHERE to hold on them."""
     def column(ref: ColumnRef) -> sql.Composable:
-        return sql.SQL("{}.{}").format(sql.Identifier(JOINED), sql.Identifier(outer.column_name(ref)))
+        return sql.SQL("{}.{}").format(sql.Identifier(JOINED), sql.Identifier(outer.column_name(ctx.cq, ref)))
 
     def from_where_(extra: list[sql.Composable]) -> sql.Composable:
         conditions = [*where_conditions(ctx.cq, column), *extra] or [sql.SQL("true")]
@@ -358,10 +358,10 @@ def _atom_delta_rows(ctx: maintain.Context, i: int, hole_of: dict[TableRef, sql.
 
 
 def _table_rows(ctx: maintain.Context, alias: str, table: sql.Composable) -> sql.Composable:
-    """An atom's rows as they are now, for an outer join's delta (columns named ``alias.column``)."""
+    """An atom's rows as they are now, for an outer join's delta (columns named ``outer.column_name``)."""
     captured = ctx.capture_atom(alias)
     return sql.SQL("(SELECT {} FROM {} AS b WHERE b.tableoid IS NOT NULL)").format(sql.SQL(", ").join(
-        sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+        sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
         for v, c in zip(captured.read("b"), captured.columns)), table)
 
 
@@ -369,7 +369,7 @@ def _older_rows(ctx: maintain.Context, alias: str, table: sql.Composable, delta:
     """An atom's rows before the statement, signed (for an outer join's delta, columns named
     ``alias.column``, and mult): the rows now, less the statement's net change (its K_delta)."""
     captured = ctx.capture_atom(alias)
-    now = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+    now = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
                              for v, c in zip(captured.read("b"), captured.columns))
     change = sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(c.name)) for c in captured.columns)
     return sql.SQL("(SELECT {}, 1::bigint AS mult FROM {} AS b WHERE b.tableoid IS NOT NULL "
@@ -377,9 +377,9 @@ def _older_rows(ctx: maintain.Context, alias: str, table: sql.Composable, delta:
 
 
 def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
-    """An atom's net change for an outer join's delta (columns named ``alias.column``, and mult)."""
+    """An atom's net change for an outer join's delta (columns named ``outer.column_name``, and mult)."""
     return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(sql.SQL(", ").join(
-        sql.SQL("d.{} AS {}").format(sql.Identifier(c.name), sql.Identifier(outer.column_name(ColumnRef(alias, c.column))))
+        sql.SQL("d.{} AS {}").format(sql.Identifier(c.name), sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
         for c in ctx.capture_atom(alias).columns), delta)
 
 

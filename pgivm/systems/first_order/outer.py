@@ -29,7 +29,7 @@ A semi-join (EXISTS, IN) or anti-join (NOT EXISTS, NOT IN) step keeps the rows s
 match some (no) row of its atom: a row so far that δA_i matches shows or goes as its number of
 matches leaves 0 or reaches it (k = i); a changed row so far keeps its test's answer (k > i).
 
-Each D_k's columns are its shown atoms' columns, named ``alias.column``, and ``mult``.
+Each D_k's columns are its shown atoms' columns, named ``position.column``, and ``mult``.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ from pgivm.query.plain import on_condition
 from pgivm.systems.fivm import maintain
 
 
-def column_name(ref: ColumnRef) -> str:
-    """A joined row's column in D_k and P_k: a dot cannot be in a table's alias, so no two clash."""
-    return f"{ref.alias}.{ref.column}"
+def column_name(cq: ConjunctiveQuery, ref: ColumnRef) -> str:
+    """A joined row's column in D_k and P_k: the atom's position, a dot, the column (an alias may
+    hold a dot itself; a position does not, so no two names clash)."""
+    return f"{[a.alias for a in cq.atoms].index(ref.alias)}.{ref.column}"
 
 
 class Chain:
@@ -58,6 +59,7 @@ class Chain:
         self.aliases = [a.alias for a in self.cq.atoms]
         self.shown = {a.alias for a in self.cq.shown_atoms}
         self.table_rows = table_rows
+        self.older: dict[str, sql.Composable] = {}
 
     def _before(self, k: int) -> list[str]:
         """The atoms whose columns the rows so far have, before atom k."""
@@ -68,7 +70,7 @@ class Chain:
         out: list[sql.Composable] = []
         for alias in aliases:
             for c in self.ctx.capture_atom(alias).columns:
-                name = sql.Identifier(column_name(ColumnRef(alias, c.column)))
+                name = sql.Identifier(column_name(self.cq, ColumnRef(alias, c.column)))
                 out.append(sql.SQL("NULL::{} AS {}").format(sql.SQL(c.target_type), name) if relation is None else  # type: ignore[arg-type]
                            sql.SQL("{}.{}").format(sql.Identifier(relation), name))
         return out
@@ -76,7 +78,7 @@ class Chain:
     def _on(self, step: JoinStep) -> sql.Composable:
         """θ of a step over ``l`` (the rows so far) and ``r`` (the step's atom)."""
         return on_condition(step, lambda ref: sql.SQL("{}.{}").format(
-            sql.Identifier("r" if ref.alias == step.alias else "l"), sql.Identifier(column_name(ref))))
+            sql.Identifier("r" if ref.alias == step.alias else "l"), sql.Identifier(column_name(self.cq, ref))))
 
     def _select(self, left: list[str], right: list[str], left_from: str | None, right_from: str | None,
                 mult: sql.Composable, rest: sql.Composable) -> sql.Composable:

@@ -31,6 +31,7 @@ QUERIES = {
     "comma then left": "SELECT r.a, s.c, t.d FROM r, s LEFT JOIN t ON s.c = t.c WHERE r.b = s.b",
     "cross then right": "SELECT r.a, s.c, t.d FROM r CROSS JOIN s RIGHT JOIN t ON s.c = t.c WHERE r.b = s.b",
     "parenthesized first": "SELECT r.a, s.c, t.d FROM (r FULL JOIN s ON r.b = s.b) LEFT JOIN t ON t.c = s.c",
+    "dotted alias": 'SELECT "r.b".a, "r".c AS "r.b.c" FROM r AS "r.b" LEFT JOIN s AS "r" ON "r.b".b = "r".b',
     "right then left": "SELECT r.a, s.c, t.d FROM r RIGHT JOIN s ON r.b = s.b LEFT JOIN t ON t.c = s.c",
     "on filter and inequality": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b AND s.c > 1 AND r.a < s.c + 5",
     "anti join": "SELECT r.a, r.b FROM r LEFT JOIN s ON r.b = s.b WHERE s.b IS NULL",
