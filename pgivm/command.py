@@ -465,15 +465,19 @@ def _why(chosen: System, resolved: ResolvedView) -> list[str]:
     """Why the default system for the query is the one it is: the registry's order is the expected
     speed (ivme, fivm, first-order, recompute; sample only when asked for), and each system before
     the first that accepts the query says why it does not."""
-    lines = []
+    refused: dict[str, list[str]] = {}  # a reason -> the systems that give it, said once
     for system in registry.SYSTEMS.values():
         reason = _refusal(system, resolved.query, resolved)
         if reason is None:
             default = "the default for this query" if system is chosen else f"the default would be {system.name}"
             return [f"system: {chosen.name}, {default} (systems are tried fastest first: "
-                    f"{', '.join(registry.SYSTEMS)})", *lines]
-        lines.append(f"  not {system.name}: {reason}")
-    return lines
+                    f"{', '.join(registry.SYSTEMS)})", *_reasons(refused)]
+        refused.setdefault(reason, []).append(system.name)
+    return _reasons(refused)
+
+
+def _reasons(refused: dict[str, list[str]]) -> list[str]:
+    return [f"  not {', '.join(systems)}: {reason}" for reason, systems in refused.items()]
 
 
 def regress(name: str, target_column: str, *, target: Target = None) -> Any:

@@ -189,3 +189,11 @@ def test_a_write_reads_the_changed_rows_partners_not_the_tables(conn: psycopg.Co
             read = conn.execute(_ROWS_READ).fetchone()[0] - before  # type: ignore[index]
         assert read < 100, (query, read)
         command.drop("v", target=dsn)
+
+
+def test_explain_says_one_reason_once_for_the_systems_that_give_it(conn: psycopg.Connection, dsn: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    command.create("v", QUERIES["left"], target=dsn)
+    lines = command.explain("v", target=dsn)
+    assert lines[2].startswith("system: first-order, the default for this query"), lines
+    assert lines[3] == "  not ivme, fivm: LEFT JOIN s: outer joins are maintained by first-order and recompute", lines
