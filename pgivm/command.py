@@ -34,7 +34,7 @@ from pgivm.errors import LockDenied, NeedsColumns, PgivmError, UnsupportedQuery
 from pgivm.install import template_version
 from pgivm.installed import InstalledView, open_view, system_params
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.query.inline import name_columns
+from pgivm.query.inline import name_columns, renamed_outputs
 from pgivm.query.model import TableRef
 from pgivm.query.parse import parse_query
 from pgivm.query.resolve import ResolvedView, column_names, resolve, view_definition
@@ -184,9 +184,15 @@ def _as_sql_text(definition: Any) -> str:
     return str(compile_(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
 
 
-def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[System, ConjunctiveQuery]:
+def _parse_for_create(text: str, system: str | None, target: Target,
+                      columns: list[str] | None = None) -> tuple[System, ConjunctiveQuery]:
     """parse(), reading the tables' columns from the database where the query needs them, and the
-    definitions of the plain views it reads (which are inlined: their tables are the base tables)."""
+    definitions of the plain views it reads (which are inlined: their tables are the base tables).
+    ``columns``: names for the view's first columns (``name_columns``; over ``SELECT *``, the
+    parsed outputs renamed)."""
+    named = name_columns(text, columns) if columns else text
+    if named is not None:
+        text, columns = named, None
     with session(target) as conn, transaction(conn):
         try:
             chosen, query = parse(text, system)
@@ -196,6 +202,8 @@ def _parse_for_create(text: str, system: str | None, target: Target) -> tuple[Sy
         if views:
             chosen, query = parse(text, system, lambda table: column_names(conn, table),
                                   lambda table: view_definition(conn, table))
+        if columns:
+            query = renamed_outputs(query, columns)
         if chosen.accepts_types is not None:  # a choice that depends on the columns' types
             chosen = _choose_system(system, query, resolve(conn, query))
     names = [o.name for o in query.outputs]
@@ -230,7 +238,7 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
     refresh = install.refresh_options(options)
     install.check_schema_name(schema)
     text = _as_sql_text(definition)
-    chosen, query = _parse_for_create(name_columns(text, columns) if columns else text, system, target)
+    chosen, query = _parse_for_create(text, system, target, columns)
     params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
     if preprocess != "postgres" and preprocess not in chosen.builders:
         raise PgivmError(f"system {chosen.name} has no {preprocess!r} build",

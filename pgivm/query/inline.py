@@ -11,6 +11,7 @@ from the merged text. Each output keeps the name PostgreSQL gives it in the writ
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import sqlglot
 from sqlglot import exp
@@ -20,6 +21,7 @@ from sqlglot.optimizer.merge_subqueries import merge_subqueries
 from sqlglot.optimizer.qualify import qualify
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -181,22 +183,33 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     return merged.sql(dialect="postgres")
 
 
-def name_columns(sql: str, columns: list[str]) -> str:
+def name_columns(sql: str, columns: list[str]) -> str | None:
     """The query with its first SELECT items named ``columns``, as ``CREATE VIEW v (a, b) AS``
-    names a view's columns (the rest keep their names)."""
+    names a view's columns (the rest keep their names); None over ``SELECT *``, whose columns are
+    named once parsed (``renamed_outputs``)."""
+    if len(set(columns)) < len(columns):
+        raise UnsupportedQuery("a column name is given twice in the column list")
     select = _select_of(sql)
     if select is None:
         return sql
     items = select.expressions
     if any(isinstance(i, exp.Star) or isinstance(i, exp.Column) and isinstance(i.this, exp.Star) for i in items):
-        raise UnsupportedQuery("a column list names SELECT items one by one: write them out instead of *")
+        return None
     if len(columns) > len(items):
         raise UnsupportedQuery(f"{len(columns)} column names for a view of {len(items)} columns")
-    if len(set(columns)) < len(columns):
-        raise UnsupportedQuery("a column name is given twice in the column list")
     for item, name in zip(list(items), columns):
         item.replace(exp.alias_(item.this.copy() if isinstance(item, exp.Alias) else item.copy(), name, quoted=True))
     return select.sql(dialect="postgres")
+
+
+def renamed_outputs(query: ConjunctiveQuery, columns: list[str]) -> ConjunctiveQuery:
+    """A parsed ``SELECT *`` (a listing of columns) with its first columns named ``columns``."""
+    if query.projection is not None or query.having is not None or not query.is_listing:
+        raise UnsupportedQuery("a column list over SELECT * names a listing's columns: write the items out")
+    if len(columns) > len(query.outputs):
+        raise UnsupportedQuery(f"{len(columns)} column names for a view of {len(query.outputs)} columns")
+    outputs = tuple(replace(o, name=n) for o, n in zip(query.outputs, columns)) + query.outputs[len(columns):]
+    return replace(query, outputs=outputs)
 
 
 def _is_cte(select: exp.Select, name: str) -> bool:

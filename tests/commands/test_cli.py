@@ -1130,4 +1130,7 @@ def test_create_names_the_columns_as_create_view_does(capsys: pytest.CaptureFixt
     conn.execute("INSERT INTO s VALUES (1, 7)")
     assert sorted(conn.execute("SELECT * FROM mv").fetchall(), key=repr) == sorted(conn.execute(query).fetchall(), key=repr)
     assert_user_error(cli(capsys, dsn, "create", "mv2", "--sql", query, "--columns", "a,b,c,d"), "4 column names", "3 columns")
-    assert_user_error(cli(capsys, dsn, "create", "mv2", "--sql", "SELECT * FROM r", "--columns", "a"), "write them out")
+    ok(capsys, dsn, "create", "mv2", "--sql", "SELECT * FROM s", "--columns", "x")  # SELECT *: named once parsed
+    assert [d.name for d in conn.execute("SELECT * FROM mv2").description] == ["x", "j"]
+    assert_user_error(cli(capsys, dsn, "create", "mv3", "--sql", "SELECT * FROM s", "--columns", "x,y,z"), "3 column names")
+    assert_user_error(cli(capsys, dsn, "create", "mv3", "--sql", query, "--columns", "a,a"), "given twice")
