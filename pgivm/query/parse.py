@@ -684,18 +684,29 @@ def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout
         conjuncts += [exp.EQ(this=exp.column(left.column, table=left.alias, quoted=True),
                              expression=exp.column(right.column, table=right.alias, quoted=True))
                       for left, right in layout.equalities if right.alias == alias]
-        on = []
-        for cond in conjuncts:
-            if cond.find(exp.Select):
-                raise UnsupportedQuery(f"{_SUBQUERY_WHERE}: {_sql(cond)}")
-            condition = _general_condition(cond, resolver)
-            if condition is None:
-                raise UnsupportedQuery(f"ON {_sql(cond)} reads no column of the tables it joins: remove it or write "
-                                       "the condition it stands for")
-            on.append(condition)
+        on = _step_conditions(conjuncts, resolver, nested=lambda c: f"{_SUBQUERY_WHERE}: {_sql(c)}",
+                              constant=lambda c: f"ON {_sql(c)} reads no column of the tables it joins: remove it or "
+                                                 "write the condition it stands for")
         kind = kinds[position]
-        steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, tuple(on)))  # type: ignore[arg-type]
+        steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, on))  # type: ignore[arg-type]
     return steps
+
+
+def _step_conditions(conjuncts: list[exp.Expression], resolver: _Resolver | _SubqueryResolver,
+                     nested: Callable[[exp.Expression], str], constant: Callable[[exp.Expression], str],
+                     allow_true: bool = False) -> tuple[Condition, ...]:
+    """A join step's conditions (``pgivm.query.scalar``), refused with ``nested(c)`` where one holds
+    a subquery and ``constant(c)`` where one reads no column (but a TRUE, if ``allow_true``)."""
+    on = []
+    for cond in conjuncts:
+        if cond.find(exp.Select):
+            raise UnsupportedQuery(nested(cond))
+        condition = _general_condition(cond, resolver)  # type: ignore[arg-type]
+        if condition is not None:
+            on.append(condition)
+        elif not (allow_true and isinstance(cond, exp.Boolean) and cond.this):
+            raise UnsupportedQuery(constant(cond))
+    return tuple(on)
 
 
 _SUBQUERY_WHERE = "a subquery is maintained only as [NOT] EXISTS or [NOT] IN, a condition of WHERE joined by AND"
@@ -774,17 +785,10 @@ def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], teste
         else:
             test = exp.EQ(this=value.copy(), expression=operand.copy())
         conjuncts = [exp.Paren(this=test)] + conjuncts
-    on = []
-    for cond in conjuncts:
-        if cond.find(exp.Select):
-            raise UnsupportedQuery(f"{written}: a subquery inside a subquery is not supported")
-        condition = _general_condition(cond, resolver)
-        if condition is not None:
-            on.append(condition)
-        elif not (isinstance(cond, exp.Boolean) and cond.this):  # WHERE true holds; another constant is refused
-            raise UnsupportedQuery(f"{written}: condition {_sql(cond)} reads no column")
+    on = _step_conditions(conjuncts, resolver, nested=lambda c: f"{written}: a subquery inside a subquery is not supported",
+                          constant=lambda c: f"{written}: condition {_sql(c)} reads no column", allow_true=True)  # WHERE true holds
     tested[alias] = table
-    return JoinStep("anti" if negated else "semi", alias, tuple(on))
+    return JoinStep("anti" if negated else "semi", alias, on)
 
 
 def _qualified(ref: ColumnRef) -> exp.Column:

@@ -1,8 +1,8 @@
 """First-order IVM of join-aggregates: the baseline F-IVM is measured against (what pg_ivm
 does), and the fallback for every join the query model holds: cyclic ones beyond the triangle (a
 4-cycle), cross products, conditions that compare columns of two tables; outer, semi- and anti-
-joins take their own delta rules (``outer.py``). The delta rule below needs no join tree. Only the result is stored, keyed by the GROUP BY columns (a listing: by all its
-columns, with multiplicities); each statement's net change of an atom is joined with the *base
+joins take their own delta rules (``outer.py``). The delta rule below needs no join tree. Only the
+result is stored, keyed by the GROUP BY columns (a listing: by all its columns, with multiplicities); each statement's net change of an atom is joined with the *base
 tables* of every other atom (no intermediate views) and merged into the result:
 
     δQ = Σ_i  A_1' ⋈ … ⋈ A_{i-1}' ⋈ δA_i ⋈ A_{i+1} ⋈ … ⋈ A_n
@@ -367,13 +367,10 @@ def _table_rows(ctx: maintain.Context, alias: str, table: sql.Composable) -> sql
 
 def _older_rows(ctx: maintain.Context, alias: str, table: sql.Composable, delta: sql.Identifier) -> sql.Composable:
     """An atom's rows before the statement, signed (for an outer join's delta, columns named
-    ``alias.column``, and mult): the rows now, less the statement's net change (its K_delta)."""
-    captured = ctx.capture_atom(alias)
-    now = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
-                             for v, c in zip(captured.read("b"), captured.columns))
-    change = sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(c.name)) for c in captured.columns)
-    return sql.SQL("(SELECT {}, 1::bigint AS mult FROM {} AS b WHERE b.tableoid IS NOT NULL "
-                   "UNION ALL SELECT {}, -d.mult FROM {} AS d)").format(now, table, change, delta)
+    ``outer.column_name``, and mult): the rows now, less the statement's net change (its K_delta)."""
+    change = sql.SQL(", ").join(sql.SQL("d.{}").format(sql.Identifier(c.name)) for c in ctx.capture_atom(alias).columns)
+    return sql.SQL("(SELECT *, 1::bigint AS mult FROM {} AS b UNION ALL SELECT {}, -d.mult FROM {} AS d)").format(
+        _table_rows(ctx, alias, table), change, delta)
 
 
 def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
@@ -419,6 +416,18 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     chain = outer.Chain(ctx, lambda alias: _table_rows(ctx, alias, hole_of[cq.atom(alias).table])) \
         if cq.has_outer_join else None
     value_tables = [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]
+    clear = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(t) for t in value_tables)
+    if chain is not None:  # an outer join keeps the other side's rows, NULL-extended: count again
+        whole = _joined_rows(ctx, sql.SQL("SELECT *, 1::bigint AS mult FROM {} AS s").format(chain.state(len(cq.atoms) - 1)))
+        refill = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, whole))]
+        refill += [sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{j}"), _extreme_select(ctx, whole, a))
+                   for j, a in _value_tables(extremes)]
+        functions.append(render(__package__, "40_recount.sql", {
+            "recount": names("recount"), "settings": maintain.function_settings(ctx),
+            "statements": sql.SQL("{}\n{}").format(clear, sql.SQL("\n").join(
+                sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in refill)),
+            "comment": sql.Literal(f"first-order IVM view {name}: the result counted again after a TRUNCATE")}))
+        clear = sql.SQL("    PERFORM {}();").format(names("recount"))
     for i, atom in enumerate(cq.atoms):
         k = ctx.atom_name(atom.alias)
         delta = names(f"{k}_delta")
@@ -438,18 +447,6 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             "statements": sql.SQL("{}\n    DELETE FROM {};").format(sql.SQL("\n").join(
                 sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in merges), delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
-        clear = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(t) for t in value_tables)
-        if chain is not None:  # an outer join keeps the other side's rows, NULL-extended: count again
-            whole = _joined_rows(ctx, sql.SQL("SELECT *, 1::bigint AS mult FROM {} AS s").format(chain.state(len(cq.atoms) - 1)))
-            refill = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, whole))]
-            refill += [sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{j}"), _extreme_select(ctx, whole, a))
-                       for j, a in _value_tables(extremes)]
-            functions.append(render(__package__, "40_recount.sql", {
-                "recount": names(f"recount_{k}"), "settings": maintain.function_settings(ctx),
-                "statements": sql.SQL("{}\n{}").format(clear, sql.SQL("\n").join(
-                    sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in refill)),
-                "comment": sql.Literal(f"first-order IVM view {name}: the result counted again after a TRUNCATE")}))
-            clear = sql.SQL("    PERFORM {}();").format(names(f"recount_{k}"))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
             "clear": names(f"clear_{k}"), "statements": clear,
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
@@ -462,7 +459,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, _base_rows(ctx))),
              *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, _base_rows(ctx), a))
                for i, a in _value_tables(extremes)),
-             *(sql.SQL("ANALYZE {}").format(t) for t in [names("maintained"), *(names(f"extreme_{i}") for i, _ in _value_tables(extremes))])]
+             *(sql.SQL("ANALYZE {}").format(t) for t in value_tables)]
     assert view.output_types is not None
     if cq.is_listing:
         outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]

@@ -59,7 +59,6 @@ class Chain:
         self.aliases = [a.alias for a in self.cq.atoms]
         self.shown = {a.alias for a in self.cq.shown_atoms}
         self.table_rows = table_rows
-        self.older: dict[str, sql.Composable] = {}
 
     def _before(self, k: int) -> list[str]:
         """The atoms whose columns the rows so far have, before atom k."""
@@ -124,7 +123,6 @@ class Chain:
         ``changed``: a WITH query whose result is the signed joined rows. ``older``: the later
         [NOT] EXISTS atoms of the changed table, each as its rows before the statement (signed: the
         rows now, less the net change), which a self-join's term for atom ``changed`` reads."""
-        self.older = older or {}
         steps: list[sql.Composable] = []
         previous = delta_rows
         for k in range(changed, len(self.aliases)):
@@ -132,7 +130,7 @@ class Chain:
             if k == changed:
                 body = self._arriving(changed, previous) if k > 0 else sql.SQL("SELECT * FROM {} AS d").format(previous)
             else:
-                body = self._passing(k, previous)
+                body = self._passing(k, previous, older or {})
             steps.append(sql.SQL("{} AS ({})").format(name, body))
             previous = name
         return sql.SQL("WITH {} SELECT * FROM {}").format(sql.SQL(", ").join(steps), previous)
@@ -157,14 +155,15 @@ class Chain:
                 "FROM {} AS r WHERE NOT EXISTS (SELECT FROM {} AS l WHERE {})").format(change, rows_so_far, on)))
         return sql.SQL(" UNION ALL ").join(parts)
 
-    def _passing(self, k: int, change: sql.Composable) -> sql.Composable:
-        """D_k where the rows so far changed by ``change`` (D_{k-1}) and A_k is as it is."""
+    def _passing(self, k: int, change: sql.Composable, older: dict[str, sql.Composable]) -> sql.Composable:
+        """D_k where the rows so far changed by ``change`` (D_{k-1}) and A_k is as it is (or, in
+        ``older``, as it was before the statement)."""
         step, before = self.cq.joins[k - 1], self._before(k)
         on, rows = self._on(step), self.table_rows(step.alias)
-        if step.tests and step.alias in self.older:  # the table's rows before: a net count of signed rows
+        if step.tests and step.alias in older:  # the table's rows before: a net count of signed rows
             return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE (SELECT coalesce(sum(r.mult), 0) FROM {} AS r WHERE {}) {}").format(
-                change, self.older[step.alias], on, sql.SQL("= 0" if step.kind == "anti" else "> 0")))
+                change, older[step.alias], on, sql.SQL("= 0" if step.kind == "anti" else "> 0")))
         if step.tests:  # linear in the rows so far: each keeps its test's answer
             return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {})").format(
