@@ -324,11 +324,14 @@ class JoinStep:
     conjuncts; none for CROSS JOIN). A LEFT join keeps every row so far, NULL-extending those that
     match no row of the atom; RIGHT keeps every row of the atom; FULL keeps both. A semi-join
     (EXISTS, IN) keeps the rows so far that match a row of the atom, an anti-join (NOT EXISTS, NOT
-    IN) those that match none: their atoms show no column, and they come after the FROM's joins."""
+    IN) those that match none: their atoms show no column, and they come after the FROM's joins.
+    A parenthesized join on the right, ``a FULL JOIN (b FULL JOIN c ON ...) ON ...``, is the step
+    of its first atom b with ``width`` 2 (its atoms b and c), followed by the steps inside it."""
 
     kind: JoinKind
     alias: str
     on: tuple[Condition, ...]
+    width: int = 1  # the atoms of the right side: the step's own and those of the joins in its parentheses
 
     @property
     def tests(self) -> bool:
@@ -339,7 +342,18 @@ class JoinStep:
         on = " AND ".join(c.sql for c in self.on) or "true"
         if self.tests:
             return f"{'NOT ' if self.kind == 'anti' else ''}EXISTS ({self.alias} WHERE {on})"
-        return f"{self.kind.upper()} JOIN {self.alias} ON {on}"
+        return f"{self.kind.upper()} JOIN {self.alias}{f' (and {self.width - 1} more)' if self.width > 1 else ''} ON {on}"
+
+
+@dataclass(frozen=True)
+class JoinOperands:
+    """One join step as PostgreSQL nests it: ``joins[position - 1]``, joining the rows of the
+    atoms ``left`` (its left side, from the start of its parentheses or of FROM) with those of the
+    atoms ``right`` (the step's own atom, and the joins in its parentheses)."""
+
+    position: int
+    left: range
+    right: range
 
 
 # ------------------------------------------------------------------------------ the query
@@ -408,14 +422,32 @@ class ConjunctiveQuery:
         tested = {step.alias for step in self.joins if step.tests}
         return tuple(a for a in self.atoms if a.alias not in tested)
 
+    @cached_property
+    def join_operands(self) -> tuple[JoinOperands, ...]:
+        """Each join step with the atoms on each of its sides, outer steps before the ones inside
+        their parentheses (``a FULL JOIN (b JOIN c ON ...) ON ...``: a | b c, then b | c)."""
+        out: list[JoinOperands] = []
+
+        def segment(lo: int, hi: int) -> None:  # atoms lo..hi-1 joined left to right
+            position = lo + 1
+            while position < hi:
+                width = self.joins[position - 1].width
+                out.append(JoinOperands(position, range(lo, position), range(position, position + width)))
+                segment(position, position + width)
+                position += width
+
+        if self.joins:
+            segment(0, len(self.atoms))
+        return tuple(out)
+
     def null_extended(self, alias: str) -> bool:
-        """Whether an outer join can give the atom's columns NULLs in a joined row: it is the
-        atom of a LEFT or FULL join, or it is joined before a RIGHT or FULL join."""
+        """Whether an outer join can give the atom's columns NULLs in a joined row: it is on the
+        right side of a LEFT or FULL join, or on the left side of a RIGHT or FULL join."""
         position = [a.alias for a in self.atoms].index(alias)
         if any(step.tests and step.alias == alias for step in self.joins):
             return False  # its columns are read by its test alone, never NULL-extended
-        return any(step.kind in ("left", "full") and step.alias == alias or
-                   step.kind in ("right", "full") and position < k + 1 for k, step in enumerate(self.joins))
+        return any(self.joins[o.position - 1].kind in ("left", "full") and position in o.right or
+                   self.joins[o.position - 1].kind in ("right", "full") and position in o.left for o in self.join_operands)
 
     @property
     def tables(self) -> list[TableRef]:
@@ -510,7 +542,8 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "distinct": query.distinct,
         "having": scalar.to_json(query.having) if query.having is not None else None,
         "projection": [[n, scalar.to_json(e)] for n, e in query.projection] if query.projection is not None else None,
-        "joins": [{"kind": j.kind, "alias": j.alias, "on": [_condition_to_json(c) for c in j.on]} for j in query.joins],
+        "joins": [{"kind": j.kind, "alias": j.alias, "on": [_condition_to_json(c) for c in j.on], "width": j.width}
+                  for j in query.joins],
     }
 
 
@@ -554,6 +587,6 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         distinct=bool(data.get("distinct", False)),
         having=scalar.from_json(data["having"]) if data.get("having") is not None else None,
         projection=tuple((n, scalar.from_json(e)) for n, e in data["projection"]) if data.get("projection") else None,
-        joins=tuple(JoinStep(j["kind"], j["alias"], tuple(_condition_from_json(c) for c in j["on"]))
+        joins=tuple(JoinStep(j["kind"], j["alias"], tuple(_condition_from_json(c) for c in j["on"]), j.get("width", 1))
                     for j in data.get("joins", [])),
     )

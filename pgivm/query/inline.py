@@ -27,11 +27,12 @@ from pgivm.query.model import TableRef
 ColumnsOf = Callable[[TableRef], list[str]]
 
 
-def _nested(select: exp.Select) -> bool:
-    """Whether the query has a WITH or a subquery in FROM (or in a join)."""
+def _nested(select: exp.Expression) -> bool:
+    """Whether the query has a WITH or a subquery in FROM (or in a join, in parentheses too)."""
     sources = [select.args.get("from_") or select.args.get("from")] + list(select.args.get("joins") or [])
     return bool(select.args.get("with_") or select.args.get("with")) or any(
-        s is not None and isinstance(s.this, exp.Subquery) for s in sources)
+        s is not None and isinstance(s.this, exp.Subquery) and (not is_join_tree(s.this) or _nested(s.this.this))
+        for s in sources)
 
 
 def output_name(name: str | None, node: exp.Expression) -> str:
@@ -53,7 +54,7 @@ def output_name(name: str | None, node: exp.Expression) -> str:
     return "?column?"
 
 
-def _is_join_tree(node: exp.Expression | None) -> bool:
+def is_join_tree(node: exp.Expression | None) -> bool:
     """A parenthesized join: ``(a JOIN b ON ...)``, which sqlglot reads as a subquery of a table with joins."""
     return isinstance(node, exp.Subquery) and isinstance(node.this, exp.Table) and bool(node.this.args.get("joins")) \
         and not node.alias
@@ -61,22 +62,46 @@ def _is_join_tree(node: exp.Expression | None) -> bool:
 
 def _unparenthesize(select: exp.Select) -> bool:
     """``FROM (a JOIN b ON ...) JOIN c`` read as ``FROM a JOIN b ON ... JOIN c``, the same joins (the
-    leftmost is where a left-to-right reading starts anyway); whether there was one. A parenthesized
-    join anywhere else is a tree the left-to-right reading does not hold: refused."""
+    leftmost is where a left-to-right reading starts anyway), ``(a)`` as ``a``; whether the text
+    changed. A parenthesized join on the right of a join stays: a step of its own
+    (``JoinStep.width``), its own leading parentheses read so too (``_leading_joins_inside``)."""
     from_ = select.args.get("from_") or select.args.get("from")
-    flattened = False
-    while from_ is not None and _is_join_tree(from_.this):
+    written = select.sql(dialect="postgres")
+    if from_ is not None:
+        from_.set("this", _leading_joins_inside(from_.this))
+    while from_ is not None and is_join_tree(from_.this):
         table = from_.this.this
         inner = table.args.get("joins") or []
         table.set("joins", None)
         from_.set("this", table)
         select.set("joins", [*inner, *(select.args.get("joins") or [])])
-        flattened = True
     for join in select.args.get("joins") or []:
-        if _is_join_tree(join.this):
-            raise UnsupportedQuery(f"a parenthesized join on the right of a join, {join.this.sql(dialect='postgres')}, "
-                                   "is not supported yet: write the joins left to right")
-    return flattened
+        join.set("this", _leading_joins_inside(join.this))
+    return select.sql(dialect="postgres") != written
+
+
+def _leading_joins_inside(node: exp.Expression) -> exp.Expression:
+    """``((a JOIN b ON ...) JOIN c ON ...)`` read as ``(a JOIN b ON ... JOIN c ON ...)``, at any
+    depth, and the joins inside a parenthesized join read so too (sqlglot nests a parenthesized
+    join's leading parenthesized join as a subquery that holds the joins after it)."""
+    chain = _chain(node)
+    if not isinstance(node, exp.Subquery) or chain is None:
+        return node
+    first, joins = chain
+    for join in joins:
+        join.set("this", _leading_joins_inside(join.this))
+    first.set("joins", joins or None)
+    return exp.Subquery(this=first) if joins else first  # (a): a
+
+
+def _chain(node: exp.Expression) -> tuple[exp.Table, list[exp.Join]] | None:
+    """A table, or a parenthesized join read left to right: its first table and its joins."""
+    if isinstance(node, exp.Table):
+        return node, list(node.args.get("joins") or [])
+    if isinstance(node, exp.Subquery) and not node.alias:
+        inner = _chain(node.this)
+        return None if inner is None else (inner[0], inner[1] + list(node.args.get("joins") or []))
+    return None
 
 
 def _expand_ctes(select: exp.Select, with_: exp.With) -> None:

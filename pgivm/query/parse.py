@@ -27,7 +27,7 @@ from sqlglot.errors import ParseError
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
-from pgivm.query.inline import inline, output_name
+from pgivm.query.inline import inline, is_join_tree, output_name
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -411,7 +411,10 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
     for extra in getattr(from_, "expressions", None) or []:
         kinds[len(sources)] = "comma"
         sources.append(extra)
-    for join in select.args.get("joins") or []:
+    widths: dict[int, int] = {}
+    for join, width in flat_joins(select):
+        if width > 1:
+            widths[len(sources)] = width
         side, kind = (join.side or "").upper(), (join.kind or "").upper()
         method = (join.args.get("method") or "").upper()
         written = " ".join(filter(None, [method, side, kind]))
@@ -434,7 +437,7 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
             kinds[len(sources)] = "cross"
         else:
             kinds[len(sources)] = "inner" if method or join.args.get("on") or join.args.get("using") else "comma"
-        sources.append(join.this)
+        sources.append(join.this.this if is_join_tree(join.this) else join.this)
 
     aliases: dict[str, TableRef] = {}
     for source in sources:
@@ -454,14 +457,33 @@ def _tables(select: exp.Select, wording: _Wording) -> tuple[dict[str, TableRef],
         if alias in aliases:
             raise UnsupportedQuery(f"table name or alias {alias!r} is used twice: give each table its own alias")
         aliases[alias] = table  # type: ignore[index]
-    _check_outer_joins(kinds, using, list(aliases))
+    _check_outer_joins(kinds, using, list(aliases), widths)
     return aliases, using, kinds
 
 
-def _check_outer_joins(kinds: JoinKinds, using: dict[int, list[str]], aliases: list[str]) -> None:
+def flat_joins(select: exp.Expression) -> list[tuple[exp.Join, int]]:
+    """The joins of FROM in the order of their tables, each with the number of tables on its right:
+    1, or those of the parenthesized join it joins (whose own joins follow it)."""
+    out: list[tuple[exp.Join, int]] = []
+    for join in select.args.get("joins") or []:
+        if is_join_tree(join.this):
+            first = join.this.this
+            inner = flat_joins(first)  # the parenthesized join's first table holds its joins
+            out += [(join, 1 + len(inner)), *inner]
+        else:
+            out.append((join, 1))
+    return out
+
+
+def _check_outer_joins(kinds: JoinKinds, using: dict[int, list[str]], aliases: list[str], widths: dict[int, int]) -> None:
     """What pgivm's left-to-right reading of the joins does not hold: a comma binds looser than
     JOIN, so ``a, b RIGHT JOIN c`` keeps c's rows once per row of a, not once; a USING column of a
-    RIGHT or FULL join stands for either side's value."""
+    RIGHT or FULL join stands for either side's value. In or of parentheses, USING and NATURAL
+    would read the columns of the tables joined so far: refused there too."""
+    grouped = sorted({p for start, width in widths.items() for p in range(start, start + width)} & set(using))
+    if grouped:
+        raise UnsupportedQuery(f"JOIN {aliases[grouped[0]]} USING or NATURAL, in or of a parenthesized join: write the "
+                               "join as ON a.x = b.x")
     outer = [p for p, k in kinds.items() if k in ("right", "full")]
     comma = [p for p, k in kinds.items() if k == "comma"]
     if outer and comma and min(comma) < max(outer):
@@ -675,11 +697,11 @@ def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout
                 resolver: _Resolver) -> list[JoinStep]:
     """With an outer join, each table after the first as a step of the joins read left to right,
     its ON conjuncts (USING's equalities among them) kept with it."""
-    written = select.args.get("joins") or []
+    written = flat_joins(select)
     joins = dict(enumerate(written, start=len(aliases) - len(written)))  # after FROM's comma list
     steps = []
     for position, alias in enumerate(aliases[1:], start=1):
-        join = joins.get(position)
+        join, width = joins.get(position, (None, 1))
         conjuncts = _conjuncts(join.args.get("on")) if join is not None else []
         conjuncts += [exp.EQ(this=exp.column(left.column, table=left.alias, quoted=True),
                              expression=exp.column(right.column, table=right.alias, quoted=True))
@@ -688,7 +710,7 @@ def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout
                               constant=lambda c: f"ON {_sql(c)} reads no column of the tables it joins: remove it or "
                                                  "write the condition it stands for")
         kind = kinds[position]
-        steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, on))  # type: ignore[arg-type]
+        steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, on, width))  # type: ignore[arg-type]
     return steps
 
 
@@ -718,11 +740,15 @@ def _equalities_into_joins(steps: list[JoinStep], equalities: list[tuple[ColumnR
     later of a and b, where no RIGHT or FULL join comes after it: the same rows (a later LEFT join,
     semi- or anti-join leaves a and b's columns as they are), and a delta that joins on it rather
     than taking the cross product up the joins (``FROM r, s LEFT JOIN t ... WHERE r.b = s.b``)."""
-    position = {alias: i for i, alias in enumerate(aliases)}
-    widening = [k for k, step in enumerate(steps) if step.kind in ("right", "full")]
+    top = [1]  # the positions of the joins outside parentheses: a WHERE condition goes into none inside
+    while top[-1] < len(aliases):
+        top.append(top[-1] + steps[top[-1] - 1].width)
+    top.pop()
+    step_of = {alias: max([0, *(p for p in top if p <= i)]) - 1 for i, alias in enumerate(aliases)}
+    widening = [p - 1 for p in top if steps[p - 1].kind in ("right", "full")]
     steps, kept = list(steps), []
     for left, right in equalities:
-        k = max(position[left.alias], position[right.alias]) - 1  # the step that brings the later one
+        k = max(step_of[left.alias], step_of[right.alias])  # the step that brings the later one
         if k >= 0 and steps[k].kind == "inner" and all(j < k for j in widening):
             equality = Condition(None, scalar.Op("=", (_col(left), _col(right))), f"{left} = {right}")
             steps[k] = replace(steps[k], on=(*steps[k].on, equality))

@@ -99,12 +99,20 @@ def join_tree(view: ResolvedView, sources: dict[str, sql.Composable],
     """The FROM clause of a query with an outer join: each table (its guard inside, so that an
     outer join NULL-extends rather than drops the rows it tests) joined in the order written."""
     cq: ConjunctiveQuery = view.query
-    tree = _joined_table(view, cq.atoms[0].alias, sources)
-    for step in cq.joins:
-        if not step.tests:  # EXISTS and IN are tests in WHERE
-            tree = sql.SQL("{} {} JOIN {} ON {}").format(tree, sql.SQL(step.kind.upper()),
-                                                         _joined_table(view, step.alias, sources), on_condition(step, col))
-    return tree
+
+    def joined(lo: int, hi: int) -> sql.Composable:  # atoms lo..hi-1, a parenthesized join on the right in ()
+        tree = _joined_table(view, cq.atoms[lo].alias, sources)
+        position = lo + 1
+        while position < hi:
+            step = cq.joins[position - 1]
+            if not step.tests:  # EXISTS and IN are tests in WHERE
+                right = _joined_table(view, step.alias, sources) if step.width == 1 else \
+                    sql.SQL("({})").format(joined(position, position + step.width))
+                tree = sql.SQL("{} {} JOIN {} ON {}").format(tree, sql.SQL(step.kind.upper()), right, on_condition(step, col))
+            position += step.width
+        return tree
+
+    return joined(0, len(cq.atoms))
 
 
 def _joined_table(view: ResolvedView, alias: str, sources: dict[str, sql.Composable]) -> sql.Composable:

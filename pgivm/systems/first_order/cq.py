@@ -418,7 +418,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     value_tables = [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]
     clear = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(t) for t in value_tables)
     if chain is not None:  # an outer join keeps the other side's rows, NULL-extended: count again
-        whole = _joined_rows(ctx, sql.SQL("SELECT *, 1::bigint AS mult FROM {} AS s").format(chain.state(len(cq.atoms) - 1)))
+        whole = _joined_rows(ctx, sql.SQL("SELECT *, 1::bigint AS mult FROM {} AS s").format(chain.whole()))
         refill = [sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, whole))]
         refill += [sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{j}"), _extreme_select(ctx, whole, a))
                    for j, a in _value_tables(extremes)]

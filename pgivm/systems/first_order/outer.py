@@ -50,7 +50,9 @@ def column_name(cq: ConjunctiveQuery, ref: ColumnRef) -> str:
 
 
 class Chain:
-    """The joins of one view, read left to right, for the delta query of one changed atom."""
+    """The joins of one view, read left to right, for the delta query of one changed atom. A
+    parenthesized join on the right side of a join is read the same way, inside: its rows are the
+    right side's rows, its change (the signed rows D of its own joins) the right side's change."""
 
     def __init__(self, ctx: maintain.Context, table_rows: Callable[[str], sql.Composable]) -> None:
         """``table_rows(alias)``: the atom's rows as they are now, its columns named as in D_k."""
@@ -59,10 +61,19 @@ class Chain:
         self.aliases = [a.alias for a in self.cq.atoms]
         self.shown = {a.alias for a in self.cq.shown_atoms}
         self.table_rows = table_rows
+        self.operands = {o.position: o for o in self.cq.join_operands}
+        self.joins_from: dict[int, list[int]] = {}  # the joins of the atoms from one on, left to right
+        for o in self.cq.join_operands:
+            self.joins_from.setdefault(o.left.start, []).append(o.position)
 
-    def _before(self, k: int) -> list[str]:
-        """The atoms whose columns the rows so far have, before atom k."""
-        return [a for a in self.aliases[:k] if a in self.shown]
+    def _shown(self, atoms: range) -> list[str]:
+        """The atoms among ``atoms`` whose columns a joined row has."""
+        return [self.aliases[i] for i in atoms if self.aliases[i] in self.shown]
+
+    def _sides(self, k: int) -> tuple[list[str], list[str]]:
+        """The shown atoms of join k's left side and of its right side."""
+        o = self.operands[k]
+        return self._shown(range(o.left.start, k)), self._shown(o.right)
 
     def _columns(self, aliases: list[str], relation: str | None) -> list[sql.Composable]:
         """The atoms' columns read from ``relation``, or (None) NULLs of their types."""
@@ -74,29 +85,47 @@ class Chain:
                            sql.SQL("{}.{}").format(sql.Identifier(relation), name))
         return out
 
-    def _on(self, step: JoinStep) -> sql.Composable:
-        """θ of a step over ``l`` (the rows so far) and ``r`` (the step's atom)."""
-        return on_condition(step, lambda ref: sql.SQL("{}.{}").format(
-            sql.Identifier("r" if ref.alias == step.alias else "l"), sql.Identifier(column_name(self.cq, ref))))
+    def _on(self, k: int) -> sql.Composable:
+        """θ of join k over ``l`` (the rows of its left side) and ``r`` (those of its right side)."""
+        right = {self.aliases[i] for i in self.operands[k].right}
+        return on_condition(self.cq.joins[k - 1], lambda ref: sql.SQL("{}.{}").format(
+            sql.Identifier("r" if ref.alias in right else "l"), sql.Identifier(column_name(self.cq, ref))))
 
     def _select(self, left: list[str], right: list[str], left_from: str | None, right_from: str | None,
                 mult: sql.Composable, rest: sql.Composable) -> sql.Composable:
         items = [*self._columns(left, left_from), *self._columns(right, right_from), sql.SQL("{} AS mult").format(mult)]
         return sql.SQL("SELECT {} {}").format(sql.SQL(", ").join(items), rest)
 
+    def _rows_from(self, lo: int) -> sql.Composable:
+        """The atoms from ``lo`` on joined, as the tables are now: all of FROM (``lo`` 0), or a
+        parenthesized join's (its first atom's position); atom ``lo`` alone where no join follows."""
+        joins = self.joins_from.get(lo)
+        return self.state(joins[-1]) if joins else self.table_rows(self.aliases[lo])
+
+    def _left_rows(self, k: int) -> sql.Composable:
+        """The rows of join k's left side, as the tables are now."""
+        start = self.operands[k].left.start
+        earlier = [p for p in self.joins_from[start] if p < k]
+        return self.state(earlier[-1]) if earlier else self.table_rows(self.aliases[start])
+
+    def _right_rows(self, k: int) -> sql.Composable:
+        """The rows of join k's right side: its atom's, or its parenthesized join's."""
+        return self._rows_from(k)
+
+    def whole(self) -> sql.Composable:
+        """The joined rows of FROM (and its EXISTS and IN tests), as the tables are now."""
+        return self._rows_from(0)
+
     def state(self, k: int) -> sql.Composable:
-        """P_k: the first k + 1 atoms joined as written, as the tables are now."""
-        if k == 0:
-            return self.table_rows(self.aliases[0])
-        step = self.cq.joins[k - 1]
+        """P_k: the rows of join k's left side joined with those of its right side, as the tables are now."""
+        step, (before, right) = self.cq.joins[k - 1], self._sides(k)
         if step.tests:
             return sql.SQL("(SELECT {} FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {}))").format(
-                sql.SQL(", ").join(self._columns(self._before(k), "l")), self.state(k - 1),
-                sql.SQL("NOT " if step.kind == "anti" else ""), self.table_rows(step.alias), self._on(step))
-        items = self._columns(self._before(k), "l") + self._columns([step.alias], "r")
+                sql.SQL(", ").join(self._columns(before, "l")), self._left_rows(k),
+                sql.SQL("NOT " if step.kind == "anti" else ""), self._right_rows(k), self._on(k))
         return sql.SQL("(SELECT {} FROM {} AS l {} JOIN {} AS r ON {})").format(
-            sql.SQL(", ").join(items), self.state(k - 1), sql.SQL(step.kind.upper()),
-            self.table_rows(step.alias), self._on(step))
+            sql.SQL(", ").join(self._columns(before, "l") + self._columns(right, "r")), self._left_rows(k),
+            sql.SQL(step.kind.upper()), self._right_rows(k), self._on(k))
 
     @staticmethod
     def _matches(side: str, rows: sql.Composable, change: sql.Composable, on: sql.Composable) -> sql.Composable:
@@ -123,43 +152,54 @@ class Chain:
         ``changed``: a WITH query whose result is the signed joined rows. ``older``: the later
         [NOT] EXISTS atoms of the changed table, each as its rows before the statement (signed: the
         rows now, less the net change), which a self-join's term for atom ``changed`` reads."""
-        steps: list[sql.Composable] = []
-        previous = delta_rows
-        for k in range(changed, len(self.aliases)):
-            name = sql.Identifier(f"pgivm_d{k}")
-            if k == changed:
-                body = self._arriving(changed, previous) if k > 0 else sql.SQL("SELECT * FROM {} AS d").format(previous)
-            else:
-                body = self._passing(k, previous, older or {})
-            steps.append(sql.SQL("{} AS ({})").format(name, body))
-            previous = name
-        return sql.SQL("WITH {} SELECT * FROM {}").format(sql.SQL(", ").join(steps), previous)
+        ctes: list[sql.Composable] = []
+
+        def cte(body: sql.Composable) -> sql.Identifier:
+            name = sql.Identifier(f"pgivm_d{len(ctes)}")
+            ctes.append(sql.SQL("{} AS ({})").format(name, body))
+            return name
+
+        def change_from(lo: int) -> sql.Composable:
+            """The change of the rows of the atoms from ``lo`` on (those of a parenthesized join
+            there), the changed atom among them."""
+            current = cte(sql.SQL("SELECT * FROM {} AS d").format(delta_rows)) if changed == lo else None
+            for k in self.joins_from.get(lo, []):
+                if current is not None:
+                    current = cte(self._passing(k, current, older or {}))
+                elif changed in self.operands[k].right:
+                    current = cte(self._arriving(k, delta_rows if k == changed and self.cq.joins[k - 1].width == 1
+                                                 else change_from(k)))
+            assert current is not None
+            return current
+
+        last = change_from(0)
+        return sql.SQL("WITH {} SELECT * FROM {}").format(sql.SQL(", ").join(ctes), last)
 
     def _arriving(self, k: int, change: sql.Composable) -> sql.Composable:
-        """D_k where A_k itself changed (``change``): the rows so far, P_{k-1}, are as they are."""
-        step, before = self.cq.joins[k - 1], self._before(k)
-        on, rows_so_far = self._on(step), self.state(k - 1)
+        """D_k where join k's right side changed (``change``): its left side's rows are as they are."""
+        step, (before, right) = self.cq.joins[k - 1], self._sides(k)
+        on, rows_so_far = self._on(k), self._left_rows(k)
         sign, flipped = self._flip(shown_at_zero=step.kind != "semi")
-        # a row so far that δA_k matches shows or goes (NULL-extended, or by its test): see _flip
-        flips = self._select(before, [] if step.tests else [step.alias], "l", None, sign, sql.SQL(
+        # a row so far that the change matches shows or goes (NULL-extended, or by its test): see _flip
+        flips = self._select(before, [] if step.tests else right, "l", None, sign, sql.SQL(
             "FROM {} AS l {} WHERE EXISTS (SELECT FROM {} AS r WHERE {}) AND {}").format(
-            rows_so_far, self._matches("r", self.table_rows(step.alias), change, on), change, on, flipped))
+            rows_so_far, self._matches("r", self._right_rows(k), change, on), change, on, flipped))
         if step.tests:
             return flips
-        parts = [self._select(before, [step.alias], "l", "r", sql.SQL("r.mult"), sql.SQL(
+        parts = [self._select(before, right, "l", "r", sql.SQL("r.mult"), sql.SQL(
             "FROM {} AS l JOIN {} AS r ON {}").format(rows_so_far, change, on))]
         if step.kind in ("left", "full"):
             parts.append(flips)
         if step.kind in ("right", "full"):
-            parts.append(self._select(before, [step.alias], None, "r", sql.SQL("r.mult"), sql.SQL(
+            parts.append(self._select(before, right, None, "r", sql.SQL("r.mult"), sql.SQL(
                 "FROM {} AS r WHERE NOT EXISTS (SELECT FROM {} AS l WHERE {})").format(change, rows_so_far, on)))
         return sql.SQL(" UNION ALL ").join(parts)
 
     def _passing(self, k: int, change: sql.Composable, older: dict[str, sql.Composable]) -> sql.Composable:
-        """D_k where the rows so far changed by ``change`` (D_{k-1}) and A_k is as it is (or, in
-        ``older``, as it was before the statement)."""
-        step, before = self.cq.joins[k - 1], self._before(k)
-        on, rows = self._on(step), self.table_rows(step.alias)
+        """D_k where join k's left side changed by ``change`` and its right side is as it is (or,
+        in ``older``, as it was before the statement)."""
+        step, (before, right) = self.cq.joins[k - 1], self._sides(k)
+        on, rows = self._on(k), self._right_rows(k)
         if step.tests and step.alias in older:  # the table's rows before: a net count of signed rows
             return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE (SELECT coalesce(sum(r.mult), 0) FROM {} AS r WHERE {}) {}").format(
@@ -168,14 +208,14 @@ class Chain:
             return self._select(before, [], "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE {}EXISTS (SELECT FROM {} AS r WHERE {})").format(
                 change, sql.SQL("NOT " if step.kind == "anti" else ""), rows, on))
-        parts = [self._select(before, [step.alias], "l", "r", sql.SQL("l.mult"), sql.SQL(
+        parts = [self._select(before, right, "l", "r", sql.SQL("l.mult"), sql.SQL(
             "FROM {} AS l JOIN {} AS r ON {}").format(change, rows, on))]
         if step.kind in ("left", "full"):
-            parts.append(self._select(before, [step.alias], "l", None, sql.SQL("l.mult"), sql.SQL(
+            parts.append(self._select(before, right, "l", None, sql.SQL("l.mult"), sql.SQL(
                 "FROM {} AS l WHERE NOT EXISTS (SELECT FROM {} AS r WHERE {})").format(change, rows, on)))
-        if step.kind in ("right", "full"):  # a row of A_k that the change matches: see _flip
+        if step.kind in ("right", "full"):  # a row of the right side that the change matches: see _flip
             sign, flipped = self._flip()
-            parts.append(self._select(before, [step.alias], None, "r", sign, sql.SQL(
+            parts.append(self._select(before, right, None, "r", sign, sql.SQL(
                 "FROM {} AS r {} WHERE EXISTS (SELECT FROM {} AS l WHERE {}) AND {}").format(
-                rows, self._matches("l", self.state(k - 1), change, on), change, on, flipped)))
+                rows, self._matches("l", self._left_rows(k), change, on), change, on, flipped)))
         return sql.SQL(" UNION ALL ").join(parts)
