@@ -163,11 +163,13 @@ REFUSAL_WIDTH = 200
 
 
 def parse(definition: Any, system: str | None = None, columns_of: Any = None,
-          definition_of: Any = None) -> tuple[System, ConjunctiveQuery]:
+          definition_of: Any = None, name: str | None = None) -> tuple[System, ConjunctiveQuery]:
     """The system that will maintain ``definition`` and the query it receives, or a one-line
     refusal (unsupported SQL, or no system accepts it: each system's reason). No database needed,
-    except for ``SELECT *`` (``columns_of``: a table -> its column names)."""
-    cq = parse_query(_as_sql_text(definition), columns_of, definition_of)
+    except for ``SELECT *`` (``columns_of``: a table -> its column names). ``name``: the view's,
+    whose state schema keeps its tables of constant rows (generate_series, VALUES)."""
+    cq = parse_query(_as_sql_text(definition), columns_of, definition_of,
+                     **({"static_schema": common.state_schema_for(name)} if name else {}))
     return _choose_system(system, cq), cq
 
 
@@ -184,8 +186,8 @@ def _as_sql_text(definition: Any) -> str:
     return str(compile_(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
 
 
-def _parse_for_create(text: str, system: str | None, target: Target,
-                      columns: list[str] | None = None) -> tuple[System, ConjunctiveQuery]:
+def _parse_for_create(text: str, system: str | None, target: Target, columns: list[str] | None = None,
+                      name: str | None = None) -> tuple[System, ConjunctiveQuery]:
     """parse(), reading the tables' columns from the database where the query needs them, and the
     definitions of the plain views it reads (which are inlined: their tables are the base tables).
     ``columns``: names for the view's first columns (``name_columns``; over ``SELECT *``, the
@@ -195,16 +197,17 @@ def _parse_for_create(text: str, system: str | None, target: Target,
         text, columns = named, None
     with session(target) as conn, transaction(conn):
         try:
-            chosen, query = parse(text, system)
+            chosen, query = parse(text, system, name=name)
             views = any(view_definition(conn, table) is not None for table in query.tables)
         except NeedsColumns:
             views = True
         if views:
             chosen, query = parse(text, system, lambda table: column_names(conn, table),
-                                  lambda table: view_definition(conn, table))
+                                  lambda table: view_definition(conn, table), name=name)
         if columns:
             query = renamed_outputs(query, columns)
-        if chosen.accepts_types is not None:  # a choice that depends on the columns' types
+        if chosen.accepts_types is not None and not query.static:  # a choice that depends on the columns' types
+            # (with tables of constant rows, once create has made them)
             chosen = _choose_system(system, query, resolve(conn, query))
     names = [o.name for o in query.outputs]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -238,7 +241,7 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
     refresh = install.refresh_options(options)
     install.check_schema_name(schema)
     text = _as_sql_text(definition)
-    chosen, query = _parse_for_create(text, system, target, columns)
+    chosen, query = _parse_for_create(text, system, target, columns, name)
     params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
     if preprocess != "postgres" and preprocess not in chosen.builders:
         raise PgivmError(f"system {chosen.name} has no {preprocess!r} build",
@@ -249,7 +252,11 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
         migrate.upgrade(conn)
         with builder.around(conn) if builder else nullcontext() as context, read_committed(conn), transaction(conn):
             view_schema = install.preflight(conn, name, schema, deferring=refresh is not None)
+            install.create_state_schema(conn, name, view_schema, query.static)
             resolved = resolve(conn, query)
+            if query.static and chosen.accepts_types is not None and _refusal(chosen, query, resolved):
+                chosen = _choose_system(system, query, resolved)  # the tables' types, now that all exist
+                params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
             fixed_search_path(conn)
             install.Install(conn, chosen, name, view_schema, resolved, params, refresh).run(lock_wait, builder, context)
             reported = chosen.status(conn, name)

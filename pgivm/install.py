@@ -23,6 +23,7 @@ from pgivm.catalog import views as catalog
 from pgivm.connection import user_path, user_search_path
 from pgivm.errors import PgivmError
 from pgivm.query.resolve import ResolvedView
+from pgivm.query.static import StaticRelation
 from pgivm.systems import common, registry
 from pgivm.systems.base import InstallPlan, System
 from pgivm.transactions import lock_by_creating_triggers
@@ -148,6 +149,22 @@ def deferred_tables(system: System, resolved: ResolvedView, name: str,
     return tables
 
 
+def create_state_schema(conn: psycopg.Connection, name: str, view_schema: str, static: tuple[StaticRelation, ...]
+                        ) -> None:
+    """The view's state schema, owned by the creator, and in it the tables of constant rows the
+    query reads (``pgivm.query.static``), filled with names resolved in pg_catalog alone."""
+    conn.execute("SELECT pgivm_catalog.create_state_schema(%s, (SELECT oid FROM pg_catalog.pg_roles "
+                 "WHERE rolname = current_user), %s)", [name, view_schema])
+    if not static:
+        return
+    path = conn.execute("SELECT pg_catalog.current_setting('search_path')").fetchone()[0]  # type: ignore[index]
+    conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)")
+    for relation in static:
+        conn.execute(sql.SQL("CREATE TABLE {} AS {}").format(
+            sql.Identifier(relation.table.schema, relation.table.name), sql.SQL(relation.select)))  # type: ignore[arg-type]
+    conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)", [path])
+
+
 @dataclass
 class Install:
     """One create's work, once the query is parsed and the system chosen."""
@@ -166,12 +183,10 @@ class Install:
         conn, name, resolved = self.conn, self.name, self.resolved
         logged = deferred_tables(self.system, resolved, name, self.params) if self.refresh else None
         plan = self.system.plan(resolved, name, self.view_schema, self.params)
-        conn.execute("SELECT pgivm_catalog.create_state_schema(%s, (SELECT oid FROM pg_catalog.pg_roles "
-                     "WHERE rolname = current_user), %s)", [name, self.view_schema])
         run_phases(conn, plan, "state", "functions")
         # Writers wait from here to the commit, so no change slips between build and triggers.
         lock_by_creating_triggers(conn, plan.phase("capture").statements,
-                                  {b.oid: str(b.ref) for b in resolved.base.values()},
+                                  {b.oid: str(b.ref) for b in resolved.base.values() if not b.static},
                                   capture.lock_trigger(name).name, lock_wait)
         if not uses_cofactor(resolved.query):  # cofactor() is pgivm's, not PostgreSQL's
             check_postgres_accepts(conn, resolved.query.sql)

@@ -77,7 +77,10 @@ class CaptureTrigger:
 
 
 def triggers_on(base: BaseTable, triggers: list[CaptureTrigger]) -> list[sql.Composable]:
-    """The CREATE TRIGGER statements for a base table and, if it is partitioned, all its partitions."""
+    """The CREATE TRIGGER statements for a base table and, if it is partitioned, all its partitions
+    (none for a table of constant rows: nothing writes it)."""
+    if base.static:
+        return []
     statements: list[sql.Composable] = [
         t.create_sql(base.ident) for t in triggers if t.applies_to(partitioned=base.partitioned, partition=False, leaf=False)
     ]

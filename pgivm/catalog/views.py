@@ -142,7 +142,7 @@ def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
             "SELECT pgivm_catalog.record_base_table(%s, %s::pg_catalog.oid, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",
             [name, base.oid, base.partitioned,
              json.dumps([{"attnum": n, "name": c, "type": t} for n, c, t in columns]),
-             json.dumps([t.to_json() for t in triggers[table]])],
+             json.dumps([] if base.static else [t.to_json() for t in triggers[table]])],  # constant rows: none
         )
 
 

@@ -27,6 +27,7 @@ from psycopg import sql
 from pgivm.errors import UnsupportedQuery
 from pgivm.query import scalar
 from pgivm.query.model import TableRef
+from pgivm.query.static import StaticRelation
 
 if TYPE_CHECKING:
     from pgivm.query.analysis import Analysis
@@ -386,6 +387,9 @@ class ConjunctiveQuery:
     # with an outer join, how atoms[1:] join, in order (each ON kept with its join, WHERE after
     # all of them); () when every join is inner: ON and WHERE then hold alike
     joins: tuple[JoinStep, ...] = ()
+    # the tables of constant rows create makes first (generate_series, VALUES: pgivm.query.static);
+    # not kept in the catalog: once made, they are base tables like any other
+    static: tuple[StaticRelation, ...] = ()
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:

@@ -28,6 +28,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
 from pgivm.query.inline import inline, is_join_tree, output_name
+from pgivm.query.static import StaticRelation, static_relations
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -128,21 +129,41 @@ def parse_view_sql(sql: str) -> TriangleCount:
 
 
 def parse_query(sql: str, columns_of: ColumnsOf | None = None,
-                definition_of: Callable[[TableRef], str | None] | None = None) -> ConjunctiveQuery:
+                definition_of: Callable[[TableRef], str | None] | None = None,
+                static_schema: str = "pgivm_static") -> ConjunctiveQuery:
     """Parse a view definition into a conjunctive query, or raise UnsupportedQuery naming the construct.
 
     ``columns_of`` (a table -> its column names in order) is needed only by ``SELECT *``, by
     ``JOIN ... USING`` after several tables and NATURAL JOIN, which PostgreSQL resolves from the
     tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``), as are
     plain views in FROM, whose SQL ``definition_of`` (a name -> its view's SQL, or None) gives.
+    generate_series and VALUES in FROM, and the row a SELECT without FROM reads, are tables of
+    ``static_schema`` (the view's state schema; ``static.py``), which create fills first.
     """
-    inlined = inline(sql, columns_of, definition_of)
-    if inlined is None:
-        return _parse(sql, _GENERAL, columns_of)
-    return replace(_parse(inlined, _GENERAL, columns_of), sql=sql.strip())
+    rewritten, statics = static_relations(sql, static_schema)
+    if statics:
+        columns_of = _with_static_columns(columns_of, statics)
+    inlined = inline(rewritten, columns_of, definition_of)
+    query = _parse(inlined or rewritten, _GENERAL, columns_of, statics)
+    return replace(query, sql=sql.strip(), static=statics) if inlined or statics else query
 
 
-def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> ConjunctiveQuery:
+def _with_static_columns(columns_of: ColumnsOf | None, statics: tuple[StaticRelation, ...]) -> ColumnsOf:
+    """``columns_of`` that knows the static relations' columns (and, without ``columns_of``, needs
+    the database for no other table's)."""
+    known = {s.table: list(s.columns) for s in statics}
+
+    def columns(table: TableRef) -> list[str]:
+        if table in known:
+            return known[table]
+        if columns_of is None:
+            raise NeedsColumns("the tables' columns are needed: give pgivm a database to read them from")
+        return columns_of(table)
+    return columns
+
+
+def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
+           static: tuple[StaticRelation, ...] = ()) -> ConjunctiveQuery:
     """Check the statement, the SELECT list's shape, FROM, ON/WHERE, GROUP BY, then resolve names,
     group equated columns into variables and build the atoms (the order today's parser checked in)."""
     select = _select(sql, wording)
@@ -193,6 +214,11 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None) -> 
     for _, _, columns in selected:
         for column in columns:
             classes.add(column)
+    for alias, table in aliases.items():  # a table of constant rows is read whole: its number of rows alone
+        for relation in static:           # is no delta any system carries, and no delta ever comes from it
+            if relation.table == table and not any(c.alias == alias for c in classes.parent):
+                for column in relation.columns:
+                    classes.add(ColumnRef(alias, column))
     named = (Variable(str(min(cols)), tuple(sorted(cols))) for cols in classes.groups())
     variables = tuple(sorted(named, key=lambda v: v.name))
     variable_of = {column: v.name for v in variables for column in v.columns}
@@ -300,9 +326,6 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
             if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc) and not _is_constant(node)):
                 raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
         items.append((name, node))
-    if all(not isinstance(n, exp.Star) and not n.find(exp.Column) and not n.find(exp.AggFunc) for _, n in items):
-        raise UnsupportedQuery("the SELECT list reads no column: a view of constants alone is not maintained; select a "
-                               "column or an aggregate beside them")
     return items
 
 

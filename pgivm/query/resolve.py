@@ -7,7 +7,8 @@ its owner could point elsewhere (see "Security model" in the README).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -41,6 +42,13 @@ class BaseTable:
     @property
     def ident(self) -> sql.Identifier:
         return sql.Identifier(self.ref.schema or "public", self.ref.name)
+
+    @property
+    def static(self) -> bool:
+        """A table of constant rows in the view's state schema (``pgivm.query.static``): nobody
+        writes it, so it carries no trigger (a state schema holds none). No other table of a
+        pgivm_ schema is a base table (``resolve``)."""
+        return (self.ref.schema or "").startswith("pgivm_")
 
     def guard(self, alias: str) -> sql.Composable:
         """A condition on ``alias``'s rows naming the system column ``tableoid``.
@@ -108,7 +116,7 @@ def _lookup_oid(conn: psycopg.Connection, table: TableRef) -> int:
     name on the search_path the session had before pgivm fixed its own."""
     from pgivm.connection import user_search_path
 
-    with user_search_path(conn):  # only a qualified function and type below: safe on any path
+    with user_search_path(conn), _schema_access(table):  # only a qualified function and type below: safe on any path
         row = conn.execute(
             "SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::pg_catalog.int8",
             [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)],
@@ -116,6 +124,16 @@ def _lookup_oid(conn: psycopg.Connection, table: TableRef) -> int:
     if row is None or row[0] is None:
         raise PgivmError(f"table {table} does not exist", "create it first, or check the name and search_path")
     return int(row[0])
+
+
+@contextmanager
+def _schema_access(table: TableRef) -> Iterator[None]:
+    """A table name looked up in a schema this role may not use: one line, not PostgreSQL's error."""
+    try:
+        yield
+    except psycopg.errors.InsufficientPrivilege:
+        raise PgivmError(f"table {table}: this role may not use its schema",
+                         "its schema's owner can GRANT USAGE on it") from None
 
 
 def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str) -> BaseTable:
@@ -225,7 +243,9 @@ def view_definition(conn: psycopg.Connection, table: TableRef) -> str | None:
     names written as that search_path reads them back; None for anything else (or no such name)."""
     from pgivm.connection import user_search_path
 
-    with user_search_path(conn):
+    if (table.schema or "").startswith("pgivm_"):  # pgivm's state: no view to inline (resolve refuses it)
+        return None
+    with user_search_path(conn), _schema_access(table):
         row = conn.execute(
             "SELECT CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) END FROM pg_catalog.pg_class c "
             "WHERE c.oid = pg_catalog.to_regclass(%s)",
@@ -246,10 +266,15 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     view): they are then found by oid, whatever they are called now."""
     tables: dict[TableRef, TableRef] = {}
     base: dict[TableRef, BaseTable] = {}
+    static = {relation.table for relation in getattr(query, "static", ())}
     for table in query.tables:
+        if oids is None and (table.schema or "").startswith("pgivm_") and table not in static:
+            _not_state(table)
         oid = oids[table] if oids is not None else _lookup_oid(conn, table)
         base[table] = pin_table(conn, oid, table)
         tables[table] = base[table].ref
+        if oids is None and base[table].static and table not in static:
+            _not_state(base[table].ref)
 
     column_types: dict[tuple[str, str], str] = {}
     declared_types: dict[tuple[str, str], str] = {}
@@ -269,6 +294,11 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
                         output_types=_output_types(conn, query, column_types),
                         unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()},
                         declared_types=declared_types)
+
+
+def _not_state(table: TableRef) -> None:
+    raise UnsupportedQuery(f"{table} is a table of pgivm's state, not a base table: read the view "
+                           f"{(table.schema or '').removeprefix('pgivm_')} instead")
 
 
 def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:

@@ -348,3 +348,11 @@ def triangle_view(view: ResolvedView) -> ResolvedView:
         return view
     assert view.query.analysis.triangle, "a triangle system got a query it does not accept"
     return view.reshaped(view.query.analysis.triangle)
+
+
+def bare_atom_reason(cq: ConjunctiveQuery) -> str | None:
+    """Why a system whose deltas carry each table's columns refuses a table that gives none, only
+    its number of rows (``SELECT 1 FROM t``, a cross product with ``generate_series``)."""
+    bare = next((a for a in cq.atoms if not a.columns), None)
+    return None if bare is None else (f"{bare.alias} contributes none of its columns, only its number of rows: "
+                                      "not yet (recompute maintains it)")

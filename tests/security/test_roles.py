@@ -511,3 +511,32 @@ def test_a_table_owner_creates_views_over_its_own_tables_once_init_ran(cast: Cas
         assert command.verify("mine", target=t).ok
         command.drop("mine", target=t)
     cast.assert_nobody_escalated("after a table owner's own view")
+
+
+def test_constant_rows_come_from_pg_catalog_whatever_the_search_path(cast: Cast) -> None:
+    """generate_series and VALUES in FROM are kept as tables of constant rows (issue 22), filled at
+    create: a stranger's public.generate_series, first on the superuser's search_path, never runs;
+    the view owner's own view holds the same rows; another view's state is no base table."""
+    with cast.as_(cast.stranger) as s:
+        escalate = cast.escalate_function(s, "public", cast.stranger)
+        s.execute("CREATE FUNCTION public.generate_series(integer, integer) RETURNS SETOF integer LANGUAGE sql AS "
+                  f"'SELECT 7 WHERE {escalate}()'")
+        s.execute("GRANT EXECUTE ON FUNCTION public.generate_series(integer, integer) TO PUBLIC")
+    query = "SELECT r.a, g.x FROM shop.r JOIN generate_series(1, 3) AS g(x) ON r.a = g.x"
+    cast.admin.execute("SET search_path = public, pg_catalog")
+    try:
+        command.create("v", query, schema="views", target=cast.admin)
+    finally:
+        cast.admin.execute("RESET search_path")
+    create_as_owner(cast, "mine", query)
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (2, 9), (3, 9), (7, 9)")
+    expected = sorted(cast.admin.execute(query).fetchall())
+    assert (7, 7) not in expected and (2, 2) in expected
+    for name in ("v", "mine"):
+        assert sorted(cast.admin.execute(f"SELECT * FROM views.{name}").fetchall()) == expected
+        assert command.verify(name, target=cast.dsn).ok
+    with cast.as_(cast.owner) as o, pytest.raises(PgivmError, match="is a table of pgivm's state, not a base table"):
+        command.create("theirs", "SELECT x FROM pgivm_v.static_1", schema="views", target=o)
+    cast.assert_nobody_escalated("after views over generate_series", ran_in=("public",))
+    assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]

@@ -38,7 +38,7 @@ from pgivm.query.model import TableRef
 from pgivm.query.plain import expression_sql, from_where, shape_rows, where_conditions
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
+from pgivm.systems.common import Names, bare_atom_reason, capture_functions_plan, render, revoke_plan, state_schema_for
 from pgivm.systems.fivm import BULK_ROWS, maintain, rings
 from pgivm.systems.fivm.order import VariableOrder
 from pgivm.systems.fivm.tree import View, ViewTree
@@ -53,10 +53,7 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.has_outer_join and len(set(shown)) < len(shown):  # its delta rules read every other such atom as it is now
         return ("a table joined to itself in a query with an outer join or [NOT] EXISTS / IN: not yet, but through "
                 "[NOT] EXISTS / IN (recompute maintains it)")
-    bare = next((a for a in cq.atoms if not a.columns), None)
-    if bare is not None:  # its net change would have no column to carry: a count of rows only
-        return f"{bare.alias} contributes none of its columns, only its number of rows (a cross product): not yet"
-    return None
+    return bare_atom_reason(cq)  # its net change would have no column to carry: a count of rows only
 
 
 EXTREMES = ("min", "max", "count_distinct")  # read from each group's values, not from the ring

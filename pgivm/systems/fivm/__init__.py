@@ -17,7 +17,7 @@ from __future__ import annotations
 from pgivm.query.cq import Computed, ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
-from pgivm.systems.common import outer_join_reason, shape_of
+from pgivm.systems.common import bare_atom_reason, outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.rings import integer_arithmetic
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
@@ -56,7 +56,7 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
                 "or recompute)")
     if not tree_.is_connected:
         return "the tables do not all join: a cross product is not maintained"
-    return None
+    return bare_atom_reason(cq)
 
 
 def accepts_types(view: ResolvedView) -> str | None:

@@ -8,7 +8,7 @@ SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s GROUP BY s.b);
 -- pgivm: create u
 SELECT r.a FROM r UNION ALL SELECT s.c FROM s;
 -- pgivm: create g
-SELECT count(*) FROM r, generate_series(1, 3) AS g;
+SELECT count(*) FROM r, generate_series(1, r.a) AS g;
 -- pgivm: create n
 SELECT r.a, now() FROM r;
 -- pgivm: create rw
