@@ -341,12 +341,17 @@ def _is_constant(node: exp.Expression) -> bool:
 
 def _without_filter(node: exp.Expression) -> exp.Expression:
     """``agg(x) FILTER (WHERE c)`` as ``agg(CASE WHEN c THEN x END)`` (count(*): of ``CASE WHEN c
-    THEN 1 END``): the same value, since each aggregate skips NULLs."""
+    THEN 1 END``; count(DISTINCT x): of ``DISTINCT CASE WHEN c THEN x END``): the same value, since
+    each aggregate skips NULLs."""
     if not isinstance(node, exp.Filter):
         return node
     aggregate, condition = node.this.copy(), node.expression.this
     if isinstance(aggregate, exp.Count) and isinstance(aggregate.this, exp.Distinct):
-        raise UnsupportedQuery(f"count(DISTINCT ...) FILTER is not supported: {_sql(node)}")
+        distinct = aggregate.this
+        if len(distinct.expressions) != 1:
+            raise UnsupportedQuery(f"count(DISTINCT ...) of several values is not supported: {_sql(node)}")
+        distinct.set("expressions", [exp.Case(ifs=[exp.If(this=condition.copy(), true=distinct.expressions[0].copy())])])
+        return aggregate
     argument = aggregate.this
     if isinstance(argument, exp.Star) or argument is None:
         argument = exp.Literal.number(1)

@@ -28,6 +28,8 @@ QUERIES = {
     "floats": ("SELECT s.c, sum(CASE WHEN r.f > 0 THEN r.f ELSE -r.f END) AS l1, avg(r.f * 2) FILTER (WHERE r.a > 1) AS x "
                "FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
     "no group, filter only": "SELECT count(*) FILTER (WHERE r.a > s.c) AS above, count(r.a) AS n FROM r JOIN s ON r.b = s.b",
+    "count distinct, filtered": ("SELECT s.c, count(DISTINCT r.a) FILTER (WHERE r.a > 1) AS d, "
+                                 "count(DISTINCT r.a % 3) FILTER (WHERE s.c <> 1) AS m FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
 }
 FLOATS = [None, 0.0, 1.5, -2.25, 1e16, 1.0, float("inf"), float("-inf"), float("nan")]
 
