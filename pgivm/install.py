@@ -47,7 +47,7 @@ def template_version() -> str:
     folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()
                        and entry.name != "__pycache__"), key=lambda e: e.name)
     for folder in folders:
-        templates = folder.joinpath("sql")
+        templates = files("pgivm.sql").joinpath(folder.name)  # the top-level sql/ folder of the same name
         sources = [e for e in folder.iterdir() if e.name.endswith(".py")]
         sources += [e for e in (templates.iterdir() if templates.is_dir() else []) if e.name.endswith(".sql")]
         for entry in sorted(sources, key=lambda e: e.name):

@@ -5,7 +5,7 @@ He, Xie, Yang and Yu, "Asymmetric Batch Incremental View Maintenance" (ICDE 2005
 system's state (IVMε's partitions, F-IVM's view tree, the sample's index, ...) as of its last
 processing, and every writing statement only appends its net change of each atom to that atom's
 log ``K_log``. The predicted cost of applying everything pending, f(s) = Σ_i f_i(s[i]) over the base
-tables i, is kept at most the budget C: when an append passes it, an action (``sql/10_planner.sql``:
+tables i, is kept at most the budget C: when an append passes it, an action (``sql/deferred/10_planner.sql``:
 NAIVE or ONLINE) empties the logs of some tables through the system's own set-at-a-time path.
 
 This layer knows no system by name. It wraps what every system's capture layer calls, per atom K:
@@ -45,7 +45,7 @@ RATE_WINDOW = 1000  # arrival rates v_i of ONLINE are measured over the last 100
 # Writers that pass C while a registered `pgivm worker` lives leave the actions to it and wake it
 # on this channel (pgivm.deferred.worker).
 CHANNEL = "pgivm_deferred"
-# The columns NAME_stale shows after the view's own (sql/20_read.sql).
+# The columns NAME_stale shows after the view's own (sql/deferred/20_read.sql).
 STALE_COLUMNS = ("pgivm_pending_changes", "pgivm_lag_seconds")
 
 

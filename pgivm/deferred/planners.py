@@ -1,6 +1,6 @@
 """Maintenance plans of asymmetric batch IVM (He, Xie, Yang, Yu, ICDE 2005), computed offline.
 
-A deferred view plans online, inside PostgreSQL (``sql/10_planner.sql``: NAIVE and ONLINE). This
+A deferred view plans online, inside PostgreSQL (``sql/deferred/10_planner.sql``: NAIVE and ONLINE). This
 module holds the same two rules over a given arrival sequence, and the ones that need to know the
 future: OPT^LGM by A* over the LGM plan graph (§3.4, §4.1) and ADAPT (§4.2). ``pgivm bench
 deferred --deferred-parts simulate`` runs them side by side (the paper's Figures 6 and 7);

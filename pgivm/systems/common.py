@@ -27,8 +27,9 @@ def state_schema_for(view_name: str) -> str:
 
 
 def template(package: str, name: str) -> str:
-    """The text of a SQL template in the ``sql/`` folder beside a package, e.g. a system's."""
-    return files(package).joinpath("sql", name).read_text()
+    """The text of a SQL template of a package (a system's, ``pgivm.capture``, ``pgivm.deferred``):
+    the repository's top-level ``sql/<last part of its name>/``, shipped as ``pgivm.sql``."""
+    return files("pgivm.sql").joinpath(package.rsplit(".", 1)[-1], name).read_text()
 
 
 def render(package: str, name: str, params: dict[str, sql.Composable]) -> sql.Composed:

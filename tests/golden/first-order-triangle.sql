@@ -41,7 +41,7 @@ COMMENT ON TABLE "pgivm_triangles"."r_tuples" IS 'first-order IVM: relation R(A,
 -- M by its second column, for the merge in 20_relation_functions.sql.
 CREATE INDEX ON "pgivm_triangles"."r_tuples" ("b", "a") INCLUDE (mult);
 
--- A multi-row statement's net change of K, applied set at a time (see pgivm/capture/sql/capture_functions.sql).
+-- A multi-row statement's net change of K, applied set at a time (see sql/capture/capture_functions.sql).
 CREATE TABLE "pgivm_triangles"."r_delta" (
     "a"      integer NOT NULL,
     "b"      integer NOT NULL,
@@ -69,7 +69,7 @@ COMMENT ON TABLE "pgivm_triangles"."s_tuples" IS 'first-order IVM: relation S(B,
 -- M by its second column, for the merge in 20_relation_functions.sql.
 CREATE INDEX ON "pgivm_triangles"."s_tuples" ("c", "b") INCLUDE (mult);
 
--- A multi-row statement's net change of K, applied set at a time (see pgivm/capture/sql/capture_functions.sql).
+-- A multi-row statement's net change of K, applied set at a time (see sql/capture/capture_functions.sql).
 CREATE TABLE "pgivm_triangles"."s_delta" (
     "b"      integer NOT NULL,
     "c"      integer NOT NULL,
@@ -97,7 +97,7 @@ COMMENT ON TABLE "pgivm_triangles"."t_tuples" IS 'first-order IVM: relation T(C,
 -- M by its second column, for the merge in 20_relation_functions.sql.
 CREATE INDEX ON "pgivm_triangles"."t_tuples" ("a", "c") INCLUDE (mult);
 
--- A multi-row statement's net change of K, applied set at a time (see pgivm/capture/sql/capture_functions.sql).
+-- A multi-row statement's net change of K, applied set at a time (see sql/capture/capture_functions.sql).
 CREATE TABLE "pgivm_triangles"."t_delta" (
     "c"      integer NOT NULL,
     "a"      integer NOT NULL,

@@ -1,5 +1,5 @@
 """F-IVM's install SQL: the view tree's stored views and their payload columns, per updatable atom
-its delta tree (``apply_batch_K``, ``sql/10_apply_batch.sql``) and TRUNCATE path, refusals on
+its delta tree (``apply_batch_K``, ``sql/fivm/10_apply_batch.sql``) and TRUNCATE path, refusals on
 static tables, the capture functions, and the user view over the root."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pgivm.systems.common import Names, capture_functions_plan, render, revoke_p
 from pgivm.systems.fivm import maintain, order, rings, tree
 
 # A statement changing more rows of an atom than this is planned afresh, hash joins allowed
-# (see sql/10_apply_batch.sql).
+# (see sql/fivm/10_apply_batch.sql).
 BULK_ROWS = 64
 
 

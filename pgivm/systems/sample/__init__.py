@@ -2,8 +2,8 @@
 
 Dai, Hu & Yi, "Reservoir Sampling over Joins" (SIGMOD 2024; seed 003, notes
 ../shared/notes/reservoir-sampling-over-joins.md). Each inserted row creates a batch of new join
-results; a dynamic index (``sql/10_index.sql``, the paper's §4) addresses that batch as a virtual
-array padded with dummies to powers of two, and a reservoir that skips (``sql/20_reservoir.sql``,
+results; a dynamic index (``sql/sample/10_index.sql``, the paper's §4) addresses that batch as a virtual
+array padded with dummies to powers of two, and a reservoir that skips (``sql/sample/20_reservoir.sql``,
 Algorithms 4 and 5) looks at O(k log(N/k)) positions in all, not at every result. Deletes, which
 the paper leaves out, take the sampled results that lost a row away and refill from the index so
 that the sample stays the k smallest of i.i.d. uniform keys over the current result.

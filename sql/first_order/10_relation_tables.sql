@@ -17,7 +17,7 @@ COMMENT ON TABLE {k_tuples} IS {k_tuples_comment};
 -- M by its second column, for the merge in 20_relation_functions.sql.
 CREATE INDEX ON {k_tuples} ({y}, {x}) INCLUDE (mult);
 
--- A multi-row statement's net change of K, applied set at a time (see pgivm/capture/sql/capture_functions.sql).
+-- A multi-row statement's net change of K, applied set at a time (see sql/capture/capture_functions.sql).
 CREATE TABLE {k_delta} (
     {x}      {type_x} NOT NULL,
     {y}      {type_y} NOT NULL,
