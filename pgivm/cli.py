@@ -18,8 +18,8 @@ User errors arrive as PgivmError subclasses (``pgivm.errors``) and are told apar
 by their message.
 
 Exit codes: 0 success, 1 ``verify`` found a difference, 2 a user error (bad SQL, unknown view,
-unreachable server, ...), 130 interrupted, 141 stdout closed by its reader (``pgivm list | head -1``);
-``pgivm psql`` exits with psql's own code.
+unreachable server, ...), 3 ``server status`` of a server not running (pg_ctl's code), 130 interrupted,
+141 stdout closed by its reader (``pgivm list | head -1``); ``pgivm psql`` exits with psql's own code.
 """
 
 from __future__ import annotations
@@ -288,6 +288,8 @@ def _difference(report: command.VerifyReport) -> str:
 
 def _create(args: argparse.Namespace) -> int:
     sql_text = args.sql
+    if args.file and args.sql:
+        raise PgivmError("give the view definition once: --sql or --file, not both")
     if args.file:
         try:
             with open(args.file, encoding="utf-8") as handle:
@@ -463,7 +465,11 @@ def _server(args: argparse.Namespace) -> int:
             print(f"  psql \"{server.dsn()}\"")
         else:
             print(f"not running (data directory {status.data_dir})")
+            return SERVER_NOT_RUNNING
     return 0
+
+
+SERVER_NOT_RUNNING = 3  # `server status` of a stopped server: pg_ctl status's convention
 
 
 def _start_server(server: EmbeddedServer, port: int | None, restart: bool) -> ServerStatus:
@@ -589,14 +595,16 @@ COMMANDS: list[Command | Callable[[], list[Command]]] = [
     Command("upgrade", command.upgrade, handler=_upgrade, args=("name", "all", "force", "lock_wait"),
             own={"name": Arg(nargs="?", help="name of the view to upgrade"),
                  "all": Arg("--all", action="store_true", help="upgrade every view of the database")}),
-    Command("demo", demo.run, args=("nodes", "edges", "updates", "epsilon", "seed"),
+    Command("demo", demo.run, args=("nodes", "edges", "updates", "epsilon", "seed", "port"),
             own={"nodes": Arg("--nodes", type=int, help="nodes of the generated graph (default %(default)s)"),
                  "edges": Arg("--edges", type=int,
                               help="edges loaded before the view is created (default %(default)s)"),
                  "updates": Arg("--updates", type=int,
                                 help="single-row inserts and deletes to stream (default %(default)s)"),
                  "epsilon": Arg("--epsilon", type=float, help="IVMε epsilon (default %(default)s)"),
-                 "seed": Arg("--seed", type=int, help="random seed")}),
+                 "seed": Arg("--seed", type=int, help="random seed"),
+                 "port": Arg("--port", type=int, help="run on the embedded server at this TCP port (started there "
+                                                       "if it is not running)")}),
     Command("bench", None, handler=_bench, help=bench_options.HELP, extend=bench_options.add_arguments,
             parser={"description": bench_options.DESCRIPTION},
             own={"target": OPTIONS["target"].but(help=bench_options.DSN_HELP)}),

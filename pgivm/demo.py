@@ -65,13 +65,20 @@ def _setup(conn: psycopg.Connection, edges: list[tuple[int, int]]) -> None:
 
 def run(
     *, target: str | None = None, nodes: int = 2000, edges: int = 20000, updates: int = 3000,
-    epsilon: float = 0.5, seed: int = 7, out=None,
+    epsilon: float = 0.5, seed: int = 7, port: int | None = None, out=None,
 ) -> int:
     """A live triangle count on a generated skewed graph, checked against a recount.
 
+    ``port``: run on the embedded server at this TCP port (started there if it is not running).
     Prints to ``out`` (default stdout); returns the exit code: 0, or 1 if the view and the recount
     differ."""
     out = out or sys.stdout
+    embedded = target is None and not _configured()
+    if port is not None:
+        if not embedded:
+            raise PgivmError("--port is the embedded server's, and a database is given (--dsn, PGIVM_DSN or PG*)",
+                             "drop --port, or the database setting, to run the demo on the embedded server")
+        target = _embedded_on(port)
     rnd = random.Random(seed)
     print(f"pgivm demo on {describe_target(target)}", file=out)
     graph = power_law_graph(nodes, edges, seed=seed)
@@ -132,10 +139,24 @@ def run(
         print(f"{key.ljust(width)}  {value}", file=out)
     for failure in report.failures:
         print(f"invariant violated: {failure}", file=out)
-    if target is None and not _configured():  # the embedded server, which outlives the demo
+    if embedded:  # the embedded server, which outlives the demo
         print(f'\nquery it yourself: pgivm psql -c "SELECT * FROM {SCHEMA}.{VIEW}"', file=out)
         print("the embedded PostgreSQL server is still running, for later pgivm commands; "
               "`pgivm server stop` stops it", file=out)
     else:
         print(f"\nquery it yourself: SELECT * FROM {SCHEMA}.{VIEW}  (on {describe_target(target)})", file=out)
     return 0 if report.ok else 1
+
+
+def _embedded_on(port: int) -> str:
+    """The embedded server's DSN, the server started on ``port`` if it is not running; one line if
+    it runs on another port."""
+    from pgivm.server import EmbeddedServer  # imported late: only needed here
+
+    server = EmbeddedServer(port=port)
+    status = server.status()
+    if status.running and status.port != port:
+        raise PgivmError(f"the embedded server already runs on port {status.port}, not {port}",
+                         f"run `pgivm server start --port {port} --restart` first, or drop --port")
+    server.start()
+    return server.dsn()

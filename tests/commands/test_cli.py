@@ -874,6 +874,15 @@ def test_create_without_sql_or_file(capsys: pytest.CaptureFixture[str], dsn: str
     _nothing_installed(conn)
 
 
+def test_create_with_both_sql_and_file_is_refused(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection,
+                                                  tmp_path: Path) -> None:
+    load_rst(conn)
+    definition = tmp_path / "tri.sql"
+    definition.write_text(TRIANGLE_SQL)
+    assert_user_error(cli(capsys, dsn, "create", "tri", "--file", str(definition), "--sql", "SELECT 1"), "--sql or --file, not both")
+    _nothing_installed(conn)
+
+
 def test_create_with_missing_file(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, tmp_path: Path) -> None:
     load_rst(conn)
     missing = tmp_path / "no-such-view.sql"

@@ -278,5 +278,5 @@ def test_cli_server_start_status_stop(
     assert "no pgivm views" in capsys.readouterr().out
     assert cli.main(["server", "stop"]) == 0
     assert capsys.readouterr().out.strip() == "stopped"
-    assert cli.main(["server", "status"]) == 0
+    assert cli.main(["server", "status"]) == 3  # pg_ctl status's code for a server not running
     assert capsys.readouterr().out.startswith("not running")

@@ -135,3 +135,15 @@ def test_demo_on_the_embedded_server_says_how_to_stop_it(
     assert EmbeddedServer(pgdata).status().running  # as it says
     assert main(["server", "stop"]) == 0
     assert capsys.readouterr().out.strip() == "stopped"
+
+
+def test_demo_on_the_embedded_server_at_a_port(pgdata: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """``pgivm demo --port N`` starts the embedded server there; on another port it refuses in one line."""
+    port = free_port()
+    assert main(["demo", "--nodes", "60", "--edges", "300", "--updates", "20", "--port", str(port)]) == 0
+    assert "the embedded PostgreSQL server is still running" in capsys.readouterr().out
+    assert EmbeddedServer(pgdata).status().port == port
+    assert main(["demo", "--nodes", "60", "--edges", "300", "--updates", "20", "--port", str(free_port())]) == 2
+    assert f"already runs on port {port}" in capsys.readouterr().err
+    assert main(["server", "stop"]) == 0
