@@ -160,8 +160,9 @@ def create_state_schema(conn: psycopg.Connection, name: str, view_schema: str, s
     path = conn.execute("SELECT pg_catalog.current_setting('search_path')").fetchone()[0]  # type: ignore[index]
     conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)")
     for relation in static:
-        conn.execute(sql.SQL("CREATE TABLE {} AS {}").format(
-            sql.Identifier(relation.table.schema, relation.table.name), sql.SQL(relation.select)))  # type: ignore[arg-type]
+        table = sql.Identifier(relation.table.schema, relation.table.name)  # type: ignore[arg-type]
+        conn.execute(sql.SQL("CREATE TABLE {} AS {}").format(table, sql.SQL(relation.select)))  # type: ignore[arg-type]
+        conn.execute(sql.SQL("ANALYZE {}").format(table))  # the planner's rows: 1 marker row, not a guess of 2,550
     conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)", [path])
 
 

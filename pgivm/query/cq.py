@@ -390,6 +390,9 @@ class ConjunctiveQuery:
     # the tables of constant rows create makes first (generate_series, VALUES: pgivm.query.static);
     # not kept in the catalog: once made, they are base tables like any other
     static: tuple[StaticRelation, ...] = ()
+    # a UNION [ALL] read as joins (pgivm.query.union): the aliases of each branch's tables, whose
+    # atoms never meet in a joined row
+    union_branches: tuple[tuple[str, ...], ...] = ()
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:
@@ -548,6 +551,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "projection": [[n, scalar.to_json(e)] for n, e in query.projection] if query.projection is not None else None,
         "joins": [{"kind": j.kind, "alias": j.alias, "on": [_condition_to_json(c) for c in j.on], "width": j.width}
                   for j in query.joins],
+        "union_branches": [list(b) for b in query.union_branches],
     }
 
 
@@ -593,4 +597,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         projection=tuple((n, scalar.from_json(e)) for n, e in data["projection"]) if data.get("projection") else None,
         joins=tuple(JoinStep(j["kind"], j["alias"], tuple(_condition_from_json(c) for c in j["on"]), j.get("width", 1))
                     for j in data.get("joins", [])),
+        union_branches=tuple(tuple(b) for b in data.get("union_branches", [])),
     )

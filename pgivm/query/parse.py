@@ -29,6 +29,7 @@ from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
 from pgivm.query.inline import inline, is_join_tree, output_name
 from pgivm.query.static import StaticRelation, static_relations
+from pgivm.query.union import union_as_joins
 from pgivm.query.cq import (
     Aggregate,
     AggregateFunction,
@@ -138,13 +139,17 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None,
     tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``), as are
     plain views in FROM, whose SQL ``definition_of`` (a name -> its view's SQL, or None) gives.
     generate_series and VALUES in FROM, and the row a SELECT without FROM reads, are tables of
-    ``static_schema`` (the view's state schema; ``static.py``), which create fills first.
+    ``static_schema`` (the view's state schema; ``static.py``), which create fills first. A UNION
+    [ALL] of SELECTs is read as one query of LEFT JOINs from a relation of branch numbers (``union.py``).
     """
-    rewritten, statics = static_relations(sql, static_schema)
+    union = union_as_joins(sql, columns_of)
+    rewritten, statics = static_relations(union[0] if union else sql, static_schema)
     if statics:
         columns_of = _with_static_columns(columns_of, statics)
     inlined = inline(rewritten, columns_of, definition_of)
     query = _parse(inlined or rewritten, _GENERAL, columns_of, statics)
+    if union:
+        query = replace(query, union_branches=union[1])
     return replace(query, sql=sql.strip(), static=statics) if inlined or statics else query
 
 

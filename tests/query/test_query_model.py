@@ -398,7 +398,8 @@ REFUSED: list[tuple[str, str, str | list[str]]] = [
     ("group-by-grouping-sets", "SELECT count(*) FROM r GROUP BY GROUPING SETS ((r.a), ())", ["grouping sets"]),
     ("two-statements", f"{PATH2}; {PATH2}", "expected one SELECT statement, got 2"),
     ("insert", "INSERT INTO r VALUES (1)", "expected a SELECT statement, got INSERT"),
-    ("union", f"{PATH2} UNION {PATH2}", ["select", "union"]),
+    ("union", f"{PATH2} UNION {PATH2}", ["a branch of union with aggregates"]),
+    ("intersect", f"{PATH2} INTERSECT {PATH2}", ["intersect is not supported"]),
     ("garbage", "SELEC count(*) FROMM r", ["could not parse"]),
 ]
 
@@ -693,3 +694,23 @@ def test_outer_joins_keep_each_on_with_its_join_and_survive_the_catalog() -> Non
     inner = parse_query("SELECT r.a FROM r JOIN s ON r.b = s.b")
     assert inner.joins == () and inner.join_variables == ("r.b",)
     assert isinstance(q.joins[0], JoinStep)
+
+
+def test_parenthesized_joins_and_unions_are_join_steps_that_survive_the_catalog() -> None:
+    """A parenthesized join on the right is a step of width > 1 (its atoms, then its own steps); a
+    UNION is LEFT JOINs from a relation of branch numbers, one parenthesized join per branch, each
+    branch's tables renamed ``alias#n`` and listed in ``union_branches``."""
+    from pgivm.query.cq import query_from_json, query_to_json
+
+    bushy = parse_query("SELECT r.a, u.d FROM r FULL JOIN (t FULL JOIN u ON t.d = u.d) ON r.b = t.c")
+    assert [(s.alias, s.kind, s.width) for s in bushy.joins] == [("t", "full", 2), ("u", "full", 1)]
+    assert [(o.position, list(o.left), list(o.right)) for o in bushy.join_operands] == [(1, [0], [1, 2]), (2, [1], [2])]
+    assert all(bushy.null_extended(a) for a in ("r", "t", "u"))
+    union = parse_query("SELECT a FROM r UNION ALL SELECT r.b FROM r WHERE r.b > 1", lambda t: ["a", "b"])
+    assert union.union_branches == (("r#1",), ("r#2",))
+    assert [a.alias for a in union.atoms] == ["pgivm_branch", "r#1", "pgivm_in#1", "r#2", "pgivm_in#2"]
+    assert [(s.kind, s.width) for s in union.joins] == [("left", 2), ("inner", 1), ("left", 2), ("inner", 1)]
+    for q in (bushy, union):
+        tables = {a.table: {"schema": "public", "name": a.table.name, "oid": 1} for a in q.atoms}
+        back = query_from_json(query_to_json(q, tables), q.sql)
+        assert back.joins == q.joins and back.union_branches == q.union_branches

@@ -49,8 +49,12 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
     tested = {step.alias for step in cq.joins if step.tests}
-    shown = [a.table for a in cq.atoms if a.alias not in tested]
-    if cq.has_outer_join and len(set(shown)) < len(shown):  # its delta rules read every other such atom as it is now
+    branch = {alias: n for n, aliases in enumerate(cq.union_branches) for alias in aliases}
+    shown = [(a.table, branch.get(a.alias)) for a in cq.atoms if a.alias not in tested]
+    # its delta rules read every other such atom as it is now: exact where two atoms of a table never
+    # meet in a joined row (branches of a UNION), not in general
+    if cq.has_outer_join and (len(set(shown)) < len(shown) or any(b is None for t, b in shown if
+                                                                  sum(1 for u, _ in shown if u == t) > 1)):
         return ("a table joined to itself in a query with an outer join or [NOT] EXISTS / IN: not yet, but through "
                 "[NOT] EXISTS / IN (recompute maintains it)")
     return bare_atom_reason(cq)  # its net change would have no column to carry: a count of rows only

@@ -172,8 +172,24 @@ class Chain:
             assert current is not None
             return current
 
-        last = change_from(0)
+        if self.cq.union_branches and changed > 0:
+            last = cte(self._branch_change(changed, change_from))
+        else:
+            last = change_from(0)
         return sql.SQL("WITH {} SELECT * FROM {}").format(sql.SQL(", ").join(ctes), last)
+
+    def _branch_change(self, changed: int, change_from: Callable[[int], sql.Composable]) -> sql.Composable:
+        """D_n of a UNION read as joins (``pgivm.query.union``): the change of the changed atom's
+        branch (its parenthesized join's own change) beside the one row of branch numbers it meets,
+        every other branch's columns NULL. The general rules give the same rows and NULL-extended
+        ones that WHERE drops (no branch marker set), but read every other branch's rows to do so."""
+        k = next(p for p in self.joins_from[0] if changed in self.operands[p].right)
+        first, branch = self.aliases[0], self._shown(self.operands[k].right)
+        others = [a for a in self._shown(range(len(self.aliases))) if a not in (first, *branch)]
+        items = [*self._columns([first], "l"), *self._columns(branch, "r"), *self._columns(others, None),
+                 sql.SQL("r.mult AS mult")]
+        return sql.SQL("SELECT {} FROM {} AS l JOIN {} AS r ON {}").format(
+            sql.SQL(", ").join(items), self.table_rows(self.aliases[0]), change_from(k), self._on(k))
 
     def _arriving(self, k: int, change: sql.Composable) -> sql.Composable:
         """D_k where join k's right side changed (``change``): its left side's rows are as they are."""

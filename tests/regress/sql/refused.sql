@@ -6,7 +6,7 @@ SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) OR r.a > 1;
 -- pgivm: create i
 SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s GROUP BY s.b);
 -- pgivm: create u
-SELECT r.a FROM r UNION ALL SELECT s.c FROM s;
+SELECT r.a FROM r EXCEPT SELECT s.c FROM s;
 -- pgivm: create g
 SELECT count(*) FROM r, generate_series(1, r.a) AS g;
 -- pgivm: create n

@@ -1,0 +1,171 @@
+"""UNION ALL (and UNION) of SELECT branches, read as one query of the model: each branch a
+parenthesized join on the right of a LEFT JOIN from a relation of branch numbers,
+
+    q1 UNION ALL q2   =   SELECT CASE WHEN b.n = 1 THEN <q1's item> WHEN b.n = 2 THEN <q2's item> END, ...
+                          FROM (VALUES (1), (2)) AS b(n)
+                          LEFT JOIN (<q1's FROM> CROSS JOIN (VALUES (1)) AS in1(m)) ON b.n = in1.m AND <q1's WHERE>
+                          LEFT JOIN (<q2's FROM> CROSS JOIN (VALUES (2)) AS in2(m)) ON b.n = in2.m AND <q2's WHERE>
+                          WHERE in1.m IS NOT NULL OR in2.m IS NOT NULL
+
+Row n of b meets the rows of branch n and nothing else (each marker holds its own n), once per row of
+the branch; a branch with no row leaves its b row NULL-extended, and WHERE drops it (the marker
+``in_n.m`` is NULL exactly then). UNION is the same with DISTINCT. CASE resolves the items' types
+as UNION does (PostgreSQL's common-type rule), and the view's columns are named after the first
+branch's. The tables of the branches keep their own aliases, each with ``#n`` after it, so two
+branches may read the same table: their atoms never meet in a joined row, which is what lets
+first-order maintain such a self-join (``ConjunctiveQuery.union_branches``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query.model import TableRef
+
+BRANCH = "pgivm_branch"  # the alias of the relation of branch numbers
+MARKER = "pgivm_in"  # a branch's marker relation is MARKER#n
+
+
+def marker(n: int) -> str:
+    return f"{MARKER}#{n}"
+
+
+def union_as_joins(sql: str, columns_of: Callable[[TableRef], list[str]] | None
+                   ) -> tuple[str, tuple[tuple[str, ...], ...]] | None:
+    """The query read as one SELECT, and the aliases of each branch's tables; None if it is no union."""
+    try:
+        statement = sqlglot.parse_one(sql, read="postgres")
+    except ParseError:
+        return None  # the parser says what is wrong
+    if not isinstance(statement, exp.Union) or isinstance(statement, (exp.Except, exp.Intersect)):
+        if isinstance(statement, (exp.Except, exp.Intersect)):
+            raise UnsupportedQuery(f"{statement.key.upper()} is not supported: UNION ALL and UNION are")
+        return None
+    branches, distinct = _branches(statement)
+    if statement.args.get("with") or statement.args.get("with_"):
+        raise UnsupportedQuery("a WITH query before UNION is not supported yet: write each branch's tables in it")
+    for clause, name in (("order", "ORDER BY"), ("limit", "LIMIT"), ("offset", "OFFSET")):
+        if statement.args.get(clause):
+            raise UnsupportedQuery(f"{name} after UNION is not supported in a maintained view")
+    for branch in branches:
+        _check_branch(branch)
+    widths = {len(b.expressions) for b in branches}
+    if len(widths) != 1:
+        raise UnsupportedQuery("each branch of UNION must select the same number of columns")
+    aliases: list[tuple[str, ...]] = []
+    groups, arms = [], []
+    for n, branch in enumerate(branches, start=1):
+        renamed = _renamed(branch, n, columns_of)
+        aliases.append(tuple(renamed.values()))
+        groups.append(_group(branch, n))
+        arms.append([item.this if isinstance(item, exp.Alias) else item for item in branch.expressions])
+    items = []
+    for position, first in enumerate(branches[0].expressions):
+        cases = " ".join(f"WHEN {BRANCH}.n = {n} THEN {arm[position].sql(dialect='postgres')}"
+                         for n, arm in enumerate(arms, start=1))
+        items.append(f"CASE {cases} END AS {_output_name(first).sql(dialect='postgres')}")
+    numbers = ", ".join(f"({n})" for n in range(1, len(branches) + 1))
+    found = " OR ".join(f'"{marker(n)}".m IS NOT NULL' for n in range(1, len(branches) + 1))
+    text = (f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(items)} FROM (VALUES {numbers}) AS {BRANCH}(n) "
+            f"{' '.join(groups)} WHERE {found}")
+    return text, tuple(aliases)
+
+
+def _branches(node: exp.Expression) -> tuple[list[exp.Select], bool]:
+    """The SELECTs of a chain of UNIONs, left to right, and whether it is UNION (not UNION ALL)."""
+    if isinstance(node, exp.Select):
+        return [node], False
+    if isinstance(node, exp.Subquery):
+        return _branches(node.this)
+    if not isinstance(node, exp.Union) or isinstance(node, (exp.Except, exp.Intersect)):
+        raise UnsupportedQuery(f"a branch of UNION must be a SELECT, not {node.key.upper()}")
+    left, left_distinct = _branches(node.this)
+    right, right_distinct = _branches(node.expression)
+    distinct = bool(node.args.get("distinct"))
+    if (len(left) > 1 and left_distinct != distinct) or (len(right) > 1 and right_distinct != distinct):
+        raise UnsupportedQuery("UNION and UNION ALL mixed in one query are not supported: use one of them")
+    return left + right, distinct
+
+
+def _check_branch(branch: exp.Select) -> None:
+    for clause, name in (("group", "GROUP BY"), ("having", "HAVING"), ("distinct", "DISTINCT"), ("order", "ORDER BY"),
+                         ("limit", "LIMIT"), ("offset", "OFFSET"), ("with", "WITH"), ("with_", "WITH")):
+        if branch.args.get(clause):
+            raise UnsupportedQuery(f"a branch of UNION with {name} is not supported yet: UNION of branches that "
+                                   "join, filter and compute on their rows is")
+    if branch.find(exp.AggFunc) or branch.find(exp.Window):
+        raise UnsupportedQuery("a branch of UNION with aggregates or window functions is not supported yet")
+    if any(isinstance(s, exp.Star) or isinstance(s, exp.Column) and isinstance(s.this, exp.Star)
+           for item in branch.expressions for s in item.walk()):
+        raise UnsupportedQuery("SELECT * in a branch of UNION is not supported: name the columns")
+    if branch.find(exp.Subquery, exp.Exists) or any(isinstance(s, exp.Select) for s in branch.walk() if s is not branch):
+        raise UnsupportedQuery("a subquery in a branch of UNION is not supported yet")
+    if (branch.args.get("from_") or branch.args.get("from")) is None:
+        raise UnsupportedQuery("a branch of UNION without FROM is not supported yet")
+
+
+def _tables(branch: exp.Select) -> list[exp.Table]:
+    return [t for t in branch.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]
+
+
+def _renamed(branch: exp.Select, n: int, columns_of: Callable[[TableRef], list[str]] | None) -> dict[str, str]:
+    """Each table alias of the branch followed by ``#n`` (its columns qualified first): the old
+    alias -> the new."""
+    tables = _tables(branch)
+    names = {(t.alias_or_name): t for t in tables}
+    unqualified = [c for c in branch.find_all(exp.Column) if not c.table]
+    if unqualified and len(names) > 1:
+        if columns_of is None:
+            raise NeedsColumns("an unqualified column in a branch of UNION of several tables needs the tables' columns")
+        owners = {alias: set(columns_of(TableRef(t.name, t.args["db"].name if t.args.get("db") else None)))
+                  for alias, t in names.items()}
+        for column in unqualified:
+            having = [alias for alias, columns in owners.items() if column.name in columns]
+            if len(having) != 1:
+                raise UnsupportedQuery(f"column {column.name} in a branch of UNION is "
+                                       f"{'ambiguous' if having else 'in none of its tables'}: qualify it")
+            column.set("table", exp.to_identifier(having[0]))
+    elif unqualified:
+        (only,) = names
+        for column in unqualified:
+            column.set("table", exp.to_identifier(only))
+    renamed = {alias: f"{alias}#{n}" for alias in names}
+    for column in branch.find_all(exp.Column):
+        if column.args.get("db"):
+            raise UnsupportedQuery(f"a column qualified by schema in a branch of UNION: write {column.table}.{column.name}")
+        if column.table in renamed:
+            column.set("table", exp.to_identifier(renamed[column.table], quoted=True))
+    for table in tables:
+        alias = table.alias_or_name
+        table.set("alias", exp.TableAlias(this=exp.to_identifier(renamed[alias], quoted=True)))
+    return renamed
+
+
+def _group(branch: exp.Select, n: int) -> str:
+    """The branch's FROM, parenthesized, with its marker, as a LEFT JOIN on its branch number and
+    its WHERE."""
+    from_ = branch.args.get("from_") or branch.args.get("from")
+    parts = [from_.this.sql(dialect="postgres")]
+    parts += [f"CROSS JOIN {t.sql(dialect='postgres')}" for t in getattr(from_, "expressions", None) or []]
+    for join in branch.args.get("joins") or []:  # a comma is a join of no kind, no condition: a CROSS JOIN here
+        comma = not (join.side or join.kind or join.args.get("on") or join.args.get("using") or join.args.get("method"))
+        parts.append(f"CROSS JOIN {join.this.sql(dialect='postgres')}" if comma else join.sql(dialect="postgres"))
+    parts.append(f'CROSS JOIN (VALUES ({n})) AS "{marker(n)}"(m)')
+    where = branch.args.get("where")
+    # an equality with the marker's n, not a constant: a delta that knows the branch then reads none of the others
+    condition = f'{BRANCH}.n = "{marker(n)}".m' + (f" AND ({where.this.sql(dialect='postgres')})" if where is not None else "")
+    return f"LEFT JOIN ({' '.join(parts)}) ON {condition}"
+
+
+def _output_name(item: exp.Expression) -> exp.Identifier:
+    """A first branch item's name, as PostgreSQL names the union's column."""
+    from pgivm.query.inline import output_name
+
+    if isinstance(item, exp.Alias):
+        return item.args["alias"].copy()
+    return exp.to_identifier(output_name(None, item), quoted=True)

@@ -1,0 +1,115 @@
+"""UNION ALL and UNION of SELECT branches (issue 22), read as one query of LEFT JOINs from a
+relation of branch numbers (``pgivm.query.union``), under first-order (the default: a change of a
+branch's table is that branch's own change, whatever the other branches hold) and recompute,
+compared with PostgreSQL's own evaluation of the UNION after every statement: inserts with
+duplicates and NULLs, deletes (of absent rows too), UPDATEs of join columns, TRUNCATE and rolled
+back transactions.
+"""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+
+from pgivm import command
+from pgivm.errors import PgivmError
+
+QUERIES = {
+    "two tables": "SELECT a, b FROM r UNION ALL SELECT b, c FROM s",
+    "one table twice": "SELECT r.a FROM r WHERE r.a > 2 UNION ALL SELECT r.b FROM r",
+    "join and table, distinct": "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b UNION SELECT a, b FROM r",
+    "three branches, constants": ("SELECT a AS x, 'r' AS source FROM r UNION ALL SELECT c, 's' FROM s "
+                                  "UNION ALL SELECT 7, 'big' FROM s WHERE c > 3"),
+    "outer join in a branch": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b UNION ALL SELECT s.b, s.c FROM s",
+    "computed items": "SELECT a + 1 AS n, coalesce(b, 0) AS m FROM r UNION ALL SELECT c * 2, d FROM s, t WHERE s.b = t.b",
+}
+
+
+def _write(conn: psycopg.Connection, rng: random.Random, step: int) -> str:
+    table = rng.choice(["r", "s", "t"])
+    if step % 20 == 19:
+        conn.execute(f"TRUNCATE {table}")
+        return "truncate"
+    if step % 20 == 9:
+        conn.execute("BEGIN")
+        conn.execute(f"INSERT INTO {table} VALUES (1, 1), (2, 2)")
+        conn.execute("ROLLBACK")
+        return "rollback"
+    roll = rng.random()
+    if roll < 0.45:
+        with conn.cursor() as cur:
+            cur.executemany(f"INSERT INTO {table} VALUES (%s, %s)", [(rng.choice([None, 0, 1, 2, 3, 4]), rng.randint(0, 5))
+                                                                     for _ in range(rng.choice([1, 3]))])
+        return "insert"
+    if roll < 0.55:
+        conn.execute(f"INSERT INTO {table} SELECT * FROM {table} ORDER BY random() LIMIT 2")  # duplicates
+        return "insert"
+    if roll < 0.8:
+        conn.execute(f"DELETE FROM {table} WHERE ctid IN (SELECT ctid FROM {table} ORDER BY random() LIMIT 2)")
+        conn.execute(f"DELETE FROM {table} WHERE b = -1")  # deletes nothing
+        return "delete"
+    conn.execute(f"UPDATE {table} SET b = (coalesce(b, 0) + 1) % 4 WHERE ctid IN (SELECT ctid FROM {table} ORDER BY random() LIMIT 2)")
+    return "update"
+
+
+def _result(conn: psycopg.Connection, query: str) -> list[tuple]:
+    return sorted(conn.execute(query).fetchall(), key=repr)
+
+
+@pytest.mark.parametrize("label", list(QUERIES))
+def test_union_after_every_statement(conn: psycopg.Connection, dsn: str, label: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (b int, d int)")
+    conn.execute("SELECT setseed(0.5)")
+    rng = random.Random(label)
+    for table in ("r", "s", "t"):
+        with conn.cursor() as cur:
+            cur.executemany(f"INSERT INTO {table} VALUES (%s, %s)", [(rng.randint(0, 4), rng.randint(0, 5)) for _ in range(6)])
+    query = QUERIES[label]
+    assert command.create("v_default", query, target=dsn).system == "first-order"
+    command.create("v_recompute", query, system="recompute", target=dsn)
+    assert [c.name for c in conn.execute("SELECT * FROM v_default LIMIT 0").description] == \
+        [c.name for c in conn.execute(f"SELECT * FROM ({query}) AS q LIMIT 0").description]  # the first branch's names
+    kinds, seen = set(), set()
+    for step in range(60):
+        kinds.add(_write(conn, rng, step))
+        expected = _result(conn, query)
+        seen.add(repr(expected))
+        for name in ("v_default", "v_recompute"):
+            assert _result(conn, f"SELECT * FROM {name}") == expected, (name, step)
+    assert {"insert", "delete", "update", "truncate", "rollback"} <= kinds and len(seen) >= 10
+    for name in ("v_default", "v_recompute"):
+        assert command.verify(name, target=dsn).ok
+
+
+def test_a_write_reads_its_own_branch_not_the_others(conn: psycopg.Connection, dsn: str) -> None:
+    """An insert into r under ``r UNION ALL s`` reads r's change and the branch numbers, not s's rows."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); "
+                 "INSERT INTO s SELECT g, g FROM generate_series(1, 20000) g; ANALYZE s")
+    command.create("v", "SELECT a, b FROM r UNION ALL SELECT b, c FROM s", target=dsn)
+    before = conn.execute("SELECT coalesce(sum(seq_tup_read + coalesce(idx_tup_fetch, 0)), 0) FROM pg_stat_user_tables "
+                          "WHERE relname = 's'").fetchone()[0]
+    conn.execute("INSERT INTO r VALUES (1, 2)")
+    conn.execute("SELECT pg_stat_force_next_flush()")
+    after = conn.execute("SELECT coalesce(sum(seq_tup_read + coalesce(idx_tup_fetch, 0)), 0) FROM pg_stat_user_tables "
+                         "WHERE relname = 's'").fetchone()[0]
+    assert after - before == 0
+    assert conn.execute("SELECT count(*) FROM v").fetchone() == (20001,)
+
+
+@pytest.mark.parametrize("query, says", [
+    ("SELECT a FROM r UNION SELECT b FROM s UNION ALL SELECT a FROM r", "UNION and UNION ALL mixed"),
+    ("SELECT a FROM r EXCEPT SELECT b FROM s", "EXCEPT is not supported"),
+    ("SELECT a, count(*) FROM r GROUP BY a UNION ALL SELECT b, c FROM s", "a branch of UNION with GROUP BY"),
+    ("SELECT a, b FROM r UNION ALL SELECT b FROM s", "the same number of columns"),
+    ("SELECT * FROM r UNION ALL SELECT b, c FROM s", "SELECT * in a branch of UNION"),
+    ("SELECT a FROM r UNION ALL SELECT b FROM s ORDER BY 1", "ORDER BY after UNION"),
+    ("SELECT a FROM r WHERE EXISTS (SELECT 1 FROM s) UNION ALL SELECT b FROM s", "a subquery in a branch of UNION"),
+])
+def test_what_union_does_not_take_is_refused_in_one_line(conn: psycopg.Connection, dsn: str, query: str, says: str) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    with pytest.raises(PgivmError) as err:
+        command.create("v", query, target=dsn)
+    assert says in str(err.value) and "\n" not in err.value.message
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone() == (0,)
