@@ -384,3 +384,14 @@ class _FormatLiteral(sql.Composable):
         for number, token in enumerate(self._tokens, start=1):
             text = text.replace(token, f"%{number}$s")
         return sql.Literal(text).as_bytes(context)
+
+
+class TextLiteral(sql.Composable):
+    """A piece of SQL as a string literal of its text (for PL/pgSQL that composes statements)."""
+
+    def __init__(self, query: sql.Composable) -> None:
+        super().__init__(query)
+        self._query = query
+
+    def as_bytes(self, context: Any) -> bytes:
+        return sql.Literal(self._query.as_string(context)).as_bytes(context)

@@ -358,6 +358,34 @@ def _atom_delta_rows(ctx: maintain.Context, i: int, hole_of: dict[TableRef, sql.
     return _source_rows(ctx, sources, sql.SQL(" * ").join(factors), sql.SQL(" AND ").join(live))
 
 
+def _merge_by_null_pattern(ctx: maintain.Context, table: sql.Identifier, changes: sql.Identifier) -> sql.Composable:
+    """PL/pgSQL: ``table`` := ``table`` ⊎ ``changes`` (then emptied), one MERGE per pattern of NULLs
+    among the nullable keys that the changed rows have, each matching a key by IS NULL or = alone:
+    the index on the keys then finds a row in a few reads, where = OR both NULL reads every row that
+    agrees on the keys before the first nullable one."""
+    keys = ctx.tree.root.keys
+    nullable = [k for k in keys if ctx.nullable_key(k)]
+    hole = capture.FormatHoles(1)
+    pattern = sql.SQL("ARRAY[{}]").format(sql.SQL(", ").join(sql.SQL("c.{} IS NULL").format(sql.Identifier(k)) for k in nullable))
+    source = sql.SQL("(SELECT * FROM {} AS c WHERE {} = $1)").format(changes, pattern)
+    statement = maintain.merge(ctx, table, keys, ctx.entries(ctx.tree.root), source, on=hole[0])
+    conditions = []
+    for k in keys:
+        equal = sql.SQL("v.{k} = d.{k}").format(k=sql.Identifier(k))
+        if k in nullable:
+            conditions.append(sql.SQL("CASE WHEN pgivm_pattern[{}] THEN {} ELSE {} END").format(
+                sql.Literal(nullable.index(k) + 1), capture.TextLiteral(sql.SQL("v.{} IS NULL").format(sql.Identifier(k))),
+                capture.TextLiteral(equal)))
+        else:
+            conditions.append(capture.TextLiteral(equal))
+    return sql.SQL(
+        "    DECLARE pgivm_pattern boolean[];\n    BEGIN\n"
+        "        FOR pgivm_pattern IN SELECT DISTINCT {pattern} FROM {changes} AS c LOOP\n"
+        "            EXECUTE pg_catalog.format({merge}, pg_catalog.concat_ws(' AND ', {on})) USING pgivm_pattern;\n"
+        "        END LOOP;\n    END;\n    DELETE FROM {changes};").format(
+        pattern=pattern, changes=changes, merge=hole.literal(statement), on=sql.SQL(", ").join(conditions))
+
+
 def _table_rows(ctx: maintain.Context, alias: str, table: sql.Composable) -> sql.Composable:
     """An atom's rows as they are now, for an outer join's delta (columns named ``outer.column_name``)."""
     captured = ctx.capture_atom(alias)
@@ -416,6 +444,12 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     oids = sql.SQL(", ").join(sql.SQL("{}::pg_catalog.regclass").format(sql.Literal(view.base_of(t).oid)) for t in tables)
     chain = outer.Chain(ctx, lambda alias: _table_rows(ctx, alias, hole_of[cq.atom(alias).table])) \
         if cq.has_outer_join else None
+    # an outer join's rows are keyed by columns it may make NULL: merged one pattern of NULLs at a time
+    by_pattern = chain is not None and any(ctx.nullable_key(k) for k in root.keys)
+    if by_pattern:  # (made here, not with the state: an upgrade of an older view makes it too)
+        functions.append(sql.SQL("CREATE TABLE IF NOT EXISTS {} (LIKE {}); COMMENT ON TABLE {} IS {}").format(
+            names("maintained_delta"), names("maintained"), names("maintained_delta"),
+            sql.Literal(f"first-order IVM: the change of view {name}'s result within one statement, empty between")))
     value_tables = [names("maintained"), *(names(f"extreme_{j}") for j, _ in _value_tables(extremes))]
     clear = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(t) for t in value_tables)
     if chain is not None:  # an outer join keeps the other side's rows, NULL-extended: count again
@@ -438,15 +472,19 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             rows = _joined_rows(ctx, chain.delta(i, _delta_rows(ctx, atom.alias, delta), older))
         else:
             rows = _atom_delta_rows(ctx, i, hole_of, logged)
-        merges = [maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), sql.SQL("({})").format(
-            _result_select(ctx, rows)))]
+        result = sql.SQL("({})").format(_result_select(ctx, rows))
+        merges = [] if by_pattern else [maintain.merge(ctx, names("maintained"), root.keys, ctx.entries(root), result)]
         merges += [m for j, aggregate in _value_tables(extremes)
                    for m in _extreme_merges(ctx, names(f"extreme_{j}"), _extreme_select(ctx, rows, aggregate))]
+        statements = [sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in merges]
+        if by_pattern:
+            statements[:0] = [sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(sql.SQL(
+                "INSERT INTO {} SELECT * FROM {} AS d").format(names("maintained_delta"), result)), oids),
+                _merge_by_null_pattern(ctx, names("maintained"), names("maintained_delta"))]
         functions.append(render("pgivm.systems.fivm", "10_apply_batch.sql", {
             "apply_batch": names(f"apply_batch_{k}"), "apply_bulk": names(f"apply_bulk_{k}"),
             "delta": delta, "bulk_rows": sql.Literal(BULK_ROWS), "settings": maintain.function_settings(ctx),
-            "statements": sql.SQL("{}\n    DELETE FROM {};").format(sql.SQL("\n").join(
-                sql.SQL("    EXECUTE pg_catalog.format({}, {});").format(holes.literal(m), oids) for m in merges), delta),
+            "statements": sql.SQL("{}\n    DELETE FROM {};").format(sql.SQL("\n").join(statements), delta),
             "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}")}))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
             "clear": names(f"clear_{k}"), "statements": clear,

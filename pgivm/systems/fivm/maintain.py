@@ -344,12 +344,13 @@ def stored_tables(ctx: Context) -> list[sql.Identifier]:
 
 
 def merge(ctx: Context, table: sql.Identifier, keys: tuple[str, ...], entries: list[Entry], source: sql.Composable,
-          null_keys: frozenset[str] | None = None) -> sql.Composable:
+          null_keys: frozenset[str] | None = None, on: sql.Composable | None = None) -> sql.Composable:
     """table := table ⊎ source: add the entries, insert new keys, delete keys whose count reaches 0.
 
     ``null_keys``: the source's rows are NULL in exactly these keys and no others (the caller
     filtered them so), and every key is matched by IS NULL or = alone: a plain conjunction an index
-    on the keys serves (by default a nullable key matches by = or both NULL, an OR)."""
+    on the keys serves (by default a nullable key matches by = or both NULL, an OR). ``on``: the
+    match condition, as the caller computes it."""
     def equal(k: str) -> sql.Composable:
         if null_keys is not None:
             return sql.SQL("v.{k} IS NULL" if k in null_keys else "v.{k} = d.{k}").format(k=q(k))
@@ -365,7 +366,7 @@ def merge(ctx: Context, table: sql.Identifier, keys: tuple[str, ...], entries: l
         "WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ({cols}) VALUES ({values})"
     ).format(
         table=table, source=source,
-        on=sql.SQL(" AND ").join(equal(k) for k in keys) if keys else sql.SQL("true"),
+        on=on if on is not None else sql.SQL(" AND ").join(equal(k) for k in keys) if keys else sql.SQL("true"),
         sets=sql.SQL(", ").join(sql.SQL("{e} = v.{e} + d.{e}").format(e=q(e.name)) for e in entries),
         cols=sql.SQL(", ").join(q(n) for n in names),
         values=sql.SQL(", ").join(sql.SQL("d.{}").format(q(n)) for n in names),
