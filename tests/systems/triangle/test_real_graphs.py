@@ -7,7 +7,8 @@ and re-inserts runs through the triggers. The end of the stream restores the sta
 count and the invariants are also checked in the middle, where the data differs from the start
 (and the test asserts that the count there does differ): after all the deletes and half-way through
 the re-inserts, against a plain-SQL recount, with ``verify`` (every invariant) where it is cheap
-enough. ca-GrQc ships with the tests; ego-Facebook is optional (see conftest.optional_graph).
+enough. ca-GrQc ships with the tests; ego-Facebook is optional (see conftest.optional_graph) and
+opt-in (``-m slow``).
 """
 
 from __future__ import annotations
@@ -24,8 +25,6 @@ from pgivm import command
 
 FACEBOOK_JOIN_COUNT = 6 * 1_612_010  # 9,672,060
 GRQC_JOIN_COUNT = 6 * 48_260  # 289,560
-
-pytestmark = pytest.mark.slow
 
 
 def read_undirected(path: Path) -> list[tuple[int, int]]:
@@ -98,6 +97,7 @@ class Checkpoints:
         assert deleted <= half <= self.start and deleted < self.start and half < self.start, self.counts
 
 
+@pytest.mark.slow  # ego-Facebook: from outside the repository, minutes (opt in: -m slow)
 @pytest.mark.parametrize("epsilon", [0.5])
 def test_facebook_rst_stays_exact_under_churn(facebook: Path, conn: psycopg.Connection, epsilon: float) -> None:
     edges = read_undirected(facebook)
