@@ -315,7 +315,8 @@ def _create(args: argparse.Namespace) -> int:
         quoted = conn.execute("SELECT pg_catalog.quote_ident(%s) || '.' || pg_catalog.quote_ident(%s)",
                               [schema, result.name]).fetchone()[0]  # type: ignore[index]
     figures = "".join(f", {k} = {v}" for k, v in result.headline.items())
-    print(f"created view {result.view} ({result.system}): count = {result.count}{figures}, built in {result.seconds:.2f} s")
+    print(f"created view {result.view} ({result.system}): {result.counts} = {result.count}{figures}, "
+          f"built in {result.seconds:.2f} s")
     print(f"read it from any SQL client: SELECT * FROM {quoted};")
     return 0
 

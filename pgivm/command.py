@@ -128,6 +128,7 @@ class CreateResult:
     figures: dict[str, Any]  # the system's key figures after the build (IVMε: n, theta, db_size, ...)
     headline: dict[str, Any]  # the few of them worth a line, by their labels (IVMε: |D|)
     seconds: float
+    counts: str = "count"  # what ``count`` is: the view's one value ("count") or its number of rows ("rows")
 
 
 def _choose_system(name: str | None, query: ConjunctiveQuery, resolved: ResolvedView | None = None) -> System:
@@ -260,10 +261,11 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
             fixed_search_path(conn)
             install.Install(conn, chosen, name, view_schema, resolved, params, refresh).run(lock_wait, builder, context)
             reported = chosen.status(conn, name)
-            count = open_view(conn, name).count()
+            installed = open_view(conn, name)
+            count = installed.count()
     return CreateResult(name=name, view=f"{view_schema}.{name}", system=chosen.name, params=params, count=count,
                         figures=reported.figures, headline={reported.label(k): reported.figures[k] for k in reported.headline},
-                        seconds=time.perf_counter() - started)
+                        seconds=time.perf_counter() - started, counts="count" if installed.one_value else "rows")
 
 
 # --- drop, upgrade, alter -----------------------------------------------------------------------
@@ -666,6 +668,10 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
         found = next((a for a in view.system.actions if a.name == action_name), None)
         if found is None:
             have = ", ".join(a.name for a in view.system.actions) or "none"
+            if action_name == "alter":  # every view's refresh can change, whatever its system
+                given = ", ".join(f"--{k}" for k, v in options.items() if v is not None)
+                raise PgivmError(f"view {name!r} uses system {view.system.name}, whose alter takes no {given or 'option'}",
+                                 f"alter of this view changes {', '.join(o.flag for o in deferred.OPTIONS)}")
             raise PgivmError(f"view {name!r} uses system {view.system.name}, which has no {action_name}",
                              f"its actions: {have}")
         known = {o.name: o for o in found.options}

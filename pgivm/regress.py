@@ -32,8 +32,12 @@ class Regression:
 
 def solve(matrix: np.ndarray, names: list[str], target: str) -> Regression:
     """``matrix``: the (m+1)×(m+1) cofactor matrix, index 0 the constant 1, ``names`` the m features."""
-    if target not in names:
-        raise PgivmError(f"--target {target} is not a column of the cofactor", f"choose one of: {', '.join(names)}")
+    if target not in names:  # a bare column names the one cofactor column of that name (price for h.price)
+        bare = [n for n in names if n.rsplit(".", 1)[-1] == target]
+        if len(bare) != 1:
+            why = "names several columns of the cofactor" if bare else "is not a column of the cofactor"
+            raise PgivmError(f"--target {target} {why}", f"choose one of: {', '.join(bare or names)}")
+        (target,) = bare
     c = matrix[0, 0]
     if c < 1:
         raise PgivmError("the join is empty: there is nothing to fit")

@@ -64,6 +64,9 @@ def test_systems_and_options_are_checked(conn: psycopg.Connection) -> None:
     command.create("tri", TRIANGLE_SQL, system="recompute", target=conn)
     with pytest.raises(PgivmError, match="uses system recompute, which has no rebalance"):
         command.action("tri", "rebalance", target=conn)
+    with pytest.raises(PgivmError, match="whose alter takes no --epsilon") as err:  # its refresh would change
+        command.action("tri", "alter", epsilon=0.25, target=conn)
+    assert err.value.hint == "alter of this view changes --refresh, --budget, --planner"
     assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 1
 
 

@@ -883,6 +883,16 @@ def test_create_with_both_sql_and_file_is_refused(capsys: pytest.CaptureFixture[
     _nothing_installed(conn)
 
 
+def test_create_names_what_its_figure_counts(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection) -> None:
+    """A triangle view's figure is its count; a GROUP BY or listing view's is its number of rows."""
+    load_rst(conn)
+    grouped = "SELECT r.a, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a"
+    run = ok(capsys, dsn, "create", "g", "--sql", grouped)
+    assert f"rows = {scalar(conn, f'SELECT count(*) FROM ({grouped}) AS q')}," in run.out and "count =" not in run.out
+    run = ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
+    assert f"count = {scalar(conn, TRIANGLE_SQL)}," in run.out
+
+
 def test_create_with_missing_file(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, tmp_path: Path) -> None:
     load_rst(conn)
     missing = tmp_path / "no-such-view.sql"

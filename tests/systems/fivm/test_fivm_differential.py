@@ -306,6 +306,9 @@ def test_regression_from_the_maintained_matrix_equals_numpy(conn: psycopg.Connec
     residual = rows[:, 3] - design @ theta
     r2 = 1 - residual @ residual / ((rows[:, 3] - rows[:, 3].mean()) @ (rows[:, 3] - rows[:, 3].mean()))
     assert fit.r2 == pytest.approx(r2, rel=1e-9)
+    assert command.regress("model", "y", target=dsn).coefficients == fit.coefficients  # a bare column: sale.y
+    with pytest.raises(PgivmError, match="--target z is not a column of the cofactor"):
+        command.regress("model", "z", target=dsn)
     full = np.column_stack([np.ones(len(rows)), rows])
     matrix = full.T @ full
     for i, j, value in conn.execute("SELECT i, j, value FROM model").fetchall():
