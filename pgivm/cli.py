@@ -314,7 +314,7 @@ def _create(args: argparse.Namespace) -> int:
         schema = result.view[: -len(result.name) - 1]  # result.view is "schema.name"
         quoted = conn.execute("SELECT pg_catalog.quote_ident(%s) || '.' || pg_catalog.quote_ident(%s)",
                               [schema, result.name]).fetchone()[0]  # type: ignore[index]
-    figures = "".join(f", {k} = {v}" for k, v in result.headline.items())
+    figures = "".join(f", {k} = {v}" for k, v in result.headline.items() if k != result.counts)  # once each
     print(f"created view {result.view} ({result.system}): {result.counts} = {result.count}{figures}, "
           f"built in {result.seconds:.2f} s")
     print(f"read it from any SQL client: SELECT * FROM {quoted};")
@@ -696,6 +696,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def reference() -> str:
+    """The CLI reference page of the documentation site (docs/cli.md): every command's --help, as
+    argparse prints it at 100 columns (a test regenerates it and compares)."""
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width: a fixed one here
+    try:
+        parser = build_parser()
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parts = ["# CLI reference", "",
+                 "Generated from the parser (`python -m pgivm.cli --reference > docs/cli.md`); a test keeps it current.",
+                 "", "```text", parser.format_help().rstrip(), "```"]
+        for name, command_parser in sub.choices.items():
+            parts += ["", f"## pgivm {name}", "", "```text", command_parser.format_help().rstrip(), "```"]
+        return "\n".join(parts) + "\n"
+    finally:
+        if previous is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     try:
         try:
@@ -732,4 +753,7 @@ def _run(argv: Sequence[str] | None) -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--reference"]:  # docs/cli.md
+        sys.stdout.write(reference())
+        sys.exit(0)
     sys.exit(main())

@@ -2,7 +2,7 @@
 
 The result fixes the SQL type of each join variable, which the state tables use, and
 pins every base table by its oid: from then on pgivm never looks a base table up by a name that
-its owner could point elsewhere (see "Security model" in the README).
+its owner could point elsewhere (see docs/security.md).
 """
 
 from __future__ import annotations
