@@ -683,7 +683,9 @@ def _add_command(sub: argparse._SubParsersAction, cmd: Command) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pgivm",
-        description="Incremental view maintenance for PostgreSQL: triangle counts (IVMε) and acyclic join-aggregates (F-IVM) kept exact by triggers.",
+        description="Incremental view maintenance for PostgreSQL: views of joins (inner, outer, semi, anti), "
+                    "aggregates and unions kept exact by triggers; IVMε triangle counts, F-IVM join-aggregates, "
+                    "join samples, first-order delta rules; immediate or deferred.",
         epilog="The database is --dsn, else $PGIVM_DSN, else the libpq PG* variables, else the embedded server.",
     )
     parser.add_argument("--version", action="version", version=f"pgivm {__version__}")
