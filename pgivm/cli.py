@@ -698,25 +698,32 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def reference() -> str:
-    """The CLI reference page of the documentation site (docs/cli.md): every command's --help, as
-    argparse prints it at 100 columns (a test regenerates it and compares)."""
+def rendered_help() -> dict[str, str]:
+    """Every help text of the CLI as argparse prints it at 100 columns: pgivm's (key "") and each
+    command's (by name)."""
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"  # argparse wraps to the terminal's width: a fixed one here
     try:
         parser = build_parser()
         sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-        parts = ["# CLI reference", "",
-                 "Generated from the parser (`python -m pgivm.cli --reference > docs/cli.md`); a test keeps it current.",
-                 "", "```text", parser.format_help().rstrip(), "```"]
-        for name, command_parser in sub.choices.items():
-            parts += ["", f"## pgivm {name}", "", "```text", command_parser.format_help().rstrip(), "```"]
-        return "\n".join(parts) + "\n"
+        return {"": parser.format_help(), **{name: p.format_help() for name, p in sub.choices.items()}}
     finally:
         if previous is None:
             os.environ.pop("COLUMNS", None)
         else:
             os.environ["COLUMNS"] = previous
+
+
+def reference() -> str:
+    """The CLI reference page of the documentation site (docs/cli.md): every command's --help (a
+    test regenerates it and compares)."""
+    rendered = rendered_help()
+    parts = ["# CLI reference", "",
+             "Generated from the parser (`python -m pgivm.cli --reference > docs/cli.md`); a test keeps it current.",
+             "", "```text", rendered.pop("").rstrip(), "```"]
+    for name, text in rendered.items():
+        parts += ["", f"## pgivm {name}", "", "```text", text.rstrip(), "```"]
+    return "\n".join(parts) + "\n"
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -757,5 +764,8 @@ def _run(argv: Sequence[str] | None) -> int:
 if __name__ == "__main__":
     if sys.argv[1:] == ["--reference"]:  # docs/cli.md
         sys.stdout.write(reference())
+        sys.exit(0)
+    if sys.argv[1:] == ["--help-cache"]:  # pgivm/help.json, what pgivm.entry prints for --help
+        sys.stdout.write(json.dumps(rendered_help(), indent=1, ensure_ascii=False) + "\n")
         sys.exit(0)
     sys.exit(main())

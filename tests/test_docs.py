@@ -31,3 +31,21 @@ def test_the_readme_tour_runs_as_written(dsn: str, tmp_path: Path) -> None:
     assert "created view public.sums (fivm): rows = 2," in run.stdout
     assert re.search(r"^ 20 \| 2 \|\s+7$", run.stdout, re.M)  # the insert of (4, 2) counted at once
     assert "OK: sums equals its recount" in run.stdout and "dropped sums" in run.stdout
+
+
+def test_help_is_the_parsers_and_imports_none_of_the_commands() -> None:
+    """``pgivm --help`` and ``pgivm COMMAND --help`` print the parser's help from pgivm/help.json
+    (``python -m pgivm.cli --help-cache > pgivm/help.json``), importing neither psycopg, sqlglot
+    nor numpy, so that they start at once."""
+    import json
+
+    assert json.loads((ROOT / "pgivm" / "help.json").read_text()) == cli.rendered_help(), \
+        "pgivm/help.json is stale: python -m pgivm.cli --help-cache > pgivm/help.json"
+    for argv in (["--help"], ["create", "--help"], ["verify", "-h"]):
+        run = subprocess.run([sys.executable, "-X", "importtime", "-c",
+                              f"import sys; from pgivm.entry import main; sys.exit(main({argv!r}))"],
+                             capture_output=True, text=True, timeout=60, check=False)
+        assert run.returncode == 0, run.stderr
+        assert run.stdout == cli.rendered_help()["" if argv[0].startswith("-") else argv[0]]
+        imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
+        assert not imported & {"psycopg", "sqlglot", "numpy", "pgivm.command"}, argv
