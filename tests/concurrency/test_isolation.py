@@ -651,6 +651,9 @@ JOIN_VIEWS = (  # each writer's rows flip rows of each view (a NULL-extended row
     ("fj", "SELECT r.a, r.b, s.b AS sb FROM r FULL JOIN s ON r.b = s.b AND s.note <> 'base'"),
     ("nx", "SELECT s.b, s.c FROM s WHERE NOT EXISTS (SELECT 1 FROM r WHERE r.b = s.b AND r.note LIKE 'w%')"),
     ("ex", "SELECT t.c, count(*) AS n FROM t WHERE EXISTS (SELECT 1 FROM s WHERE s.c = t.c AND s.note LIKE 'w%') GROUP BY t.c"),
+    # a parenthesized join on the right, and a UNION ALL reading r in both branches
+    ("bj", "SELECT r.a, s.c, t.a AS ta FROM r LEFT JOIN (s FULL JOIN t ON s.c = t.c) ON r.b = s.b"),
+    ("un", "SELECT r.a, r.b FROM r WHERE r.note LIKE 'w%' UNION ALL SELECT r.b, t.a FROM r JOIN t ON r.b = t.c"),
 )
 
 
