@@ -197,8 +197,11 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         if name and name not in schema and not _is_cte(select, name):
             schema[name] = {c: "text" for c in columns_of(TableRef(name=name))}
     try:
-        merged = eliminate_ctes(merge_subqueries(qualify(select, schema=schema, dialect="postgres",
-                                                         quote_identifiers=False, validate_qualify_columns=True)))
+        qualified = qualify(select, schema=schema, dialect="postgres", quote_identifiers=False,
+                            validate_qualify_columns=True)
+        if isinstance(qualified, exp.Select):
+            _semi_joins(qualified)
+        merged = eliminate_ctes(merge_subqueries(qualified))
     except SqlglotError as err:
         first = (str(err).splitlines() or ["error"])[0]
         raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
@@ -206,6 +209,103 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
                                "operation is not supported yet: only ones that join, filter and rename are inlined")
     return merged.sql(dialect="postgres")
+
+
+def _semi_joins(select: exp.Select) -> None:
+    """A subquery in FROM that keeps one row per key (``SELECT DISTINCT k ...``, or ``... GROUP BY k``
+    with no HAVING), over one table, joined to the other tables by an equality on each of its keys
+    and read for nothing else, as an EXISTS test: a row of the others meets at most one of its rows,
+    and one exactly when a row of its table has that key (``FROM a, (SELECT DISTINCT i FROM b) x
+    WHERE a.i = x.i`` is ``FROM a WHERE EXISTS (SELECT 1 FROM b WHERE b.i = a.i)``). Only in a query
+    of inner joins (their ON conditions then hold as WHERE does)."""
+    from_ = select.args.get("from_") or select.args.get("from")
+    joins = list(select.args.get("joins") or [])
+    if from_ is None or any(j.side or j.args.get("using") or (j.kind or "").upper() not in ("", "INNER", "CROSS")
+                            or is_join_tree(j.this) for j in joins):
+        return
+    sources = [from_.this, *(j.this for j in joins)]
+    conditions = [*_and_terms(select.args["where"].this if select.args.get("where") else None),
+                  *(c for j in joins for c in _and_terms(j.args.get("on")))]
+    kept, tests = list(sources), []
+    for source in sources:
+        keys = _one_row_per_key(source)
+        if keys is None or len(sources) < 2:
+            continue
+        alias = source.alias
+        equated: dict[str, exp.Column] = {}
+        for condition in conditions:
+            if isinstance(condition, exp.EQ):
+                sides = [condition.this, condition.expression]
+                for mine, other in (sides, sides[::-1]):
+                    if isinstance(mine, exp.Column) and mine.table == alias and mine.name in keys and \
+                            isinstance(other, exp.Column) and other.table and other.table != alias:
+                        equated.setdefault(mine.name, other)
+        reads = [c for c in select.find_all(exp.Column) if c.table == alias and not _inside(c, source)]
+        if set(equated) != set(keys) or any(c.name not in keys for c in reads):
+            continue
+        joining = [c for c in conditions if isinstance(c, exp.EQ) and any(
+            isinstance(side, exp.Column) and side.table == alias for side in (c.this, c.expression))]
+        conditions = [c for c in conditions if not any(c is j for j in joining)]
+        body = source.this
+        table = (body.args.get("from_") or body.args.get("from")).this
+        taken = {s.alias_or_name for s in sources}
+        fresh = next(f"{table.alias_or_name}_{n}" for n in range(1, len(taken) + 2)
+                     if f"{table.alias_or_name}_{n}" not in taken)  # no outer table's name: its columns correlate
+
+        def renamed(node: exp.Expression) -> exp.Expression:
+            node = node.copy()
+            for column in node.find_all(exp.Column):
+                if column.table == table.alias_or_name:
+                    column.set("table", exp.to_identifier(fresh))
+            return node
+
+        matches = [exp.EQ(this=renamed(keys[k]), expression=equated[k].copy()) for k in sorted(keys)]
+        where = [renamed(w) for w in _and_terms(body.args["where"].this if body.args.get("where") else None)]
+        scan = exp.Table(this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(fresh)))
+        tests.append(exp.Exists(this=exp.select("1").from_(scan).where(*where, *matches)))
+        for column in reads:  # what the rest of the query reads of it is the column it equals
+            if not any(_inside(column, j) for j in joining):
+                column.replace(equated[column.name].copy())
+        kept.remove(source)
+    if not tests:
+        return
+    from_.set("this", kept[0])
+    select.set("joins", [exp.Join(this=s) for s in kept[1:]] or None)  # commas: every ON is in WHERE now
+    terms = [*conditions, *tests]
+    select.set("where", exp.Where(this=exp.and_(*terms)) if terms else None)
+
+
+def _and_terms(condition: exp.Expression | None) -> list[exp.Expression]:
+    if condition is None:
+        return []
+    if isinstance(condition, exp.And):
+        return [*_and_terms(condition.this), *_and_terms(condition.expression)]
+    if isinstance(condition, exp.Paren):
+        return _and_terms(condition.this)
+    return [condition]
+
+
+def _one_row_per_key(source: exp.Expression) -> dict[str, exp.Expression] | None:
+    """A FROM subquery over one table that keeps one row per key: its keys (output name -> the
+    inner column), or None."""
+    if not (isinstance(source, exp.Subquery) and source.alias and isinstance(source.this, exp.Select)):
+        return None
+    body = source.this
+    inner = body.args.get("from_") or body.args.get("from")
+    if inner is None or not isinstance(inner.this, exp.Table) or body.args.get("joins") or \
+            any(body.args.get(a) for a in ("having", "limit", "offset", "order", "with", "with_")) or body.find(exp.Window):
+        return None
+    items = {(i.alias if isinstance(i, exp.Alias) else i.name): (i.this if isinstance(i, exp.Alias) else i)
+             for i in body.expressions}
+    distinct = body.args.get("distinct")
+    if distinct is not None and not distinct.args.get("on") and not body.args.get("group"):
+        return items if all(isinstance(v, exp.Column) for v in items.values()) else None
+    group = body.args.get("group")
+    if group is None or distinct is not None:
+        return None
+    grouped = [g for g in group.expressions]
+    keys = {name: v for name, v in items.items() if isinstance(v, exp.Column) and any(v == g for g in grouped)}
+    return keys if len(keys) == len(grouped) and all(isinstance(g, exp.Column) for g in grouped) else None
 
 
 def name_columns(sql: str, columns: list[str]) -> str | None:

@@ -71,6 +71,11 @@ QUERIES = {
     "self left join": "SELECT r.a, r2.a AS a2 FROM r LEFT JOIN r AS r2 ON r2.b = r.a",
     "left join and not in": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b WHERE r.a NOT IN (SELECT t.d FROM t WHERE t.c > 2)",
     "distinct exists": "SELECT DISTINCT r.a, r.b FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.c = r.a)",
+    # a FROM subquery of one row per key, joined on its keys and read for nothing else: an EXISTS test
+    "distinct subquery": "SELECT r.a, r.b FROM r, (SELECT DISTINCT s.b FROM s WHERE s.c > 1) x WHERE r.b = x.b",
+    "grouped subquery": "SELECT r.a, x.c FROM r JOIN (SELECT t.c, count(*) AS n FROM t GROUP BY t.c) x ON r.a = x.c",
+    "distinct with query": ("WITH x AS (SELECT DISTINCT c, d FROM u) SELECT r.a, count(*) AS n FROM r, x "
+                            "WHERE r.a = x.c AND r.b = x.d GROUP BY r.a"),
 }
 
 
