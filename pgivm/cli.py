@@ -232,9 +232,17 @@ def _figure(value: object) -> object:
     return round(value, 2) if isinstance(value, float) else value
 
 
+STATUS_WIDTH = 100  # a row of figures wider than this is printed as a list of figures, one per line
+
+
 def _print_status(args: argparse.Namespace, report: command.StatusReport) -> None:
     print(f"view {report.view} ({report.system}): {report.definition}")
-    _print_table(["count", *report.labels.values()], [[report.count, *(_figure(v) for v in report.figures.values())]])
+    headers = ["count", *report.labels.values()]
+    values = [report.count, *(_figure(v) for v in report.figures.values())]
+    if sum(max(len(str(h)), len(str(v))) + 2 for h, v in zip(headers, values)) - 2 > STATUS_WIDTH:
+        _print_table(["figure", "value"], [[h, v] for h, v in zip(headers, values)])
+    else:
+        _print_table(headers, [values])
     for section in report.sections:
         print()
         _print_table(section.headers, section.rows)

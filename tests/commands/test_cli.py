@@ -893,6 +893,18 @@ def test_create_names_what_its_figure_counts(capsys: pytest.CaptureFixture[str],
     assert f"count = {scalar(conn, TRIANGLE_SQL)}," in run.out
 
 
+def test_status_of_a_deferred_view_fits_100_columns(capsys: pytest.CaptureFixture[str], dsn: str,
+                                                     conn: psycopg.Connection) -> None:
+    """Its figures (refresh, budget, planner, pending, actions, ...) would make a row of 250
+    characters: they are listed one per line instead; the tables below fit as they are."""
+    load_rst(conn)
+    ok(capsys, dsn, "create", "g", "--sql", "SELECT r.a, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a",
+       "--refresh", "deferred")
+    lines = ok(capsys, dsn, "status", "g").out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:]), max(lines[1:], key=len)
+    assert lines[1].split() == ["figure", "value"] and any(line.split()[:2] == ["refresh", "deferred"] for line in lines)
+
+
 def test_create_with_missing_file(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, tmp_path: Path) -> None:
     load_rst(conn)
     missing = tmp_path / "no-such-view.sql"
