@@ -274,7 +274,11 @@ def _print_verify(args: argparse.Namespace, report: command.VerifyReport) -> int
     print(f"recount:    {report.recount}")
     for failure in report.failures:  # one line per difference found
         for row in failure.rows[:20]:
-            print(f"invariant violated: {failure.check}: {', '.join(map(str, row))}")
+            if failure.columns and len(row) == len(failure.columns) + 1:  # a row of the view, or of its recount
+                print(f"invariant violated: {failure.check}: {row[0]}: "
+                      + ", ".join(f"{c} = {v}" for c, v in zip(failure.columns, row[1:])))
+            else:
+                print(f"invariant violated: {failure.check}: {', '.join(map(str, row))}")
         if len(failure.rows) > 20:
             print(f"invariant violated: {failure.check}: ... and {len(failure.rows) - 20:,} more")
     if report.ok:

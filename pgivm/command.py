@@ -585,7 +585,9 @@ def _verify_in_snapshot(view: InstalledView, strict: bool) -> VerifyReport:
         recount, differences = (view.system.compare_result(conn, resolved, name) if view.system.compare_result
                                 else compare_result(conn, view.record, resolved))
         if differences:
-            failures.append(common.CheckFailure("result_equals_plain_sql", differences))
+            shown = conn.execute(sql.SQL("SELECT * FROM {} LIMIT 0").format(view.ident), prepare=False).description
+            failures.append(common.CheckFailure("result_equals_plain_sql", differences,
+                                                tuple(c.name for c in shown or [])))
     else:
         recount = recount_triangle(conn, view.record, resolved)
     failures += view.system.verify(conn, resolved, name, strict)

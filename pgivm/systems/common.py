@@ -262,6 +262,7 @@ def table_sizes(conn: psycopg.Connection, name: str) -> list[dict[str, Any]]:
 class CheckFailure:
     check: str
     rows: list[tuple[Any, ...]]
+    columns: tuple[str, ...] = ()  # the names of a row's values after its first (the side, for a view's rows)
 
     def __str__(self) -> str:
         return f"{self.check}: " + "; ".join(str(row) for row in self.rows[:3])

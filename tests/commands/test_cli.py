@@ -905,6 +905,21 @@ def test_status_of_a_deferred_view_fits_100_columns(capsys: pytest.CaptureFixtur
     assert lines[1].split() == ["figure", "value"] and any(line.split()[:2] == ["refresh", "deferred"] for line in lines)
 
 
+def test_verify_names_each_differing_row_by_its_columns(capsys: pytest.CaptureFixture[str], dsn: str,
+                                                         conn: psycopg.Connection) -> None:
+    """A GROUP BY view whose one group's sum is off: verify prints that group's row as the view has
+    it and as the recount has it, each value by its column's name, and exits 1."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); "
+                 "INSERT INTO r VALUES (1, 1), (2, 1), (3, 2); INSERT INTO s VALUES (1, 10), (2, 20)")
+    ok(capsys, dsn, "create", "g", "--system", "first-order",
+       "--sql", "SELECT s.c, count(*) AS n, sum(r.a) AS total FROM r JOIN s ON r.b = s.b GROUP BY s.c")
+    conn.execute('UPDATE pgivm_g.maintained SET p2 = p2 + 5 WHERE "s.c" = 20')  # the sum of group 20, 3, now 8
+    run = cli(capsys, dsn, "verify", "g")
+    assert run.code == 1
+    assert "result_equals_plain_sql: view: c = 20, n = 1, total = 8" in run.out
+    assert "result_equals_plain_sql: plain sql: c = 20, n = 1, total = 3" in run.out
+
+
 def test_create_with_missing_file(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection, tmp_path: Path) -> None:
     load_rst(conn)
     missing = tmp_path / "no-such-view.sql"
