@@ -301,6 +301,7 @@ class TpcdsConfig:
     budget: float = 300.0  # seconds per setting and baseline
     recompute_budget: float = 60.0
     seed: int = 1
+    dimension_rows: int | None = None  # the streamed dimensions (customer, item) cut to their first rows (tests)
 
 
 def tpcds_sql(name: str) -> str:
@@ -318,7 +319,8 @@ def _tpcds_stream(data: Any, name: str, config: TpcdsConfig) -> list[tuple[str, 
     tickets = {(r[0], r[1]) for r in sales}
     chosen["store_returns"] = [r for r in data.rows["store_returns"] if (r[0], r[1]) in tickets]
     chosen["catalog_sales"] = data.rows["catalog_sales"][: config.facts // 2]
-    stream = [(t, row) for t in tables for row in (chosen.get(t) or data.rows[t])]
+    cut = slice(config.dimension_rows)  # None: every row
+    stream = [(t, row) for t in tables for row in (chosen.get(t) or data.rows[t][cut])]
     random.Random(config.seed).shuffle(stream)
     return stream
 
