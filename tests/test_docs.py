@@ -49,3 +49,15 @@ def test_help_is_the_parsers_and_imports_none_of_the_commands() -> None:
         assert run.stdout == cli.rendered_help()["" if argv[0].startswith("-") else argv[0]]
         imported = {line.split("|")[-1].strip() for line in run.stderr.splitlines() if line.startswith("import time:")}
         assert not imported & {"psycopg", "sqlglot", "numpy", "pgivm.command"}, argv
+
+
+def test_the_python_example_runs_as_written(dsn: str, tmp_path: Path) -> None:
+    """docs/using.md's Python example, on the database $PGIVM_DSN names (what target=None uses)."""
+    page = (ROOT / "docs" / "using.md").read_text()
+    match = re.search(r"\*\*From Python\*\*.*?```python\n(.*?)```", page, re.S)
+    assert match, "docs/using.md has no Python example"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
+    env["PGIVM_DSN"] = dsn
+    run = subprocess.run([sys.executable, "-c", match.group(1)], env=env, cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
