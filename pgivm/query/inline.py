@@ -180,6 +180,10 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
         raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
+    ctes = with_.expressions if with_ is not None else []
+    writing = next((c for c in ctes if not isinstance(c.this, (exp.Select, exp.Union))), None)
+    if writing is not None:  # it would run at every read of the view; PostgreSQL's CREATE VIEW refuses it too
+        raise UnsupportedQuery(f"WITH {writing.alias} AS ({writing.this.key.upper()} ...) writes: a view only reads")
     if columns_of is None:
         raise NeedsColumns("a WITH query or a subquery in FROM needs the tables' columns: give pgivm a database "
                            "to read them from")

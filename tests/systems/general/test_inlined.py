@@ -63,6 +63,7 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
 
 @pytest.mark.parametrize(("sql", "words"), [
     ("WITH RECURSIVE t AS (SELECT a FROM r) SELECT count(*) FROM t", ["WITH RECURSIVE"]),
+    ("WITH d AS (DELETE FROM s RETURNING b) SELECT r.a FROM r", ["WITH d AS (DELETE ...) writes: a view only reads"]),
     ("WITH t AS (SELECT b, count(*) AS n FROM s GROUP BY b) SELECT r.a, t.n FROM r JOIN t ON r.b = t.b",
      ["aggregates", "not supported yet"]),
 ])
