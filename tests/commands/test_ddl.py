@@ -154,3 +154,27 @@ def test_verify_reports_drift_the_event_triggers_did_not_stop(conn: psycopg.Conn
         assert any("renamed to bb" in str(f) for f in report.failures), [str(f) for f in report.failures]
     finally:
         conn.execute("ALTER EVENT TRIGGER pgivm_ddl_command_end ENABLE")
+
+
+@pytest.mark.parametrize("ddl,words", [
+    ("ALTER TABLE s RENAME COLUMN c TO cc", ("column c", "renamed to cc", "pgivm drop other", "it breaks pgivm view tri too")),
+    ("ALTER TABLE s ALTER COLUMN c TYPE bigint", ("column c", "changed type", "it breaks pgivm view tri too")),
+    ("ALTER TABLE s DROP COLUMN c", ("column public.s.c", "read by pgivm views other, tri", "pgivm drop other; pgivm drop tri")),
+    ("DROP TABLE s", ("public.s is a base table of pgivm views other, tri", "drop them first", "pgivm drop other; pgivm drop tri")),
+])
+def test_a_refusal_names_every_view_it_would_break(conn: psycopg.Connection, ddl: str, words: tuple[str, ...]) -> None:
+    """Two views read s.c: the one error names both (the user drops what it names, and no second
+    refusal follows), the first line and, for a rename or retype, each view's problem in DETAIL."""
+    setup_view(conn)
+    command.create("other", "SELECT s.b, sum(s.c) AS total FROM s GROUP BY s.b", target=conn)
+    with pytest.raises(psycopg.Error) as caught:
+        conn.execute(ddl)
+    message = str(caught.value).splitlines()[0]
+    for word in words:
+        assert word in message, message
+    detail = caught.value.diag.message_detail or ""
+    if "DROP" not in ddl:
+        assert "read by pgivm view tri" in detail and "read by pgivm view other" in detail, detail
+    command.drop("tri", target=conn)
+    command.drop("other", target=conn)
+    conn.execute(ddl)  # nothing left to break
