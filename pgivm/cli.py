@@ -220,12 +220,13 @@ def _print_list(args: argparse.Namespace, views: list[command.ViewSummary]) -> N
     if not views:
         print("no pgivm views in this database (create one with `pgivm create`)")
         return
-    _print_table(["name", "view", "system", "parameters", "count", "definition"],
-                 [[v.name, v.view, v.system, _params_text(v.params), v.count, v.definition] for v in views])
+    _print_table(["name", "view", "system", "parameters", "result", "definition"],
+                 [[v.name, v.view, v.system, _params_text(v.params), "" if v.count is None else f"{v.counts} = {v.count}",
+                   v.definition] for v in views])
 
 
 def _params_text(params: dict[str, object]) -> str:
-    return ",".join(f"{k}={v}" for k, v in sorted(params.items()))
+    return ",".join(f"{k}={v}" for k, v in sorted(params.items()) if v is not None)
 
 
 def _figure(value: object) -> object:
@@ -237,7 +238,7 @@ STATUS_WIDTH = 100  # a row of figures wider than this is printed as a list of f
 
 def _print_status(args: argparse.Namespace, report: command.StatusReport) -> None:
     print(f"view {report.view} ({report.system}): {report.definition}")
-    headers = ["count", *report.labels.values()]
+    headers = [report.counts, *report.labels.values()]
     values = [report.count, *(_figure(v) for v in report.figures.values())]
     if sum(max(len(str(h)), len(str(v))) + 2 for h, v in zip(headers, values)) - 2 > STATUS_WIDTH:
         _print_table(["figure", "value"], [[h, v] for h, v in zip(headers, values)])

@@ -265,7 +265,7 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
             count = installed.count()
     return CreateResult(name=name, view=f"{view_schema}.{name}", system=chosen.name, params=params, count=count,
                         figures=reported.figures, headline={reported.label(k): reported.figures[k] for k in reported.headline},
-                        seconds=time.perf_counter() - started, counts="count" if installed.one_value else "rows")
+                        seconds=time.perf_counter() - started, counts=_counts(installed))
 
 
 # --- drop, upgrade, alter -----------------------------------------------------------------------
@@ -403,6 +403,7 @@ class ViewSummary:
     params: dict[str, Any]
     count: int | None
     definition: str
+    counts: str = "count"  # what ``count`` is: the view's one value ("count") or its number of rows ("rows")
 
 
 def list_views(*, target: Target = None) -> list[ViewSummary]:
@@ -415,7 +416,8 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
             out.append(ViewSummary(
                 name=view.name, view=f"{view.view_schema}.{view.name}", system=view.system.name, params=view.shown_params,
                 count=None if dropping else common.read_state(conn, view.name)["count"],
-                definition=("(being dropped: run pgivm drop again) " if dropping else "") + record.definition))
+                definition=("(being dropped: run pgivm drop again) " if dropping else "") + record.definition,
+                counts=_counts(view)))
         return out
 
 
@@ -432,6 +434,7 @@ class StatusReport:
     sections: list[Section]  # the system's tables (IVMε: heavy values per relation)
     tables: list[dict[str, Any]] = field(default_factory=list)  # every state table: rows, bytes
     problems: list[str] = field(default_factory=list)  # what changed on the base tables (see verify)
+    counts: str = "count"  # what ``count`` is (see ViewSummary)
 
 
 def status(name: str, *, target: Target = None) -> StatusReport:
@@ -445,7 +448,9 @@ def status(name: str, *, target: Target = None) -> StatusReport:
         view.check_not_dropping()
         reported = view.system.status(conn, name)
         figures, sections = dict(reported.figures), list(reported.sections)
-        if view.deferred:
+        figures.pop(_counts(view), None)  # shown once, as the report's count
+        if view.deferred:  # the log rows its actions applied, not the triggers' count (theirs only log)
+            figures.pop("updates_applied", None)
             more, logs = deferred.figures(conn, name)
             figures.update(more)
             sections += logs
@@ -454,7 +459,12 @@ def status(name: str, *, target: Target = None) -> StatusReport:
             count=common.read_state(conn, name)["count"], params=view.shown_params,
             figures=figures, labels={k: reported.label(k) for k in figures},
             sections=sections, tables=common.table_sizes(conn, name),
-            problems=catalog.base_table_problems(conn, name))
+            problems=catalog.base_table_problems(conn, name), counts=_counts(view))
+
+
+def _counts(view: InstalledView) -> str:
+    """What a view's count figure counts: its one value (a triangle count) or its rows."""
+    return "count" if view.one_value else "rows"
 
 
 def tables_of(name: str, *, target: Target = None) -> list[TableRef]:

@@ -570,16 +570,17 @@ def figures(conn: psycopg.Connection, name: str) -> tuple[dict[str, Any], list[S
     sums = conn.execute(sql.SQL("SELECT (SELECT coalesce(sum(checks), 0) FROM {}), (SELECT CASE WHEN is_called THEN last_value "
                                 "ELSE 0 END FROM {})").format(names("deferred_arrival"), names("deferred_steps"))).fetchone()
     assert lag is not None and predicted is not None and sums is not None
-    out = {
-        "refresh": "deferred", "budget_ms": d[0], "planner": d[1], "pending_changes": lag[0],
-        "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
-        "actions": d[4], "refreshes": d[6], "actions_run_in": _actions_run_in(conn),
-        "actions_in_writers": d[5], "cost_summed": f"after {sums[0]:,} of {sums[1]:,} writing statements", "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
-    }
     rows = conn.execute(sql.SQL(
         "SELECT number, label, array_to_string(atoms, ', '), pending, a_ms, b_ms, "
         "CASE WHEN calibrated IS NULL THEN 'default' ELSE 'measured' END, actions, processed "
         "FROM {} ORDER BY number").format(names("deferred_table"))).fetchall()
+    out = {
+        "refresh": "deferred", "log_rows_applied": sum(r[8] for r in rows), "budget_ms": d[0], "planner": d[1],
+        "pending_changes": lag[0],
+        "lag_seconds": round(float(lag[1]), 3), "predicted_refresh_ms": round(float(predicted[0]), 3),
+        "actions": d[4], "refreshes": d[6], "actions_run_in": _actions_run_in(conn),
+        "actions_in_writers": d[5], "cost_summed": f"after {sums[0]:,} of {sums[1]:,} writing statements", "work_predicted_ms": round(float(d[8]), 1), "work_actual_ms": round(float(d[9]), 1),
+    }
     section = Section("delta logs (f_i(k) = the least of its lines a·k + b, in ms)",
                       ["i", "table", "atoms", "pending", "f_i(k)", "cost", "actions", "rows processed"],
                       [[*r[:4], describe_lines(r[4], r[5]), *r[6:]] for r in rows])

@@ -105,7 +105,11 @@ class SystemStatus:
     headline: tuple[str, ...] = ()  # figures worth one line after create
 
     def label(self, key: str) -> str:
-        return self.labels.get(key, key.replace("_", " "))
+        return self.labels.get(key, COMMON_LABELS.get(key, key.replace("_", " ")))
+
+
+# Figures every system may report, headed for what they count.
+COMMON_LABELS = {"updates_applied": "base rows applied"}
 
 
 @dataclass(frozen=True)

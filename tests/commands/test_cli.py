@@ -371,14 +371,15 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
     ok(capsys, dsn, "create", "another", "--sql", TRIANGLE_SQL.replace("count(*)", "count(1) AS k"), "--epsilon", "0.75")
 
     table = ok(capsys, dsn, "list").out.splitlines()
-    assert table[0].split() == ["name", "view", "system", "parameters", "count", "definition"]
+    assert table[0].split() == ["name", "view", "system", "parameters", "result", "definition"]
     assert set(table[1]) <= {"-", " "}
     rows = {line.split()[0]: line for line in table[2:]}
     assert set(rows) == {"tri", "another"}
-    assert rows["tri"].split()[:5] == ["tri", "public.tri", "ivme", "batch_threshold=384,epsilon=0.5", str(expected)]
+    assert rows["tri"].split()[:7] == ["tri", "public.tri", "ivme", "batch_threshold=384,epsilon=0.5", "count", "=",
+                                       str(expected)]
     assert rows["tri"].endswith(TRIANGLE_SQL)
-    assert rows["another"].split()[:5] == ["another", "public.another", "ivme", "batch_threshold=384,epsilon=0.75",
-                                           str(expected)]
+    assert rows["another"].split()[:7] == ["another", "public.another", "ivme", "batch_threshold=384,epsilon=0.75",
+                                           "count", "=", str(expected)]
 
     listed = json.loads(ok(capsys, dsn, "list", "--json").out)
     assert [v["name"] for v in listed] == ["another", "tri"]
@@ -390,6 +391,7 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
         "params": {"epsilon": 0.5, "batch_threshold": 384},
         "count": expected,
         "definition": TRIANGLE_SQL,
+        "counts": "count",
     }
     conn.execute("INSERT INTO r SELECT a, b FROM r")  # doubles every triangle
     listed = json.loads(ok(capsys, dsn, "list", "--json").out)
@@ -891,6 +893,32 @@ def test_create_names_what_its_figure_counts(capsys: pytest.CaptureFixture[str],
     assert f"rows = {scalar(conn, f'SELECT count(*) FROM ({grouped}) AS q')}," in run.out and "count =" not in run.out
     run = ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
     assert f"count = {scalar(conn, TRIANGLE_SQL)}," in run.out
+    rows, count = scalar(conn, f"SELECT count(*) FROM ({grouped}) AS q"), scalar(conn, TRIANGLE_SQL)
+    listed = {line.split()[0]: line for line in ok(capsys, dsn, "list").out.splitlines()[2:]}
+    assert f" rows = {rows} " in listed["g"] and f" count = {count} " in listed["tri"]
+    for name, heading, value in (("g", "rows", rows), ("tri", "count", count)):
+        table = ok(capsys, dsn, "status", name).out.splitlines()
+        assert table[1].split()[0] == heading and table[3].split()[0] == str(value), table[:4]
+        assert status_json(capsys, dsn, name)["counts"] == heading
+    assert "updates" not in ok(capsys, dsn, "status", "g").out  # each figure says what it counts
+    assert "base rows applied" in ok(capsys, dsn, "status", "g").out
+
+
+def test_status_of_a_deferred_view_counts_what_its_actions_applied(capsys: pytest.CaptureFixture[str], dsn: str,
+                                                                     conn: psycopg.Connection) -> None:
+    """Its capture triggers only log: the figure is the log rows its actions and refreshes applied
+    (it said "updates 0" after a worker had applied 800 statements)."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    ok(capsys, dsn, "create", "g", "--refresh", "deferred", "--sql",
+       "SELECT r.a, sum(s.c) AS total FROM r JOIN s ON r.b = s.b GROUP BY r.a")
+    for i in range(12):
+        conn.execute("INSERT INTO r VALUES (%s, %s)", [i, i % 3])
+        conn.execute("INSERT INTO s VALUES (%s, %s)", [i % 3, i])
+    conn.execute("DELETE FROM r WHERE a < 2")
+    conn.execute("SELECT * FROM g")  # a read refreshes
+    info = status_json(capsys, dsn, "g")
+    assert info["log_rows_applied"] == 26 and info["pending_changes"] == 0 and "updates_applied" not in info
+    assert "log rows applied" in ok(capsys, dsn, "status", "g").out
 
 
 def test_status_of_a_deferred_view_fits_100_columns(capsys: pytest.CaptureFixture[str], dsn: str,

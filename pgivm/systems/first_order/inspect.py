@@ -1,4 +1,4 @@
-"""Reading a first-order view back: ``status`` (statements applied) and ``verify`` (the triangle
+"""Reading a first-order view back: ``status`` (base rows applied) and ``verify`` (the triangle
 form's indexed relations and count against the base tables; a join-aggregate keeps only its
 result, which verify compares with plain SQL)."""
 
@@ -14,7 +14,7 @@ from pgivm.systems.first_order.plan import _relation_params
 
 
 def status(conn: psycopg.Connection, name: str) -> SystemStatus:
-    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
+    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]})
 
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:

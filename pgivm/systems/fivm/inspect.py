@@ -25,8 +25,7 @@ def _catalog_params(conn: psycopg.Connection, name: str) -> dict[str, Any]:
 
 def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     state = read_state(conn, name)
-    return SystemStatus({"updates_applied": state["updates_applied"], "rows": state["count"]},
-                        labels={"updates_applied": "updates"}, headline=("rows",))
+    return SystemStatus({"updates_applied": state["updates_applied"], "rows": state["count"]}, headline=("rows",))
 
 
 def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:

@@ -30,7 +30,7 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
                                     "minor_rebalances")}
     return SystemStatus(figures, [Section("relations", ["relation", "values", "heavy values", "heavy tuples",
                                                         "light tuples"], relations)],
-                        labels={"n": "N", "theta": "theta = N^eps", "db_size": "|D|", "updates_applied": "updates"},
+                        labels={"n": "N", "theta": "theta = N^eps", "db_size": "|D|"},
                         headline=("db_size",))
 
 

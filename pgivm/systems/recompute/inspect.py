@@ -11,7 +11,7 @@ from pgivm.systems.common import CheckFailure, read_state
 
 
 def status(conn: psycopg.Connection, name: str) -> SystemStatus:
-    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "updates"})
+    return SystemStatus({"updates_applied": read_state(conn, name)["updates_applied"]}, labels={"updates_applied": "statements applied"})
 
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
