@@ -388,12 +388,15 @@ def _validate(args: argparse.Namespace) -> int:
     if not args.spark:
         return _print_verify(args, command.verify(args.name, strict=False, target=args.dsn))
     report = command.validate_spark(args.name, master=args.master, target=args.dsn)
-    print(f"maintained: {report.maintained}")
-    print(f"spark:      {report.spark}")
+    rows = " rows" if report.columns else ""
+    print(f"maintained: {report.maintained}{rows}")
+    print(f"spark:      {report.spark}{rows}")
+    for side, *values in report.differences:  # a group's row on each side: its key and both values
+        print(f"differs: {side}: " + ", ".join(f"{c} = {v}" for c, v in zip(report.columns, values)))
     if report.ok:
         print(f"OK: {args.name} equals the Spark recount ({report.seconds:.1f} s)")
         return 0
-    print("MISMATCH: the maintained count differs from the Spark recount")
+    print(f"MISMATCH: the maintained {'rows differ' if report.columns else 'count differs'} from the Spark recount")
     return EXIT_MISMATCH
 
 

@@ -89,20 +89,20 @@ def compare_result(conn: psycopg.Connection, record: catalog.ViewRecord, resolve
     return total, [tuple(r) for r in conn.execute(query, prepare=False).fetchall()]
 
 
-def same_bag(mine: list[Row], theirs: list[Row]) -> bool:
-    """Rows equal as bags, numbers compared as floats to 1e-9 relative (Spark's avg is a double,
-    PostgreSQL's numeric; sums of floats differ in their last bits with the order of addition)."""
+def bag_differences(mine: list[Row], theirs: list[Row], sides: tuple[str, str] = ("view", "spark")) -> list[Row]:
+    """The rows of either bag without a partner in the other, each headed by its side, numbers
+    compared as floats to 1e-9 relative (Spark's avg is a double, PostgreSQL's numeric; sums of
+    floats differ in their last bits with the order of addition)."""
     def norm(row: Row) -> Row:
         return tuple(float(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else v for v in row)
 
-    left, right = sorted((norm(r) for r in mine), key=repr), sorted((norm(r) for r in theirs), key=repr)
-    if len(left) != len(right):
-        return False
-    unmatched = list(right)
-    for row in left:
+    unmatched = sorted(theirs, key=lambda r: repr(norm(r)))
+    differences: list[Row] = []
+    for row in sorted(mine, key=lambda r: repr(norm(r))):
         match = next((i for i, other in enumerate(unmatched) if all(
-            (a is None and b is None) or values_agree(a, b) for a, b in zip(row, other))), None)
+            (a is None and b is None) or values_agree(a, b) for a, b in zip(norm(row), norm(other)))), None)
         if match is None:
-            return False
-        unmatched.pop(match)
-    return True
+            differences.append((sides[0], *row))
+        else:
+            unmatched.pop(match)
+    return differences + [(sides[1], *r) for r in unmatched]

@@ -3,13 +3,13 @@ and JDBC, and ``validate_spark``, a recount by Spark's own join of the base tabl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from psycopg import sql
 
 from pgivm.catalog import migrate
-from pgivm.compare import same_bag
+from pgivm.compare import Row, bag_differences
 from pgivm.installed import InstalledView, open_view
 from pgivm.systems import common
 from pgivm.transactions import LOCK_WAIT_S, Target, fixed_search_path, lock_base_tables, session, transaction
@@ -46,10 +46,13 @@ class SparkValidateReport:
     maintained: int | None
     spark: int | None
     seconds: float
+    # a join-aggregate's rows found on one side only, each headed "view" or "spark" (up to 20)
+    differences: list[Row] = field(default_factory=list)
+    columns: list[str] = field(default_factory=list)  # the view's columns, naming a difference's values
 
     @property
     def ok(self) -> bool:
-        return self.maintained == self.spark
+        return self.maintained == self.spark and not self.differences
 
 
 def validate_spark(name: str, *, master: str = "local[*]", target: Target = None,
@@ -83,14 +86,15 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
 def _validate_join_aggregate(view: InstalledView, master: str) -> SparkValidateReport:
     """A join-aggregate recomputed by Spark (``pgivm.spark.validate.cq_result``) against the view's
     rows; a listing's row count against the flat join's. ``maintained``/``spark``: row counts, or
-    for a listing the join sizes; equal only when the rows are."""
+    for a listing the join sizes; ``differences``: the rows found on one side only."""
     from pgivm.spark.validate import cq_result
 
     rows, seconds = cq_result(view.conn, view.resolved, master=master)
     if view.resolved.query.is_listing:
         maintained = common.read_state(view.conn, view.name)["count"]
         return SparkValidateReport(name=view.name, maintained=maintained, spark=rows[0][0], seconds=seconds)
-    mine = [tuple(r) for r in view.conn.execute(sql.SQL("SELECT * FROM {}").format(view.ident), prepare=False).fetchall()]
-    same = same_bag(mine, rows)
-    return SparkValidateReport(name=view.name, maintained=len(mine), spark=len(rows) if same else -len(rows),
-                               seconds=seconds)
+    cursor = view.conn.execute(sql.SQL("SELECT * FROM {}").format(view.ident), prepare=False)
+    mine = [tuple(r) for r in cursor.fetchall()]
+    columns = [c.name for c in cursor.description or []]
+    return SparkValidateReport(name=view.name, maintained=len(mine), spark=len(rows), seconds=seconds,
+                               differences=bag_differences(mine, [tuple(r) for r in rows])[:20], columns=columns)

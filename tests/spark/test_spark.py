@@ -419,7 +419,8 @@ def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.Cap
 
 
 @pytest.mark.parametrize("system", ["fivm", "first-order"])
-def test_validate_spark_recomputes_join_aggregates(conn: psycopg.Connection, dsn: str, system: str) -> None:
+def test_validate_spark_recomputes_join_aggregates(conn: psycopg.Connection, dsn: str, system: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
     """A grouped sum/avg view, a cofactor view and a listing, recomputed by Spark's DataFrame
     operators from the query model (no maintenance code) and compared row by row; a corrupted
     view table is a mismatch."""
@@ -440,4 +441,13 @@ def test_validate_spark_recomputes_join_aggregates(conn: psycopg.Connection, dsn
     assert command.validate_spark("flat", master=MASTER, target=dsn).spark == flat_count
     table = "pgivm_agg.at_d_k" if system == "fivm" else "pgivm_agg.maintained"  # the root (explain names it)
     conn.execute(f"UPDATE {table} SET p2 = p2 + 1")  # one sum of the maintained state is now wrong
-    assert not command.validate_spark("agg", master=MASTER, target=dsn).ok
+    report = command.validate_spark("agg", master=MASTER, target=dsn)
+    assert not report.ok and report.maintained == report.spark and report.columns[0] == "g"
+    # Each wrong group is named on both sides, by its key, with the values of each.
+    groups = {side: sorted(row[1] for row in report.differences if row[0] == side) for side in ("view", "spark")}
+    assert groups["view"] and groups["view"] == groups["spark"], report.differences
+    capsys.readouterr()
+    assert cli.main(["--dsn", dsn, "validate", "agg", "--spark", "--master", MASTER]) == 1
+    out = capsys.readouterr().out
+    assert f"differs: view: g = {groups['view'][0]}, count = " in out and f"differs: spark: g = {groups['view'][0]}, count = " in out
+    assert "MISMATCH: the maintained rows differ from the Spark recount" in out
