@@ -7,6 +7,7 @@
 CREATE OR REPLACE FUNCTION pgivm_catalog.on_ddl_command_end()
 RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET jit = off  -- as 0006 set it on every catalog function (CREATE OR REPLACE resets it)
 AS $$
 DECLARE
     affected record;
@@ -75,6 +76,7 @@ $$;
 CREATE OR REPLACE FUNCTION pgivm_catalog.on_sql_drop()
 RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET jit = off  -- as 0006 set it on every catalog function (CREATE OR REPLACE resets it)
 AS $$
 DECLARE
     dropped record;

@@ -182,13 +182,13 @@ def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str) -> Ba
 # The equality a type's values are compared with in generated code: the default btree operator
 # class of the type, of a type it is binary-coercible to (varchar to text), or anyenum's for an
 # enum; pg_catalog's own, since generated functions run with search_path = pg_catalog and call no
-# operator another role could define.
+# operator another role could define. (k.oid: the type of a column in _STATE_TYPES.)
 _EQUALITY = """
-SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace, n.nspname
+SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.nspname
   FROM pg_catalog.pg_type t, pg_catalog.pg_opclass oc
   JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
   JOIN pg_catalog.pg_namespace n ON n.oid = oc.opcnamespace
- WHERE t.oid = %(type)s AND oc.opcdefault
+ WHERE t.oid = k.oid AND oc.opcdefault
    AND (oc.opcintype = t.oid
         OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::pg_catalog.regtype)
         OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast c
@@ -198,39 +198,48 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace, n.nspname
 """
 
 
-# A column's type as the state keeps it: a domain's base type (recursively, with the base's typmod),
-# since a domain's CHECK constraints are code its owner could change, which writers' triggers would
-# run when they insert into the state; any other type as it is.
-_STATE_TYPE = """
-WITH RECURSIVE base AS (
-    SELECT a.atttypid AS oid, a.atttypmod AS typmod, 0 AS depth FROM pg_catalog.pg_attribute a
-     WHERE a.attrelid = %(table)s AND a.attname = %(column)s AND a.attnum > 0 AND NOT a.attisdropped
+# Columns' types as the state keeps them: a domain's base type (recursively, with the base's
+# typmod), since a domain's CHECK constraints are code its owner could change, which writers'
+# triggers would run when they insert into the state; any other type as it is. With each, the
+# equality its values are compared with (see _EQUALITY). One query for all the columns of a table.
+_STATE_TYPES = """
+WITH RECURSIVE wanted AS (
+    SELECT a.attname::text AS name, a.attnum, a.atttypid, a.atttypmod
+      FROM pg_catalog.unnest(%(columns)s::text[]) AS c(name)
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = %(table)s AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
+), base AS (
+    SELECT name, atttypid AS oid, atttypmod AS typmod, 0 AS depth FROM wanted
     UNION ALL
-    SELECT t.typbasetype, t.typtypmod, b.depth + 1 FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.oid
+    SELECT b.name, t.typbasetype, t.typtypmod, b.depth + 1 FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.oid
      WHERE t.typtype = 'd' AND b.depth < 32
+), kept AS (
+    SELECT DISTINCT ON (b.name) b.name, b.oid, b.typmod FROM base b ORDER BY b.name, b.depth DESC
 )
-SELECT pg_catalog.format_type(b.oid, b.typmod), b.oid::pg_catalog.int8, a.attnum,
-       pg_catalog.format_type(a.atttypid, a.atttypmod)
-  FROM base b, pg_catalog.pg_attribute a
- WHERE a.attrelid = %(table)s AND a.attname = %(column)s
- ORDER BY b.depth DESC LIMIT 1
+SELECT w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.format_type(w.atttypid, w.atttypmod),
+       eq.in_catalog, eq.nspname
+  FROM wanted w JOIN kept k ON k.name = w.name
+  LEFT JOIN LATERAL ({equality}) eq ON true
 """
 
 
-def _column(conn: psycopg.Connection, table: BaseTable, column: str) -> tuple[str, int, str]:
-    """The column's type as the state keeps it, its number, and its type as declared."""
-    row = conn.execute(_STATE_TYPE, {"table": table.oid, "column": column}).fetchone()
-    if row is None:
-        raise PgivmError(f"column {column} does not exist in table {table.ref}")
-    type_name, type_oid, attnum, declared = row
-    equality = conn.execute(_EQUALITY, {"type": type_oid}).fetchone()
-    if equality is None:
-        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
-                               "GROUP BY can use (no default btree operator class)")
-    if not equality[0]:
-        raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, whose equality is defined in schema "
-                               f"{equality[1]}: pgivm's generated functions call only PostgreSQL's own operators")
-    return type_name, int(attnum), declared
+def _columns(conn: psycopg.Connection, table: BaseTable, columns: list[str]) -> dict[str, tuple[str, int, str]]:
+    """Each column's type as the state keeps it, its number, and its type as declared; a one-line
+    refusal for a column missing or without an equality generated code may call (in ``columns``' order)."""
+    query = _STATE_TYPES.format(equality=_EQUALITY)
+    found = {row[0]: row[1:] for row in conn.execute(query, {"table": table.oid, "columns": columns})}
+    out: dict[str, tuple[str, int, str]] = {}
+    for column in columns:
+        if column not in found:
+            raise PgivmError(f"column {column} does not exist in table {table.ref}")
+        type_name, attnum, declared, in_catalog, namespace = found[column]
+        if in_catalog is None:
+            raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
+                                   "GROUP BY can use (no default btree operator class)")
+        if not in_catalog:
+            raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, whose equality is defined in "
+                                   f"schema {namespace}: pgivm's generated functions call only PostgreSQL's own operators")
+        out[column] = (type_name, int(attnum), declared)
+    return out
 
 
 def read_columns(atom: Any) -> tuple[str, ...]:
@@ -280,9 +289,13 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     declared_types: dict[tuple[str, str], str] = {}
     attnums: dict[tuple[str, str], int] = {}
     by_variable: dict[str, list[tuple[Any, str, str]]] = {}
+    read: dict[TableRef, list[str]] = {}  # each table's columns, in the order the atoms read them
+    for atom in query.atoms:
+        read.setdefault(atom.table, []).extend(c for c in read_columns(atom) if c not in read.get(atom.table, []))
+    found = {table: _columns(conn, base[table], columns) for table, columns in read.items()}
     for atom in query.atoms:
         for variable, column in zip(atom.variables, read_columns(atom)):
-            type_name, attnum, declared = _column(conn, base[atom.table], column)
+            type_name, attnum, declared = found[atom.table][column]
             column_types[(atom.alias, column)] = type_name
             declared_types[(atom.alias, column)] = declared
             attnums[(atom.alias, column)] = attnum
