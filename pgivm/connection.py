@@ -131,9 +131,27 @@ class GuardedCursor(psycopg.Cursor[Any]):
         conn = self.connection
         local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
         path = getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH)
-        super().execute(_RESET, [path, local, local], prepare=False)
-        super().execute(safe_dollar_quotes(query, conn), params, prepare=prepare, binary=binary)
+        query = safe_dollar_quotes(query, conn)
+        if not local or not _one_statement(query, params, conn):
+            # Outside a transaction block a pipeline would put both in one implicit transaction;
+            # a script of several statements cannot go through one (extended protocol).
+            super().execute(_RESET, [path, local, local], prepare=False)
+            super().execute(query, params, prepare=prepare, binary=binary)
+            return self
+        # Inside one, the reset and the statement go in one round trip: the server parses the
+        # statement after the reset ran, and skips it if the reset failed.
+        with conn.pipeline():
+            super().execute(_RESET, [path, local, local], prepare=False)
+            super().execute(query, params, prepare=prepare, binary=binary)
         return self
+
+
+def _one_statement(query: Any, params: Any, conn: psycopg.Connection[Any]) -> bool:
+    """A statement with parameters is one; without, text with no semicolon is."""
+    if params is not None:
+        return True
+    text = query.as_string(conn) if isinstance(query, sql.Composable) else query
+    return ";" not in (text.decode() if isinstance(text, bytes) else str(text))
 
 
 BODY_TAG = "$pgivm$"

@@ -202,3 +202,28 @@ def server_dir() -> Iterator[Path]:
         yield made
     finally:
         shutil.rmtree(made, ignore_errors=True)
+
+
+# The tests that take longest (measured with --durations, 2026-11-26), started first: with two
+# workers the suite's tail is then short tests, not one worker finishing a 3-minute storm alone.
+LONGEST_FIRST = (
+    "tests/concurrency/test_isolation.py::test_four_writers_while_commands_run",
+    "tests/systems/sample/test_sample.py::test_self_join_line3_is_uniform_after_every_statement",
+    "tests/systems/sample/test_sample.py::test_merged_and_grouped_nodes_stay_uniform_after_every_statement",
+    "tests/systems/sample/test_sample.py::test_every_prefix_is_a_uniform_sample",
+    "tests/spark/test_spark.py::test_bench_load_on_a_tiny_graph",
+    "tests/spark/test_spark.py::test_grqc_load_create_spark_validate_and_churn",
+    "tests/test_docs.py::test_a_code_block_runs_as_written[docs/spark.md",
+    "tests/systems/triangle/test_differential.py::test_random_stream_matches_recount",
+    "tests/bench/test_bench_sample.py::test_tpcds_queries_run_under_every_setting_and_agree",
+    "tests/systems/triangle/test_differential.py::test_set_at_a_time_path_matches_recount",
+    "tests/bench/test_bench_deferred.py",
+    "tests/systems/sample/test_sample.py::test_predicate_reservoir_matches_algorithm_r",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    def rank(item: pytest.Item) -> int:
+        return next((i for i, prefix in enumerate(LONGEST_FIRST) if item.nodeid.startswith(prefix)), len(LONGEST_FIRST))
+
+    items.sort(key=rank)  # stable: the others keep their order
