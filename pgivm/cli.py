@@ -435,11 +435,18 @@ def _action_commands() -> list[Command]:
             own={"name": Arg(help=f"name of the view to {name}"),
                  **{o.name: _from_option(o, required=o.default is None and name != "alter") for o in options}},
             handler=functools.partial(_action, name, [o.name for o in options]),
-            help=f"{help_text} (systems: {', '.join(owners)})" if owners else help_text,
+            help=_alter_help(help_text, owners) if name == "alter" else
+            f"{help_text} (systems: {', '.join(owners)})" if owners else help_text,
             extend=_add_refresh_options if name == "alter" else None,
         )
         for name, (help_text, options, owners) in actions.items()
     ]
+
+
+def _alter_help(help_text: str, owners: list[str]) -> str:
+    """alter changes any view's refresh, and a system's own options where it has them."""
+    own = f"; {', '.join(owners)}: {help_text}" if owners else ""
+    return f"change a view's refresh (--refresh, --budget, --planner: every system that can defer){own}"
 
 
 def _upgrade(args: argparse.Namespace) -> int:

@@ -7,6 +7,7 @@ its owner could point elsewhere (see docs/security.md).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -315,7 +316,8 @@ def _not_state(table: TableRef) -> None:
 
 
 def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:
-    """Each join variable's type: its columns' one type, bigint for integers of several widths, or a
+    """Each join variable's type: its columns' one type, bigint for integers of several widths, text
+    for varchar of any lengths and text (binary-coercible: PostgreSQL joins them as text), or a
     one-line refusal."""
     variable_types: dict[str, str] = {}
     for variable, uses in by_variable.items():
@@ -324,10 +326,17 @@ def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[
             variable_types[variable] = kinds.pop()
         elif kinds <= _INTEGER_TYPES:
             variable_types[variable] = "bigint"
+        elif all(_is_text(kind) for kind in kinds):
+            variable_types[variable] = "text"
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
     return variable_types
+
+
+def _is_text(type_name: str) -> bool:
+    """text, or varchar of any length: the same values, compared as text."""
+    return type_name == "text" or re.fullmatch(r"character varying(\(\d+\))?", type_name) is not None
 
 
 _UNIQUE_KEYS = """

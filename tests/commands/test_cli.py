@@ -1208,3 +1208,15 @@ def test_create_names_the_columns_as_create_view_does(capsys: pytest.CaptureFixt
     assert [d.name for d in conn.execute("SELECT * FROM mv2").description] == ["x", "j"]
     assert_user_error(cli(capsys, dsn, "create", "mv3", "--sql", "SELECT * FROM s", "--columns", "x,y,z"), "3 column names")
     assert_user_error(cli(capsys, dsn, "create", "mv3", "--sql", query, "--columns", "a,a"), "given twice")
+
+
+def test_status_of_a_sample_view_fits_100_columns(capsys: pytest.CaptureFixture[str], dsn: str,
+                                                  conn: psycopg.Connection) -> None:
+    """A sample view's figures (K, |Q| with its long heading, replacements, index rows, ...) made a
+    row of over 300 characters: one per line instead, and every line fits 100 columns."""
+    load_rst(conn)
+    ok(capsys, dsn, "create", "p", "--system", "sample", "--size", "5",
+       "--sql", "SELECT r.a, s.c, t.a AS ta FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c")
+    lines = ok(capsys, dsn, "status", "p").out.splitlines()
+    assert all(len(line) <= 100 for line in lines[1:]), max(lines[1:], key=len)
+    assert lines[1].split() == ["figure", "value"]

@@ -13,9 +13,11 @@ stream must show that it happened, that reads found changes to apply, and that t
 from __future__ import annotations
 
 import random
+import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -568,3 +570,29 @@ def test_writers_sum_the_cost_only_when_an_allowance_runs_out_and_new_costs_or_b
     assert checks() == before + 1 and _deferred(conn)[1] <= 5
     write(50, 5)
     assert _differences(conn, "v", TRIANGLE) == []
+
+
+def test_the_worker_names_the_tables_whose_logs_it_empties(conn: psycopg.Connection, dsn: str) -> None:
+    """Its report says "emptied the log of public.r", not "of table 1" (issue 25)."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    command.create("v", "SELECT r.a, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a", refresh="deferred",
+                   budget=1, target=dsn)
+    lines: list[str] = []
+    stop = threading.Event()
+    serving = threading.Thread(target=command.worker, kwargs={"target": dsn, "poll": 0.05, "stop": stop,
+                                                              "report": lines.append}, daemon=True)
+    serving.start()
+    try:
+        deadline = time.monotonic() + 60
+        i = 0
+        while not any("emptied" in line for line in lines) and time.monotonic() < deadline:
+            conn.execute("INSERT INTO r VALUES (%s, %s)", [i, i % 3])
+            conn.execute("INSERT INTO s VALUES (%s, %s)", [i % 3, i])
+            i += 1
+            time.sleep(0.02)
+    finally:
+        stop.set()
+        serving.join(timeout=30)
+    emptied = [line for line in lines if "emptied" in line]
+    assert emptied and all(re.search(r"^v: emptied the logs? of public\.[rs](, public\.[rs])?$", line) for line in emptied), lines
+    assert command.verify("v", target=dsn).ok
