@@ -13,7 +13,8 @@ DECLARE
     affected record;
     problem  text;
     problems text[] := '{}';
-    views    text[] := '{}';
+    views    text[] := '{}';  -- the views with a problem, in the order found
+    checked  text[] := '{}';  -- the views whose detached partitions were looked at
 BEGIN
     FOR affected IN
         SELECT DISTINCT b.view_name, b.table_oid
@@ -32,14 +33,15 @@ BEGIN
     LOOP
         FOR problem IN
             SELECT * FROM pgivm_catalog.check_base_table(affected.view_name, affected.table_oid, true)
-            UNION ALL
-            SELECT * FROM pgivm_catalog.check_detached(affected.view_name, true)
+            UNION ALL  -- once per view, not per table of it
+            SELECT * FROM pgivm_catalog.check_detached(affected.view_name, true) WHERE NOT affected.view_name = ANY (checked)
         LOOP
             problems := problems || problem;
             IF NOT affected.view_name = ANY (views) THEN
                 views := views || affected.view_name;
             END IF;
         END LOOP;
+        checked := checked || affected.view_name;
     END LOOP;
     IF cardinality(problems) > 0 THEN
         RAISE EXCEPTION 'pgivm: %', problems[1] || CASE WHEN cardinality(views) > 1

@@ -250,8 +250,8 @@ def _print_status(args: argparse.Namespace, report: command.StatusReport) -> Non
     print()
     _print_table(["state table", "rows", "size"],
                  [[t["table"], t["rows"], _human_bytes(t["bytes"])] for t in report.tables])
-    if report.params:
-        print(f"\nparameters: {_params_text(report.params)}")
+    if parameters := _params_text(report.params):
+        print(f"\nparameters: {parameters}")
     for problem in report.problems:
         print(f"problem: {problem}")
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -129,29 +130,47 @@ class GuardedCursor(psycopg.Cursor[Any]):
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,  # type: ignore[override]
                 binary: bool | None = None) -> "GuardedCursor":
         conn = self.connection
-        local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
         path = getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH)
         query = safe_dollar_quotes(query, conn)
-        if not local or not _one_statement(query, params, conn):
-            # Outside a transaction block a pipeline would put both in one implicit transaction;
-            # a script of several statements cannot go through one (extended protocol).
-            super().execute(_RESET, [path, local, local], prepare=False)
-            super().execute(query, params, prepare=prepare, binary=binary)
-            return self
-        # Inside one, the reset and the statement go in one round trip: the server parses the
-        # statement after the reset ran, and skips it if the reset failed.
-        with conn.pipeline():
-            super().execute(_RESET, [path, local, local], prepare=False)
-            super().execute(query, params, prepare=prepare, binary=binary)
+        with _turn(conn):  # threads sharing the connection take turns: a pipeline is one conversation
+            local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            if not (local and _PIPELINES and _one_statement(query, params, conn)):
+                # Outside a transaction block a pipeline would put both in one implicit transaction;
+                # a script of several statements cannot go through one (extended protocol).
+                super().execute(_RESET, [path, local, local], prepare=False)
+                super().execute(query, params, prepare=prepare, binary=binary)
+                return self
+            # Inside one, the reset and the statement go in one round trip: the server parses the
+            # statement after the reset ran, and skips it if the reset failed. The reset has a
+            # cursor of its own: its row must not be this cursor's result.
+            with conn.pipeline():
+                psycopg.Cursor(conn).execute(_RESET, [path, local, local], prepare=False)
+                super().execute(query, params, prepare=prepare, binary=binary)
         return self
 
 
+_PIPELINES = psycopg.Pipeline.is_supported()  # libpq 14 or later
+_TURNS = threading.Lock()  # guards the creation of each connection's own lock
+
+
+def _turn(conn: psycopg.Connection[Any]) -> Any:
+    """The connection's lock for pgivm's pipelines (an RLock: a caller's thread may nest them)."""
+    lock = getattr(conn, "_pgivm_turn", None)
+    if lock is None:
+        with _TURNS:
+            lock = getattr(conn, "_pgivm_turn", None)
+            if lock is None:
+                lock = conn._pgivm_turn = threading.RLock()  # type: ignore[attr-defined]
+    return lock
+
+
 def _one_statement(query: Any, params: Any, conn: psycopg.Connection[Any]) -> bool:
-    """A statement with parameters is one; without, text with no semicolon is."""
-    if params is not None:
+    """A statement with parameters is one (psycopg sends empty ones as plain text, which may hold
+    several); without, text with no semicolon is."""
+    if params:
         return True
     text = query.as_string(conn) if isinstance(query, sql.Composable) else query
-    return ";" not in (text.decode() if isinstance(text, bytes) else str(text))
+    return (b";" not in text) if isinstance(text, bytes) else (";" not in str(text))
 
 
 BODY_TAG = "$pgivm$"

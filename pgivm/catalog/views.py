@@ -130,13 +130,19 @@ def delete_base_tables(conn: psycopg.Connection, name: str) -> None:
     conn.execute("SELECT pgivm_catalog.forget_base_tables(%s)", [name])
 
 
+def as_stored(identifier: str) -> str:
+    """A name as PostgreSQL keeps it: cut to 63 bytes (NAMEDATALEN - 1), never inside a character
+    (the DDL guard compares the recorded name with pg_attribute's)."""
+    return identifier.encode()[:63].decode(errors="ignore")
+
+
 def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
                        triggers: dict[TableRef, list[CaptureTrigger]]) -> None:
     """Pin the view's base tables by oid, with the columns it reads and its capture triggers."""
     for table in view.query.tables:
         base = view.base_of(table)
         columns = sorted(
-            {(view.attnums[(atom.alias, column)], column, view.declared_type(atom.alias, column))
+            {(view.attnums[(atom.alias, column)], as_stored(column), view.declared_type(atom.alias, column))
              for atom in view.query.atoms_of(table) for column in read_columns(atom)})
         conn.execute(
             "SELECT pgivm_catalog.record_base_table(%s, %s::pg_catalog.oid, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",

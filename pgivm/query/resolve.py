@@ -205,9 +205,10 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.
 # equality its values are compared with (see _EQUALITY). One query for all the columns of a table.
 _STATE_TYPES = """
 WITH RECURSIVE wanted AS (
-    SELECT a.attname::text AS name, a.attnum, a.atttypid, a.atttypmod
-      FROM pg_catalog.unnest(%(columns)s::text[]) AS c(name)
-      JOIN pg_catalog.pg_attribute a ON a.attrelid = %(table)s AND a.attname = c.name AND a.attnum > 0 AND NOT a.attisdropped
+    SELECT c.name, a.attnum, a.atttypid, a.atttypmod  -- keyed by the name asked for: a name compares
+      FROM pg_catalog.unnest(%(columns)s::text[]) AS c(name)  -- as PostgreSQL's own, cut to 63 bytes
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = %(table)s AND a.attname = c.name::pg_catalog.name
+       AND a.attnum > 0 AND NOT a.attisdropped
 ), base AS (
     SELECT name, atttypid AS oid, atttypmod AS typmod, 0 AS depth FROM wanted
     UNION ALL

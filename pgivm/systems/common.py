@@ -281,14 +281,18 @@ def run_checks(conn: psycopg.Connection, named_queries: list[tuple[str, sql.Comp
     """Each check that returns rows, with them. One statement asks which checks return any (a
     check is a query of what is wrong: EXISTS stops at its first row), then each failing check
     runs alone for its rows: one round trip and one plan when all hold, as they do."""
-    if not named_queries:
-        return []
-    probes = [sql.Composed([sql.SQL("SELECT "), sql.Literal(i), sql.SQL(" AS i WHERE EXISTS (\n"),
-                            sql.SQL(query.as_string(conn).strip().rstrip(";")), sql.SQL("\n)")])
-              for i, (_, query) in enumerate(named_queries)]
-    failing = {row[0] for row in conn.execute(sql.SQL("\nUNION ALL\n").join(probes)).fetchall()}
-    return [CheckFailure(check, conn.execute(query).fetchall())
-            for i, (check, query) in enumerate(named_queries) if i in failing]
+    texts = [query.as_string(conn).strip().rstrip(";") for _, query in named_queries]
+    # a text still holding a semicolon (two statements, or one before a comment) runs alone
+    probes = [sql.Composed([sql.SQL("SELECT "), sql.Literal(i), sql.SQL(" AS i WHERE EXISTS (\n"), sql.SQL(text),
+                            sql.SQL("\n)")]) for i, text in enumerate(texts) if ";" not in text]
+    failing = {row[0] for row in conn.execute(sql.SQL("\nUNION ALL\n").join(probes)).fetchall()} if probes else set()
+    failing |= {i for i, text in enumerate(texts) if ";" in text}
+    failures = []
+    for i, (check, query) in enumerate(named_queries):
+        rows = conn.execute(query).fetchall() if i in failing else []
+        if rows:
+            failures.append(CheckFailure(check, rows))
+    return failures
 
 
 # --- which queries the triangle systems accept -----------------------------------------------------

@@ -123,3 +123,15 @@ def test_varchar_of_any_length_joins_text(conn: psycopg.Connection, dsn: str, sy
             assert diff == [], f"{system} step {step}: {diff[:3]}"
     assert len(seen) > 5, "the view hardly changed: the stream compared nothing"
     assert command.verify("v", target=dsn).ok
+
+
+def test_a_column_name_past_63_bytes_is_the_column_postgresql_reads(conn: psycopg.Connection, dsn: str) -> None:
+    """PostgreSQL cuts an identifier to 63 bytes: the view names the column with one more letter,
+    as SQL would accept, and reads the same column."""
+    long = "c" * 63
+    conn.execute(f"CREATE TABLE r ({long} int, b int); INSERT INTO r VALUES (1, 2), (1, 3), (2, 4)")
+    query = f"SELECT r.{long}x AS k, count(*) AS n FROM r GROUP BY r.{long}x"
+    command.create("v", query, system="first-order", target=dsn)
+    conn.execute("INSERT INTO r VALUES (2, 5)")
+    assert conn.execute("SELECT * FROM v ORDER BY k").fetchall() == [(1, 2), (2, 2)]
+    assert command.verify("v", target=dsn).ok
