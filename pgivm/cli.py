@@ -276,8 +276,7 @@ def _print_verify(args: argparse.Namespace, report: command.VerifyReport) -> int
     for failure in report.failures:  # one line per difference found
         for row in failure.rows[:20]:
             if failure.columns and len(row) == len(failure.columns) + 1:  # a row of the view, or of its recount
-                print(f"invariant violated: {failure.check}: {row[0]}: "
-                      + ", ".join(f"{c} = {v}" for c, v in zip(failure.columns, row[1:])))
+                print(f"invariant violated: {failure.check}: {_sided_row(failure.columns, row)}")
             else:
                 print(f"invariant violated: {failure.check}: {', '.join(map(str, row))}")
         if len(failure.rows) > 20:
@@ -288,6 +287,11 @@ def _print_verify(args: argparse.Namespace, report: command.VerifyReport) -> int
     if report.maintained != report.recount:
         print(f"MISMATCH: the maintained count differs from the recount by {_difference(report)}")
     return EXIT_MISMATCH
+
+
+def _sided_row(columns: Sequence[str], row: Sequence[object]) -> str:
+    """A row headed by its side (view, plain sql, spark), each value named by its column."""
+    return f"{row[0]}: " + ", ".join(f"{c} = {v}" for c, v in zip(columns, row[1:]))
 
 
 def _difference(report: command.VerifyReport) -> str:
@@ -391,8 +395,8 @@ def _validate(args: argparse.Namespace) -> int:
     rows = " rows" if report.columns else ""
     print(f"maintained: {report.maintained}{rows}")
     print(f"spark:      {report.spark}{rows}")
-    for side, *values in report.differences:  # a group's row on each side: its key and both values
-        print(f"differs: {side}: " + ", ".join(f"{c} = {v}" for c, v in zip(report.columns, values)))
+    for row in report.differences:  # a group's row on each side: its key and both values
+        print(f"differs: {_sided_row(report.columns, row)}")
     if report.ok:
         print(f"OK: {args.name} equals the Spark recount ({report.seconds:.1f} s)")
         return 0

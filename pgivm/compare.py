@@ -96,13 +96,16 @@ def bag_differences(mine: list[Row], theirs: list[Row], sides: tuple[str, str] =
     def norm(row: Row) -> Row:
         return tuple(float(v) if isinstance(v, (int, float)) or type(v).__name__ == "Decimal" else v for v in row)
 
-    unmatched = sorted(theirs, key=lambda r: repr(norm(r)))
+    def normalized(rows: list[Row]) -> list[tuple[Row, Row]]:  # (normalized, as given), in one order
+        return sorted(((norm(r), r) for r in rows), key=lambda pair: repr(pair[0]))
+
+    unmatched = normalized(theirs)
     differences: list[Row] = []
-    for row in sorted(mine, key=lambda r: repr(norm(r))):
-        match = next((i for i, other in enumerate(unmatched) if all(
-            (a is None and b is None) or values_agree(a, b) for a, b in zip(norm(row), norm(other)))), None)
+    for key, row in normalized(mine):
+        match = next((i for i, (other, _) in enumerate(unmatched) if all(
+            (a is None and b is None) or values_agree(a, b) for a, b in zip(key, other))), None)
         if match is None:
             differences.append((sides[0], *row))
         else:
             unmatched.pop(match)
-    return differences + [(sides[1], *r) for r in unmatched]
+    return differences + [(sides[1], *r) for _, r in unmatched]

@@ -221,14 +221,13 @@ SELECT w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.for
        eq.in_catalog, eq.nspname
   FROM wanted w JOIN kept k ON k.name = w.name
   LEFT JOIN LATERAL ({equality}) eq ON true
-"""
+""".format(equality=_EQUALITY)
 
 
 def _columns(conn: psycopg.Connection, table: BaseTable, columns: list[str]) -> dict[str, tuple[str, int, str]]:
     """Each column's type as the state keeps it, its number, and its type as declared; a one-line
     refusal for a column missing or without an equality generated code may call (in ``columns``' order)."""
-    query = _STATE_TYPES.format(equality=_EQUALITY)
-    found = {row[0]: row[1:] for row in conn.execute(query, {"table": table.oid, "columns": columns})}
+    found = {row[0]: row[1:] for row in conn.execute(_STATE_TYPES, {"table": table.oid, "columns": columns})}
     out: dict[str, tuple[str, int, str]] = {}
     for column in columns:
         if column not in found:
@@ -291,10 +290,10 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     declared_types: dict[tuple[str, str], str] = {}
     attnums: dict[tuple[str, str], int] = {}
     by_variable: dict[str, list[tuple[Any, str, str]]] = {}
-    read: dict[TableRef, list[str]] = {}  # each table's columns, in the order the atoms read them
+    read: dict[TableRef, dict[str, None]] = {}  # each table's columns once, in the order the atoms read them
     for atom in query.atoms:
-        read.setdefault(atom.table, []).extend(c for c in read_columns(atom) if c not in read.get(atom.table, []))
-    found = {table: _columns(conn, base[table], columns) for table, columns in read.items()}
+        read.setdefault(atom.table, {}).update(dict.fromkeys(read_columns(atom)))
+    found = {table: _columns(conn, base[table], list(columns)) for table, columns in read.items()}
     for atom in query.atoms:
         for variable, column in zip(atom.variables, read_columns(atom)):
             type_name, attnum, declared = found[atom.table][column]
