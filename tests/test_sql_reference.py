@@ -43,14 +43,18 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
          {"fivm", "first-order", "recompute"}),
     ],
     "aggregates over computed values": [
-        ("SELECT r.a, sum(CASE WHEN s.c > 1 THEN 1 ELSE 0 END), max(abs(r.b - s.c)), count(*) FILTER (WHERE s.c > 2) "
-         "FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"first-order", "recompute"}),
+        ("SELECT r.a, sum(CASE WHEN s.c > 1 THEN 1 ELSE 0 END), count(*) FILTER (WHERE s.c > 2) "
+         "FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"fivm", "first-order", "recompute"}),
+        ("SELECT r.a, sum(CASE WHEN r.b > 1 THEN s.c END) FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"first-order", "recompute"}),
+        ("SELECT r.a, max(abs(r.b - s.c)) FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"first-order", "recompute"}),
     ],
     "expressions in `GROUP BY`": [
-        ("SELECT r.a % 10 AS g, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.a % 10", {"first-order", "recompute"}),
+        ("SELECT r.a % 10 AS g, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.a % 10", {"fivm", "first-order", "recompute"}),
+        ("SELECT r.a + s.c AS g, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.a + s.c", {"first-order", "recompute"}),
     ],
     "`bool_and(x)`": [
-        ("SELECT r.a, bool_and(s.c > 1), bool_or(s.c < 0) FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"first-order", "recompute"}),
+        ("SELECT r.a, bool_and(s.c > 1), bool_or(s.c < 0) FROM r JOIN s ON r.b = s.b GROUP BY r.a",
+         {"fivm", "first-order", "recompute"}),
     ],
     "`min`, `max`, `count(DISTINCT expr)`": [
         ("SELECT r.a, min(s.c), max(s.c), count(DISTINCT s.c % 3) FROM r JOIN s ON r.b = s.b GROUP BY r.a",

@@ -229,7 +229,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
     variable_of = {column: v.name for v in variables for column in v.columns}
     join_columns = {column for v in variables if v.is_join for column in v.columns}
 
-    grouped = {_sql(n): _argument(n, resolver, variable_of) for n in group_nodes}
+    grouped = {_sql(n): _argument(n, resolver, variable_of, value=True) for n in group_nodes}
     outputs: list[Output] = []
     for name, node, columns in selected:
         if _sql(node) in grouped and not isinstance(node, exp.Column):  # a GROUP BY expression
@@ -1068,11 +1068,12 @@ def _aggregate(
     return Aggregate(function, _argument(node.this, resolver, variable_of), name or function, _sql(node))
 
 
-def _argument(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:
-    """An aggregate's argument (or a GROUP BY expression): arithmetic as an Expr (a ring sums it),
-    anything else as one Computed value of the row, named after its text (the same expression
-    written twice is one value)."""
-    if _is_arithmetic(node):
+def _argument(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str],
+              value: bool = False) -> Expr:
+    """An aggregate's argument (or, ``value``, a GROUP BY expression): arithmetic as an Expr (a
+    ring sums it), anything else as one Computed value of the row, named after its text (the same
+    expression written twice is one value). A GROUP BY expression is always one value: it keys."""
+    if _is_arithmetic(node) and not value:
         return _expression(node, resolver, variable_of)
     refs: dict[ColumnRef, Var] = {}
 

@@ -85,6 +85,38 @@ def columns(node: Node) -> list[Col]:
     return []
 
 
+# Operations that return a value for every input, never an error: comparisons, logic, NULL tests,
+# CASE and the choosing constructs, string functions that only read their argument, and roundings.
+_TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "is null", "is not null", "is true",
+                    "is false", "between", "not between", "in", "not in", "case", "extract", "fn:coalesce",
+                    "fn:nullif", "fn:greatest", "fn:least", "fn:lower", "fn:upper", "fn:length", "fn:char_length",
+                    "fn:btrim", "fn:ltrim", "fn:rtrim", "fn:starts_with", "fn:strpos", "fn:date_part", "fn:sign",
+                    "fn:ceil", "fn:floor", "fn:round", "fn:trunc"})
+
+
+def may_raise(node: Node, kinds: frozenset[str]) -> Op | None:
+    """An operation of ``node`` that may raise an error on some row (division by zero, integer or
+    float overflow, a failing cast), or None: a conservative rule, for systems that evaluate an
+    expression on rows PostgreSQL's query never evaluates it on (F-IVM, on every row of a table,
+    joining or not). ``kinds``: what the columns it reads are ("integer", "float", "numeric",
+    "other"). Sums and products never overflow in numeric, negation and abs only in integers,
+    ``x % c`` by a non-zero integer constant is safe for any integer x, and every value has a text."""
+    if not isinstance(node, Op):
+        return None
+    divisor = node.args[-1] if node.args else None
+    safe = (node.op in _TOTAL
+            or (node.op in ("+", "-", "*") and kinds <= {"numeric"})
+            or (node.op in ("neg", "fn:abs") and kinds <= {"numeric", "float"})
+            or (node.op in ("like", "not like", "ilike", "not ilike") and isinstance(divisor, Lit)
+                and divisor.is_string and not (divisor.text or "").endswith("\\"))  # a well-formed pattern
+            or (node.op == "cast" and re.fullmatch(r"(text|varchar|character varying)(\(\d+\))?", node.name) is not None)
+            or (node.op == "%" and isinstance(divisor, Lit) and divisor.text is not None
+                and re.fullmatch(r"-?\d+", divisor.text) is not None and int(divisor.text) != 0))
+    if not safe:
+        return node
+    return next((bad for bad in (may_raise(a, kinds) for a in node.args) if bad is not None), None)
+
+
 def render(node: Node, column: Callable[[Col], sql.Composable], qualify: bool = True) -> sql.Composable:
     """The node as SQL, its columns as ``column`` names them (functions as ``pg_catalog.name``
     unless not ``qualify``, for text another dialect reads)."""

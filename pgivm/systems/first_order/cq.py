@@ -40,7 +40,7 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, bare_atom_reason, capture_functions_plan, render, revoke_plan, state_schema_for
 from pgivm.systems.fivm import BULK_ROWS, maintain, rings
-from pgivm.systems.fivm.order import VariableOrder
+from pgivm.systems.fivm.order import VariableOrder, computed_values
 from pgivm.systems.fivm.tree import View, ViewTree
 from pgivm.systems.first_order import outer
 
@@ -106,20 +106,13 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
     else:
         keys = cq.free
     bound = frozenset(v.name for v in cq.variables if v.name not in keys) | frozenset(
-        c.variable for c in _computed(cq) if c.variable not in keys)
+        c.variable for c in computed_values(cq) if c.variable not in keys)
     root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
     order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
     ring = rings.ring_for(replace(cq, outputs=tuple(o for o in cq.outputs if not (
         isinstance(o, Aggregate) and o.function in EXTREMES))), lambda v: view.variable_types[v])
     return maintain.Context(cq, ViewTree(root, order, frozenset(a.alias for a in cq.atoms), False), ring, view,
                             Names.of(name))
-
-
-def _computed(cq: ConjunctiveQuery) -> list[Computed]:
-    """The aggregates' computed arguments (CASE, coalesce, functions, FILTER) and GROUP BY's
-    expressions: values of the joined row, summed by the ring or keying the result like columns."""
-    arguments = [a.argument for a in cq.aggregates if isinstance(a.argument, Computed)]
-    return list({c.variable: c for c in [*cq.group_computed, *arguments]}.values())
 
 
 def _letters(view: ResolvedView, table: TableRef) -> str:
@@ -131,7 +124,7 @@ def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAto
     if view.query.has_outer_join:  # its delta rules read every table as it is now
         return ("first-order maintains outer joins and [NOT] EXISTS / IN subqueries immediately, not deferred: keep "
                 "such a view immediate")
-    computed = _computed(view.query)
+    computed = computed_values(view.query)
     if computed:  # evaluated on every row a delta query reads, older states' rows too
         return (f"{computed[0]} is computed on each joined row, and a deferred view's actions also read rows of "
                 "states that are gone, where it may fail (division by zero): keep such a view immediate")
@@ -203,7 +196,7 @@ def _stored(cq: ConjunctiveQuery) -> Callable[[ColumnRef], str]:
 def _value(ctx: maintain.Context, column: Callable[[ColumnRef], sql.Composable]) -> dict[str, sql.Composable]:
     """Each variable's value in a joined row: its first column, as ``column`` reads it."""
     value = {v.name: column(v.columns[0]) for v in ctx.cq.variables}
-    for computed in _computed(ctx.cq):  # each computed value over the joined row's columns
+    for computed in computed_values(ctx.cq):  # each computed value over the joined row's columns
         value[computed.variable] = computed.render(lambda v: value[v.variable])
     return value
 

@@ -14,12 +14,16 @@ the delta trees, capture); ``inspect.py`` status, verify and explain.
 
 from __future__ import annotations
 
-from pgivm.query.cq import Computed, ConjunctiveQuery
+from pgivm.query import scalar
+from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.scalar import may_raise
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
 from pgivm.systems.common import bare_atom_reason, outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
-from pgivm.systems.fivm.rings import integer_arithmetic
+from pgivm.systems.fivm.order import computed_values, home
+from pgivm.systems.fivm.floats import FLOAT_TYPES
+from pgivm.systems.fivm.rings import INTEGER_TYPES, integer_arithmetic
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
 
 __all__ = ["BULK_ROWS", "NAME", "SYSTEM", "accepts", "context", "plan", "status", "verify", "view_tree"]
@@ -39,13 +43,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     if cq.across_tables:
         return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
                 "evaluate such conditions on the join result")
-    if cq.group_computed:
-        return (f"GROUP BY {cq.group_computed[0]}: F-IVM's view tree groups by columns; first-order groups by "
-                "a value computed on each joined row")
-    computed = next((a for a in cq.aggregates if isinstance(a.argument, Computed)), None)
-    if computed is not None:
-        return (f"{computed.sql}: F-IVM's rings sum polynomials of columns; first-order evaluates {computed.argument} "
-                "on each joined row")
+    across = next((c for c in computed_values(cq) if home(c) is None), None)
+    if across is not None:
+        return (f"{across} reads the columns of {'several tables' if across.refs else 'no table'}: F-IVM computes a "
+                "value on one table's rows; first-order computes it on each joined row")
     extreme = next((a for a in cq.aggregates if a.function in ("min", "max", "count_distinct")), None)
     if extreme is not None:
         return (f"{extreme.sql}: F-IVM's rings have no min, max or count(DISTINCT) (first-order keeps each group's "
@@ -59,7 +60,35 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     return bare_atom_reason(cq)
 
 
+def _kind(type_name: str) -> str:
+    """A column type's kind for ``may_raise``."""
+    if type_name in INTEGER_TYPES:
+        return "integer"
+    if type_name in FLOAT_TYPES:
+        return "float"
+    return "numeric" if type_name.startswith("numeric") else "other"
+
+
+def _operation(node: scalar.Op) -> str:
+    """An operation named for a message: what of it may fail."""
+    if node.op in ("/", "%"):
+        return f"{node.op} (by zero)"
+    if node.op == "cast":
+        return f"a cast to {node.name}"
+    if node.op.startswith("fn:"):
+        return f"{node.op[3:]}()"
+    if node.op in ("+", "-", "*", "neg"):
+        return f"{'-' if node.op == 'neg' else node.op} (overflow of an integer or a float)"
+    return node.op.upper()
+
+
 def accepts_types(view: ResolvedView) -> str | None:
+    for computed in computed_values(view.query):
+        kinds = frozenset(_kind(view.column_types[(r.column.alias, r.column.column)]) for r in computed.refs)
+        risky = may_raise(computed.node, kinds)
+        if risky is not None:  # a leaf evaluates it on every row of its table, joining or not
+            return (f"{computed}: {_operation(risky)} may fail on a row, and F-IVM computes it on rows that join "
+                    "nothing, where PostgreSQL's query never does: first-order computes it on joined rows only")
     for aggregate in view.query.aggregates:
         operation = aggregate.argument and integer_arithmetic(aggregate.argument, lambda v: view.variable_types[v])
         if operation:

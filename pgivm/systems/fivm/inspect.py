@@ -13,7 +13,7 @@ from psycopg import sql
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import SystemStatus
 from pgivm.systems.common import CheckFailure, read_state
-from pgivm.systems.fivm import maintain, rings, tree
+from pgivm.systems.fivm import maintain, order, rings, tree
 from pgivm.systems.fivm.plan import context
 
 
@@ -60,7 +60,14 @@ def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, param
     elif isinstance(ctx.ring, rings.CofactorRing):
         lines.append(f"  degree-{len(ctx.ring.features)} matrix ring over {', '.join(ctx.ring.features)}: "
                      f"{len(ctx.ring.entries)} entries (c, s, upper triangle of Q)")
-    return lines
+    return [_computed_shown(ctx, line) for line in lines]
+
+
+def _computed_shown(ctx: maintain.Context, line: str) -> str:
+    """A line with each computed value's variable (``computed_<hash>``) shown as its expression."""
+    for computed in order.computed_values(ctx.cq):
+        line = line.replace(computed.variable, f"({computed.text})")
+    return line
 
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:

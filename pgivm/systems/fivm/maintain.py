@@ -26,7 +26,7 @@ from pgivm.capture import CaptureAtom, CapturedColumn, renamed_atom_columns, sto
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.common import Names
-from pgivm.systems.fivm import floats
+from pgivm.systems.fivm import floats, order
 from pgivm.systems.fivm.rings import CofactorRing, Entry, Factor, SumRing, column
 from pgivm.systems.fivm.tree import View, ViewTree
 
@@ -171,15 +171,27 @@ def _value_in_row(ctx: Context, alias: str, row: str, from_base: bool) -> Callab
     """A variable's value in a row of an atom's source (the base table, or its net change)."""
     atom = ctx.cq.atom(alias)
     at = _column_in_row(ctx, alias, row, from_base)
+    computed = {c.variable: c for c in order.computed_values(ctx.cq) if order.home(c) == alias}
+
+    def as_captured(col: str) -> sql.Composable:
+        """The column as the atom's net change stores it (a join or GROUP BY column in its
+        variable's type)."""
+        target = ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type
+        if from_base and target != ctx.view.column_types[(alias, col)]:
+            return sql.SQL("{}::{}").format(at(col), sql.SQL(target))  # type: ignore[arg-type]
+        return at(col)
+
+    def as_written(col: str) -> sql.Composable:
+        """The column in its own type, as the query's expressions read it."""
+        source = ctx.view.column_types[(alias, col)]
+        if from_base or ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type == source:
+            return at(col)
+        return sql.SQL("{}::{}").format(at(col), sql.SQL(source))  # type: ignore[arg-type]
 
     def value(variable: str) -> sql.Composable:
-        col = atom.columns[atom.variables.index(variable)]
-        ref = at(col)
-        if from_base:
-            target = ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type
-            if target != ctx.view.column_types[(alias, col)]:
-                return sql.SQL("{}::{}").format(ref, sql.SQL(target))  # type: ignore[arg-type]
-        return ref
+        if variable in computed:  # evaluated on the row, as PostgreSQL evaluates it on a joined row
+            return computed[variable].render(lambda ref: as_written(ref.column.column))
+        return as_captured(atom.columns[atom.variables.index(variable)])
 
     return value
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pgivm.errors import UnsupportedQuery
-from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.cq import Atom, Computed, ConjunctiveQuery
 
 
 @dataclass(frozen=True)
@@ -67,6 +67,24 @@ class VariableOrder:
         return out
 
 
+def computed_values(cq: ConjunctiveQuery) -> list[Computed]:
+    """The aggregates' computed arguments (CASE, coalesce, FILTER, ...) and GROUP BY's expressions."""
+    arguments = [a.argument for a in cq.aggregates if isinstance(a.argument, Computed)]
+    return list({c.variable: c for c in [*cq.group_computed, *arguments]}.values())
+
+
+def home(computed: Computed) -> str | None:
+    """The one atom whose row a computed value is evaluated on (its leaf view lifts or keys it),
+    or None when it reads the columns of several atoms, or none."""
+    aliases = {ref.column.alias for ref in computed.refs}
+    return aliases.pop() if len(aliases) == 1 else None
+
+
+def atom_variables(cq: ConjunctiveQuery, atom: Atom) -> tuple[str, ...]:
+    """The atom's variables: its columns', then the computed values evaluated on its rows."""
+    return atom.variables + tuple(c.variable for c in computed_values(cq) if home(c) == atom.alias)
+
+
 def order_variables(cq: ConjunctiveQuery) -> set[str]:
     """Join variables and free variables: the ones that get a node of the order."""
     return set(cq.join_variables) | set(cq.free)
@@ -76,7 +94,7 @@ def choose(cq: ConjunctiveQuery, priority: tuple[str, ...] = ()) -> VariableOrde
     """The variable order of a connected acyclic query (see the module docstring)."""
     wanted = order_variables(cq)
     free = set(cq.free)
-    atom_vars = {a.alias: set(a.variables) & wanted for a in cq.atoms}
+    atom_vars = {a.alias: set(atom_variables(cq, a)) & wanted for a in cq.atoms}
     rank = {v: i for i, v in enumerate(priority)}
     parent: dict[str, str | None] = {}
     children: dict[str, list[str]] = {}

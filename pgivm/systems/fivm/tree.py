@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.systems.fivm.order import VariableOrder, order_variables
+from pgivm.systems.fivm.order import VariableOrder, atom_variables, order_variables
 
 
 @dataclass(eq=False)
@@ -116,9 +116,9 @@ def build(cq: ConjunctiveQuery, order: VariableOrder, static: frozenset[str] = f
         return tuple(sorted(variables, key=lambda v: (-order.depth[v], v)))
 
     def leaf(alias: str) -> View:
-        atom = cq.atom(alias)
-        keys = set(atom.variables) & wanted
-        local = tuple(dict.fromkeys(v for v in atom.variables if v not in wanted and v not in free))
+        variables = atom_variables(cq, cq.atom(alias))
+        keys = set(variables) & wanted
+        local = tuple(dict.fromkeys(v for v in variables if v not in wanted and v not in free))
         return View(_table_name("leaf", alias, taken), None, alias, sort_keys(keys), rels=frozenset({alias}),
                     lifted=() if listing else local, marginalized=frozenset(() if listing else local),
                     listing=listing)
