@@ -657,15 +657,34 @@ JOIN_VIEWS = (  # each writer's rows flip rows of each view (a NULL-extended row
 )
 
 
-def join_views_setup(dsn: str) -> None:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        conn.execute(SETUP_SQL)  # type: ignore[arg-type]
-        command.init(target=conn)
-        for name, query in JOIN_VIEWS:
-            assert command.create(name, query, target=conn).system == "first-order"
+# Computed values (issue 22): F-IVM's leaves computing CASE, FILTER and GROUP BY expressions of one
+# table, first-order's over two tables with min/max, and first-order's overflow check of integer
+# arithmetic; each writer's rows change each view.
+COMPUTED_VIEWS = (
+    ("cf", "SELECT lower(s.note) AS kind, count(*) FILTER (WHERE r.note LIKE 'w%') AS ws, "
+           "sum(CASE WHEN r.a = 1 THEN 1 ELSE 0 END) AS ones FROM r JOIN s ON r.b = s.b GROUP BY lower(s.note)"),
+    ("cg", "SELECT t.c % 2 AS odd, count(*) AS n, sum(CASE WHEN t.note LIKE '%victim' THEN 1 ELSE 0 END) AS victims "
+           "FROM s JOIN t ON s.c = t.c GROUP BY t.c % 2"),
+    ("cx", "SELECT s.c, sum(CASE WHEN r.a < s.c THEN r.a ELSE 0 END) AS lo, max(r.a + s.c) AS hi "
+           "FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
+    ("co", "SELECT s.c, sum(r.a * s.b) AS p FROM r JOIN s ON r.b = s.b GROUP BY s.c"),
+)
+COMPUTED_SYSTEMS = {"cf": "fivm", "cg": "fivm", "cx": "first-order", "co": "first-order"}
 
 
-def join_views_spec(level: str) -> Spec:
+def views_setup(views: tuple[tuple[str, str], ...], systems: dict[str, str]) -> Callable[[str], None]:
+    """The tables, init and ``views``, each made by the system ``systems`` names (first-order if none)."""
+    def run(dsn: str) -> None:
+        with psycopg.connect(dsn, autocommit=True) as conn:
+            conn.execute(SETUP_SQL)  # type: ignore[arg-type]
+            command.init(target=conn)
+            for name, query in views:
+                assert command.create(name, query, target=conn).system == systems.get(name, "first-order"), name
+    return run
+
+
+def join_views_spec(level: str, views: tuple[tuple[str, str], ...] = JOIN_VIEWS, systems: dict[str, str] | None = None,
+                    title: str = "outer-, semi- and anti-join views") -> Spec:
     """Writer 1 inserts r(1, 2), then s(2, 3) and deletes its t(3, 1); writer 2 the same in the
     opposite table order: the first r(1, 2) hides s's rows of b = 2 from nx, the first s(2, 3) ends
     r's NULL-extended rows of b = 2 in fj and shows t's rows of c = 3 in ex, the second victim's
@@ -678,18 +697,25 @@ def join_views_spec(level: str) -> Spec:
     for first, second in ((w1, w2), (w2, w1)):
         permutations += [first[:p] + second[:3] + first[p:] + second[3:] for p in (3, 4, 5)]
     return Spec(
-        name=f"outer-, semi- and anti-join views vs two writers at {LEVELS[level]}",
-        setup=join_views_setup,
+        name=f"{title} vs two writers at {LEVELS[level]}",
+        setup=views_setup(views, systems or {}),
         sessions=(writer(1, level), writer(2, level)),
         permutations=tuple(permutations),
         view_after=True,
-        views=JOIN_VIEWS,
+        views=views,
     )
 
 
 @pytest.mark.parametrize("level", ["rc", "rr"])
 def test_outer_and_anti_join_views_against_two_writers(server_dsn: str, dsn: str, level: str) -> None:
     assert_all_pass(run_spec(join_views_spec(level), server_dsn, dsn))
+
+
+@pytest.mark.parametrize("level", ["rc", "rr"])
+def test_computed_value_views_against_two_writers(server_dsn: str, dsn: str, level: str) -> None:
+    """The same permutations over views that compute: F-IVM's leaves, first-order's joined rows."""
+    assert_all_pass(run_spec(join_views_spec(level, COMPUTED_VIEWS, COMPUTED_SYSTEMS, "computed-value views"),
+                             server_dsn, dsn))
 
 
 def test_a_write_locks_every_table_linked_to_it_through_views(dsn: str) -> None:

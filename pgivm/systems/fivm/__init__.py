@@ -87,8 +87,8 @@ def accepts_types(view: ResolvedView) -> str | None:
         kinds = frozenset(_kind(view.column_types[(r.column.alias, r.column.column)]) for r in computed.refs)
         risky = may_raise(computed.node, kinds)
         if risky is not None:  # a leaf evaluates it on every row of its table, joining or not
-            return (f"{computed}: {_operation(risky)} may fail on a row, and F-IVM computes it on rows that join "
-                    "nothing, where PostgreSQL's query never does: first-order computes it on joined rows only")
+            return (f"{computed}: {_operation(risky)} may fail on a row that joins nothing, which F-IVM reads and "
+                    "PostgreSQL does not; first-order computes it on joined rows")
     for aggregate in view.query.aggregates:
         operation = aggregate.argument and integer_arithmetic(aggregate.argument, lambda v: view.variable_types[v])
         if operation:
