@@ -74,6 +74,11 @@ SELF_JOIN = ("SELECT count(*) AS total, sum({a1}.{r_y}) AS sy FROM r {a0} JOIN r
              "JOIN s {a2} ON {a1}.{r_k2} = {a2}.{s_k1} WHERE {a2}.{s_y} < 5")
 SAMPLE = ("SELECT {a0}.{r_k1}, {a1}.{s_k2}, {a2}.{t_y} FROM r {a0} JOIN s {a1} ON {a0}.{r_k2} = {a1}.{s_k1} "
           "JOIN t {a2} ON {a1}.{s_k2} = {a2}.{t_k1} WHERE {a0}.{r_x} <= {a2}.{t_y} AND {a1}.{s_y} < 5")
+# F-IVM computing values at its leaves (issue 22): a GROUP BY expression, FILTER, CASE, bool_or
+COMPUTED = ("SELECT {a0}.{r_x} % 2 AS parity, count(*) FILTER (WHERE {a1}.{s_y} > 1) AS big, "
+            "sum(CASE WHEN {a1}.{s_x} IS NULL THEN 0 ELSE {a1}.{s_x} END) AS sx, bool_or({a2}.{t_y} > 2) AS any_t "
+            "FROM r {a0} JOIN s {a1} ON {a0}.{r_k2} = {a1}.{s_k1} JOIN t {a2} ON {a1}.{s_k2} = {a2}.{t_k1} "
+            "GROUP BY {a0}.{r_x} % 2")
 
 CASES = {
     "ivme": Case("ivme", TRIANGLE, {"epsilon": 0.5}),
@@ -85,10 +90,11 @@ CASES = {
     "recompute-path": Case("recompute", PATH_SUMS),
     "fivm": Case("fivm", PATH_SUMS),
     "fivm-self-join": Case("fivm", SELF_JOIN),
+    "fivm-computed": Case("fivm", COMPUTED),
     "sample": Case("sample", SAMPLE, {"size": 5, "seed": 3}, exact=False),
 }
 DEFERRED = ("ivme", "ivme-batch", "first-order", "first-order-path", "first-order-self-join", "fivm", "fivm-self-join",
-            "sample")
+            "fivm-computed", "sample")
 
 
 Naming = dict[str, tuple[str, ...]]  # as NAMINGS has them
