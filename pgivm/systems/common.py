@@ -16,7 +16,8 @@ from psycopg.rows import dict_row
 from pgivm import capture
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis import shapes
-from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query import scalar
+from pgivm.query.cq import Computed, ConjunctiveQuery
 from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
 from pgivm.query.resolve import BaseTable, ResolvedView
@@ -367,3 +368,32 @@ def bare_atom_reason(cq: ConjunctiveQuery) -> str | None:
     bare = next((a for a in cq.atoms if not a.columns), None)
     return None if bare is None else (f"{bare.alias} contributes none of its columns, only its number of rows: "
                                       "not yet (recompute maintains it)")
+
+
+def may_fail(view: ResolvedView, computed: Computed) -> str | None:
+    """What of a computed value may fail on some row (``scalar.may_raise``, given the types of the
+    columns it reads), named for a message, or None. A system that computes it on rows PostgreSQL's
+    query never computes it on (F-IVM's leaves, a deferred view's older states) takes only a value
+    that cannot fail."""
+    kinds = frozenset(_kind(view.column_types[(r.column.alias, r.column.column)]) for r in computed.refs)
+    node = scalar.may_raise(computed.node, kinds)
+    if node is None:
+        return None
+    if node.op in ("/", "%"):
+        return f"{node.op} (by zero)"
+    if node.op == "cast":
+        return f"a cast to {node.name}"
+    if node.op.startswith("fn:"):
+        return f"{node.op[3:]}()"
+    if node.op in ("+", "-", "*", "neg"):
+        return f"{'-' if node.op == 'neg' else node.op} (overflow of an integer or a float)"
+    return node.op.upper()
+
+
+def _kind(type_name: str) -> str:
+    """A column type's kind for ``scalar.may_raise``."""
+    if type_name in ("smallint", "integer", "bigint"):
+        return "integer"
+    if type_name in ("real", "double precision"):
+        return "float"
+    return "numeric" if type_name.startswith("numeric") else "other"

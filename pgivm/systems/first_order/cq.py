@@ -38,7 +38,8 @@ from pgivm.query.model import TableRef
 from pgivm.query.plain import expression_sql, from_where, shape_rows, where_conditions
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, bare_atom_reason, capture_functions_plan, render, revoke_plan, state_schema_for
+from pgivm.systems.common import (Names, bare_atom_reason, capture_functions_plan, may_fail, render, revoke_plan,
+                                  state_schema_for)
 from pgivm.systems.fivm import BULK_ROWS, maintain, rings
 from pgivm.systems.fivm.order import VariableOrder, computed_values
 from pgivm.systems.fivm.tree import View, ViewTree
@@ -124,10 +125,11 @@ def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAto
     if view.query.has_outer_join:  # its delta rules read every table as it is now
         return ("first-order maintains outer joins and [NOT] EXISTS / IN subqueries immediately, not deferred: keep "
                 "such a view immediate")
-    computed = computed_values(view.query)
-    if computed:  # evaluated on every row a delta query reads, older states' rows too
-        return (f"{computed[0]} is computed on each joined row, and a deferred view's actions also read rows of "
-                "states that are gone, where it may fail (division by zero): keep such a view immediate")
+    for computed in computed_values(view.query):  # computed on every row a delta query reads, older states' too
+        risky = may_fail(view, computed)
+        if risky is not None:
+            return (f"{computed}: {risky} may fail on a row, and a deferred view's actions also read rows of states "
+                    "that are gone: keep such a view immediate")
     ctx = _context(view, "")
     return {table: [ctx.capture_atom(a.alias) for a in view.query.atoms_of(table)] for table in view.query.tables}
 

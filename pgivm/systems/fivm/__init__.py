@@ -14,16 +14,13 @@ the delta trees, capture); ``inspect.py`` status, verify and explain.
 
 from __future__ import annotations
 
-from pgivm.query import scalar
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.query.scalar import may_raise
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
-from pgivm.systems.common import bare_atom_reason, outer_join_reason, shape_of
+from pgivm.systems.common import bare_atom_reason, may_fail, outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.order import computed_values, home
-from pgivm.systems.fivm.floats import FLOAT_TYPES
-from pgivm.systems.fivm.rings import INTEGER_TYPES, integer_arithmetic
+from pgivm.systems.fivm.rings import integer_arithmetic
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
 
 __all__ = ["BULK_ROWS", "NAME", "SYSTEM", "accepts", "context", "plan", "status", "verify", "view_tree"]
@@ -60,34 +57,11 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     return bare_atom_reason(cq)
 
 
-def _kind(type_name: str) -> str:
-    """A column type's kind for ``may_raise``."""
-    if type_name in INTEGER_TYPES:
-        return "integer"
-    if type_name in FLOAT_TYPES:
-        return "float"
-    return "numeric" if type_name.startswith("numeric") else "other"
-
-
-def _operation(node: scalar.Op) -> str:
-    """An operation named for a message: what of it may fail."""
-    if node.op in ("/", "%"):
-        return f"{node.op} (by zero)"
-    if node.op == "cast":
-        return f"a cast to {node.name}"
-    if node.op.startswith("fn:"):
-        return f"{node.op[3:]}()"
-    if node.op in ("+", "-", "*", "neg"):
-        return f"{'-' if node.op == 'neg' else node.op} (overflow of an integer or a float)"
-    return node.op.upper()
-
-
 def accepts_types(view: ResolvedView) -> str | None:
     for computed in computed_values(view.query):
-        kinds = frozenset(_kind(view.column_types[(r.column.alias, r.column.column)]) for r in computed.refs)
-        risky = may_raise(computed.node, kinds)
+        risky = may_fail(view, computed)
         if risky is not None:  # a leaf evaluates it on every row of its table, joining or not
-            return (f"{computed}: {_operation(risky)} may fail on a row that joins nothing, which F-IVM reads and "
+            return (f"{computed}: {risky} may fail on a row that joins nothing, which F-IVM reads and "
                     "PostgreSQL does not; first-order computes it on joined rows")
     for aggregate in view.query.aggregates:
         operation = aggregate.argument and integer_arithmetic(aggregate.argument, lambda v: view.variable_types[v])
