@@ -56,7 +56,7 @@ def _tables(conn: psycopg.Connection) -> None:
 
 def _write(conn: psycopg.Connection, rng: random.Random) -> str:
     roll, table = rng.random(), rng.choice(["r", "r", "s", "s", "u"])
-    if roll < 0.45:
+    if roll < 0.42:
         rows = rng.randint(1, 3)
         if table == "r":
             conn.execute("INSERT INTO r VALUES " + ", ".join(["(%s, %s, %s, %s)"] * rows), [
@@ -69,6 +69,9 @@ def _write(conn: psycopg.Connection, rng: random.Random) -> str:
         else:
             conn.execute("INSERT INTO u VALUES (%s, %s)", [rng.choice([None, 0, 1, 2]), rng.choice(["one", "Two", None])])
         return "insert"
+    if roll < 0.46:  # more rows than F-IVM's batch path takes (BULK_ROWS): its bulk path, planned afresh
+        conn.execute("INSERT INTO r SELECT g % 7, g % 4, g * 0.5, g % 3 FROM generate_series(1, 80) g")
+        return "bulk"
     if roll < 0.55:  # a duplicate of a present row
         conn.execute(f"INSERT INTO {table} SELECT * FROM {table} ORDER BY random() LIMIT 1")
         return "duplicate"
@@ -110,7 +113,7 @@ def test_computed_values_under_fivm_after_every_statement(conn: psycopg.Connecti
         assert result_differences(conn, "v", query, keys) == [], step
         seen.add(repr(sorted(map(repr, conn.execute("SELECT * FROM v").fetchall()))))
     assert len(seen) > 5, f"the view hardly changed: {len(seen)} states"
-    assert {"insert", "duplicate", "delete", "update", "rollback", "truncate"} <= kinds, kinds
+    assert {"insert", "bulk", "duplicate", "delete", "update", "rollback", "truncate"} <= kinds, kinds
     report = command.verify("v", target=dsn)
     assert report.ok, [str(f) for f in report.failures]
 
