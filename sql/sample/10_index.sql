@@ -51,63 +51,6 @@ BEGIN
 END;
 $pgivm$;
 
--- cnt[node, kid] += delta; returns c̃nt's exponent before and after (NULL: no row, cnt = 0).
-CREATE FUNCTION {cnt_add}(node_ int, kid_ bigint, delta numeric, OUT old_ct int, OUT new_ct int)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    c numeric;
-BEGIN
-    SELECT cnt + delta, ct INTO c, old_ct FROM {cnt} WHERE node = node_ AND kid = kid_;
-    IF NOT FOUND THEN
-        new_ct := {ceil_log2}(delta);
-        INSERT INTO {cnt} VALUES (node_, kid_, delta, new_ct);
-        RETURN;
-    END IF;
-    IF c <= 0 THEN
-        DELETE FROM {cnt} WHERE node = node_ AND kid = kid_;
-        new_ct := NULL;
-        RETURN;
-    END IF;
-    new_ct := old_ct;
-    IF c > 2::numeric ^ old_ct OR 4 * c <= 2::numeric ^ old_ct THEN
-        new_ct := {ceil_log2}(c);
-    END IF;
-    UPDATE {cnt} SET cnt = c, ct = new_ct WHERE node = node_ AND kid = kid_;
-END;
-$pgivm$;
-
-CREATE FUNCTION {bucket_add}(node_ int, kid_ bigint, exp_ int, eid_ bigint) RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    p bigint;
-BEGIN
-    UPDATE {bsize} SET size = size + 1 WHERE node = node_ AND kid = kid_ AND exp = exp_ RETURNING size - 1 INTO p;
-    IF NOT FOUND THEN
-        INSERT INTO {bsize} VALUES (node_, kid_, exp_, 1);
-        p := 0;
-    END IF;
-    INSERT INTO {bucket} VALUES (node_, kid_, exp_, p, eid_);
-    RETURN p;
-END;
-$pgivm$;
-
--- Take the entry at pos out of its bucket: the bucket's last entry moves into the hole.
-CREATE FUNCTION {bucket_remove}(node_ int, kid_ bigint, exp_ int, pos_ bigint) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    last bigint;
-BEGIN
-    UPDATE {bsize} SET size = size - 1 WHERE node = node_ AND kid = kid_ AND exp = exp_ RETURNING size INTO last;
-    IF last = 0 THEN
-        DELETE FROM {bsize} WHERE node = node_ AND kid = kid_ AND exp = exp_;
-    END IF;
-    DELETE FROM {bucket} WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = pos_;
-    IF pos_ <> last THEN
-        UPDATE {bucket} SET pos = pos_ WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = last;
-    END IF;
-END;
-$pgivm$;
-
 -- log2 of ∏ c̃nt[child, key] over the node's children for keys kids; NULL when a child has no
 -- match (the product is 0: such an entry is in no bucket). A leaf's product is 1.
 CREATE FUNCTION {tuple_exp}(children int[], cedges int[], kids bigint[]) RETURNS int
@@ -128,120 +71,103 @@ BEGIN
 END;
 $pgivm$;
 
+-- Where an entry's change of weight goes at one node (Algorithm 7's lines 9-11): out of bucket
+-- 2^old_e of key key_ (the bucket's last entry fills the hole, so positions stay dense), into the
+-- end of bucket 2^new_e (NULL: no weight, no bucket), cnt[node_, key_] += 2^new_e - 2^old_e, and
+-- up from there when c̃nt changes. c̃nt = 2^ct is rounded again only when cnt leaves
+-- (c̃nt / 4, c̃nt] (cnt <= c̃nt < 4 cnt); a cnt that falls to 0 loses its row (c̃nt(0) = 0, notes
+-- §7.3). One statement per step (c̃nt's own only when it changes), no helper calls: this runs for
+-- every entry the index moves, and a row updated again in the same transaction is slower to find.
+-- Returns the number of entries moved above.
+CREATE FUNCTION {entry_move}(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
+DECLARE
+    hole bigint;
+    last bigint;
+    delta numeric := coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0);
+    c numeric;
+    old_ct int;
+    new_ct int;
+BEGIN
+    IF old_e IS NOT DISTINCT FROM new_e THEN
+        RETURN 0;
+    END IF;
+    IF old_e IS NOT NULL THEN
+        DELETE FROM {bucket} WHERE node = node_ AND eid = eid_ RETURNING pos INTO hole;
+        UPDATE {bsize} SET size = size - 1 WHERE node = node_ AND kid = key_ AND exp = old_e RETURNING size INTO last;
+        IF last = 0 THEN
+            DELETE FROM {bsize} WHERE node = node_ AND kid = key_ AND exp = old_e;
+        ELSIF hole <> last THEN
+            UPDATE {bucket} SET pos = hole WHERE node = node_ AND kid = key_ AND exp = old_e AND pos = last;
+        END IF;
+    END IF;
+    IF new_e IS NOT NULL THEN
+        UPDATE {bsize} SET size = size + 1 WHERE node = node_ AND kid = key_ AND exp = new_e RETURNING size - 1 INTO last;
+        IF NOT FOUND THEN
+            INSERT INTO {bsize} VALUES (node_, key_, new_e, 1);
+            last := 0;
+        END IF;
+        INSERT INTO {bucket} VALUES (node_, key_, new_e, last, eid_);
+    END IF;
+    UPDATE {cnt} SET cnt = cnt + delta WHERE node = node_ AND kid = key_ RETURNING cnt, ct INTO c, old_ct;
+    IF NOT FOUND THEN  -- cnt was 0
+        new_ct := {ceil_log2}(delta);
+        INSERT INTO {cnt} VALUES (node_, key_, delta, new_ct);
+    ELSIF c <= 0 THEN
+        DELETE FROM {cnt} WHERE node = node_ AND kid = key_;
+        new_ct := NULL;
+    ELSIF c > 2::numeric ^ old_ct OR 4 * c <= 2::numeric ^ old_ct THEN
+        new_ct := {ceil_log2}(c);
+        UPDATE {cnt} SET ct = new_ct WHERE node = node_ AND kid = key_;
+    ELSE
+        new_ct := old_ct;
+    END IF;
+    IF old_ct IS DISTINCT FROM new_ct THEN
+        RETURN {propagate}(node_, key_, old_ct, new_ct);
+    END IF;
+    RETURN 0;
+END;
+$pgivm$;
+
 -- Algorithm 7's lines 8-11 (Algorithm 10's with grouping): c̃nt of (node_, kid_) changed from
 -- 2^old_ct to 2^new_ct, so every parent entry under that key (a row, or a group at a grouped
 -- node) has a new weight: move it to its new bucket and pass the change of its own key's count
--- upwards. Stops under a root (nothing is bucketed there), except tree 0's root, whose virtual
--- parent holds no entries. The common case, an entry that stays weighted, shifts its exp by
--- new_ct - old_ct and moves in place; one that gains or loses its weight (a count from or to 0)
--- goes the long way. Returns the number of entries moved.
+-- upwards (entry_move). Stops under a root (nothing is bucketed there), except tree 0's root,
+-- whose virtual parent holds no entries. The common case, an entry that stays weighted, shifts
+-- its exp by new_ct - old_ct; one that gains or loses its weight (a count from or to 0) has its
+-- product of the children's c̃nt taken again. Returns the number of entries moved.
 CREATE FUNCTION {propagate}(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
-    me record;
     p record;
     r record;
     pkey bigint;
     new_e int;
     old_e int;
-    old_pos bigint;
-    new_pos bigint;
-    last bigint;
-    c numeric;
-    pct int;
-    nct int;
-    ch record;
     moved bigint := 0;
 BEGIN
-    SELECT * INTO me FROM {node} WHERE node = node_;
-    IF me.parent IS NULL THEN
-        RETURN 0;
-    END IF;
-    SELECT * INTO p FROM {node} WHERE node = me.parent;
-    IF NOT p.bucketed THEN
+    -- the parent node, and the edge that leads to it from node_
+    SELECT pn.*, me.pedge AS up INTO p FROM {node} me JOIN {node} pn ON pn.node = me.parent WHERE me.node = node_;
+    IF NOT FOUND OR NOT p.bucketed THEN
         RETURN 0;
     END IF;
     FOR r IN SELECT m.eid, coalesce(g.kids, x.kids) AS kids, coalesce(g.fct, 0) AS fct
                FROM {member} m
                LEFT JOIN {grp} g ON p.grouped AND g.gid = m.eid
                LEFT JOIN {rows} x ON NOT p.grouped AND x.rid = m.eid
-              WHERE m.edge = me.pedge AND m.unit = p.unit AND m.kid = kid_ LOOP
+              WHERE m.edge = p.up AND m.unit = p.unit AND m.kid = kid_ LOOP
         pkey := CASE WHEN p.pedge IS NULL THEN 0 ELSE r.kids[p.pedge + 1] END;
-        -- read now, not with the loop's rows: an earlier move may have filled a hole with this entry
-        SELECT exp, pos INTO old_e, old_pos FROM {bucket} WHERE node = p.node AND eid = r.eid;
-        moved := moved + 1;
+        SELECT exp INTO old_e FROM {bucket} WHERE node = p.node AND eid = r.eid;
         IF old_e IS NOT NULL AND old_ct IS NOT NULL AND new_ct IS NOT NULL THEN
             new_e := old_e + new_ct - old_ct;
-            UPDATE {bsize} SET size = size + 1 WHERE node = p.node AND kid = pkey AND exp = new_e RETURNING size - 1 INTO new_pos;
-            IF NOT FOUND THEN
-                INSERT INTO {bsize} VALUES (p.node, pkey, new_e, 1);
-                new_pos := 0;
-            END IF;
-            UPDATE {bucket} SET exp = new_e, pos = new_pos WHERE node = p.node AND eid = r.eid;
-            UPDATE {bsize} SET size = size - 1 WHERE node = p.node AND kid = pkey AND exp = old_e RETURNING size INTO last;
-            IF last = 0 THEN
-                DELETE FROM {bsize} WHERE node = p.node AND kid = pkey AND exp = old_e;
-            ELSIF old_pos <> last THEN
-                UPDATE {bucket} SET pos = old_pos WHERE node = p.node AND kid = pkey AND exp = old_e AND pos = last;
-            END IF;
-            UPDATE {cnt} SET cnt = cnt + (2::numeric ^ new_e - 2::numeric ^ old_e)
-             WHERE node = p.node AND kid = pkey RETURNING cnt, ct INTO c, pct;
-            IF c > 2::numeric ^ pct OR 4 * c <= 2::numeric ^ pct THEN
-                nct := {ceil_log2}(c);
-                UPDATE {cnt} SET ct = nct WHERE node = p.node AND kid = pkey;
-                moved := moved + {propagate}(p.node, pkey, pct, nct);
-            END IF;
-            CONTINUE;
+        ELSE
+            new_e := {tuple_exp}(p.children, p.cedges, r.kids) + r.fct;
         END IF;
-        new_e := {tuple_exp}(p.children, p.cedges, r.kids) + r.fct;
-        IF new_e IS NOT DISTINCT FROM old_e THEN
-            moved := moved - 1;
-            CONTINUE;
-        END IF;
-        IF old_e IS NOT NULL THEN
-            PERFORM {bucket_remove}(p.node, pkey, old_e, old_pos);
-        END IF;
-        IF new_e IS NOT NULL THEN
-            PERFORM {bucket_add}(p.node, pkey, new_e, r.eid);
-        END IF;
-        SELECT * INTO ch FROM {cnt_add}(p.node, pkey,
-            coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
-        IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            moved := moved + {propagate}(p.node, pkey, ch.old_ct, ch.new_ct);
+        IF new_e IS DISTINCT FROM old_e THEN
+            moved := moved + 1 + {entry_move}(p.node, pkey, r.eid, old_e, new_e);
         END IF;
     END LOOP;
     RETURN moved;
-END;
-$pgivm$;
-
--- A unit row joins its unit (the index is told by index_insert).
-CREATE FUNCTION {row_add}(unit_ int, rid_ bigint, kids bigint[], parts bigint[]) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-    INSERT INTO {rows} VALUES (rid_, unit_, kids, parts);
-$pgivm$;
-
--- Where a unit's change of weight goes at one node: into the bucket of key_, and up from there.
-CREATE FUNCTION {entry_move}(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    w record;
-    ch record;
-BEGIN
-    IF old_e IS NOT DISTINCT FROM new_e THEN
-        RETURN 0;
-    END IF;
-    IF old_e IS NOT NULL THEN
-        SELECT pos INTO w FROM {bucket} WHERE node = node_ AND eid = eid_;
-        PERFORM {bucket_remove}(node_, key_, old_e, w.pos);
-    END IF;
-    IF new_e IS NOT NULL THEN
-        PERFORM {bucket_add}(node_, key_, new_e, eid_);
-    END IF;
-    SELECT * INTO ch FROM {cnt_add}(node_, key_, coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
-    IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-        RETURN {propagate}(node_, key_, ch.old_ct, ch.new_ct);
-    END IF;
-    RETURN 0;
 END;
 $pgivm$;
 
@@ -283,6 +209,7 @@ BEGIN
     ELSE
         INSERT INTO {member} SELECT i - 1, unit_, kids_[i], rid_ FROM generate_subscripts(kids_, 1) AS i WHERE kids_[i] IS NOT NULL;
     END IF;
+    -- (a leaf's product is 1: tuple_exp is not asked)
     FOR nd IN SELECT * FROM {node} WHERE unit = unit_ AND bucketed LOOP
         key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE kids_[nd.pedge + 1] END;
         IF nd.grouped THEN
@@ -293,11 +220,11 @@ BEGIN
                 CONTINUE WHEN NOT FOUND;  -- a child has no match: the group weighs 0 either way
                 e := old_e + new_fct - old_fct;
             ELSE
-                e := {tuple_exp}(nd.children, nd.cedges, kids_) + new_fct;
+                e := CASE WHEN cardinality(nd.children) = 0 THEN 0 ELSE {tuple_exp}(nd.children, nd.cedges, kids_) END + new_fct;
             END IF;
             moved := moved + {entry_move}(nd.node, key_, gid_, old_e, e);
         ELSE
-            e := {tuple_exp}(nd.children, nd.cedges, kids_);
+            e := CASE WHEN cardinality(nd.children) = 0 THEN 0 ELSE {tuple_exp}(nd.children, nd.cedges, kids_) END;
             CONTINUE WHEN e IS NULL;
             moved := moved + {entry_move}(nd.node, key_, rid_, NULL, e);
         END IF;
@@ -373,44 +300,44 @@ $pgivm$;
 CREATE FUNCTION {retrieve_key}(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
 LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
-    nd record;
-    c numeric;
-    acc numeric := 0;
-    span numeric;
     b record;
     j numeric;
     l numeric;
     r bigint;
+    children int[];
+    cedges int[];
+    grouped boolean;
     g record;
     h numeric;
     m numeric;
 BEGIN
-    SELECT cnt INTO c FROM {cnt} WHERE node = node_ AND kid = kid_;
-    IF NOT FOUND OR z >= c THEN
+    -- The bucket whose span [start, start + size * 2^exp) holds z (the spans laid end to end in exp
+    -- order). The spans add up to cnt (verify checks it): no bucket means z is a dummy past cnt.
+    SELECT s.exp, z - s.start AS offset_ INTO b
+      FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING)
+                              - size * 2::numeric ^ exp AS start
+              FROM {bsize} WHERE node = node_ AND kid = kid_) s
+     WHERE z >= s.start AND z < s.start + s.size * 2::numeric ^ s.exp;
+    IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    FOR b IN SELECT exp, size FROM {bsize} WHERE node = node_ AND kid = kid_ ORDER BY exp LOOP
-        span := b.size * 2::numeric ^ b.exp;
-        IF z < acc + span THEN
-            j := floor((z - acc) / 2::numeric ^ b.exp);
-            l := z - acc - j * 2::numeric ^ b.exp;
-            SELECT eid INTO r FROM {bucket} WHERE node = node_ AND kid = kid_ AND exp = b.exp AND pos = j;
-            SELECT * INTO nd FROM {node} WHERE node = node_;
-            IF nd.grouped THEN
-                SELECT kids, feq INTO g FROM {grp} WHERE gid = r;
-                h := 2::numeric ^ {tuple_exp}(nd.children, nd.cedges, g.kids);
-                m := floor(l / h);
-                IF m >= g.feq THEN
-                    RETURN NULL;
-                END IF;
-                SELECT rid INTO r FROM {gmem} WHERE gid = r AND pos = m;
-                l := l - m * h;
-            END IF;
-            RETURN {retrieve_tuple}(node_, r, l);
+    j := floor(b.offset_ / 2::numeric ^ b.exp);
+    l := b.offset_ - j * 2::numeric ^ b.exp;
+    -- its entry j (bigint: a numeric j would not be an index key, every entry of the bucket read)
+    SELECT k.eid, n.children, n.cedges, n.grouped INTO r, children, cedges, grouped
+      FROM {bucket} k, {node} n
+     WHERE k.node = node_ AND k.kid = kid_ AND k.exp = b.exp AND k.pos = j::bigint AND n.node = node_;
+    IF grouped THEN
+        SELECT kids, feq INTO g FROM {grp} WHERE gid = r;
+        h := 2::numeric ^ {tuple_exp}(children, cedges, g.kids);
+        m := floor(l / h);
+        IF m >= g.feq THEN
+            RETURN NULL;
         END IF;
-        acc := acc + span;
-    END LOOP;
-    RAISE EXCEPTION 'pgivm sample index: position % of key % at node % is past its buckets', z, kid_, node_;
+        SELECT rid INTO r FROM {gmem} WHERE gid = r AND pos = m::bigint;
+        l := l - m * h;
+    END IF;
+    RETURN {retrieve_tuple}(node_, r, l);
 END;
 $pgivm$;
 
@@ -420,7 +347,6 @@ CREATE FUNCTION {retrieve_tuple}(node_ int, rid_ bigint, z numeric) RETURNS bigi
 LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
-    kids bigint[];
     result bigint[];
     part bigint[];
     radix numeric;
@@ -428,15 +354,15 @@ DECLARE
     a int;
     e int;
 BEGIN
-    SELECT * INTO nd FROM {node} WHERE node = node_;
-    SELECT x.kids, x.parts INTO kids, result FROM {rows} x WHERE x.rid = rid_;
+    SELECT n.children, n.cedges, x.kids, x.parts INTO nd FROM {node} n, {rows} x WHERE n.node = node_ AND x.rid = rid_;
+    result := nd.parts;
     FOR i IN REVERSE cardinality(nd.children)..1 LOOP
-        SELECT ct INTO e FROM {cnt} WHERE node = nd.children[i] AND kid = kids[nd.cedges[i] + 1];
+        SELECT ct INTO e FROM {cnt} WHERE node = nd.children[i] AND kid = nd.kids[nd.cedges[i] + 1];
         IF NOT FOUND THEN
             RETURN NULL;
         END IF;
         radix := 2::numeric ^ e;
-        part := {retrieve_key}(nd.children[i], kids[nd.cedges[i] + 1], mod(z, radix));
+        part := {retrieve_key}(nd.children[i], nd.kids[nd.cedges[i] + 1], mod(z, radix));
         IF part IS NULL THEN
             RETURN NULL;
         END IF;

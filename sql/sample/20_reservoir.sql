@@ -15,73 +15,63 @@ $pgivm$;
 -- the view that span tables hold (§3: the predicate reservoir takes any θ).
 -- {pred} is generated per view (80_view.sql).
 
--- BatchUpdate (Algorithm 5) over the batch a new row rid_ of unit unit_ creates: {{t}} × the
--- batches of its children in the tree rooted at its unit, of size ∏ c̃nt (never materialized:
--- only the positions the skips land on are retrieved).
-CREATE FUNCTION {reservoir_batch}(unit_ int, rid_ bigint, kids bigint[]) RETURNS void
+-- BatchUpdate (Algorithm 5) over the batch a new row rid_ creates at the root of the tree rooted
+-- at its unit (root_, with its children and the edges to them): {{t}} × the batches of its
+-- children, of size ∏ c̃nt (never materialized: only the positions the skips land on are
+-- retrieved). The reservoir's variables (rng, w, q, filled and the counters) come in and go back
+-- in st, a copy of the state row the caller writes once per statement, not once per batch.
+CREATE FUNCTION {reservoir_batch}(root_ int, children int[], cedges int[], rid_ bigint, kids bigint[], st {state})
+RETURNS {state}
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-#variable_conflict use_variable
 DECLARE
-    st record;
-    root record;
     e int;
     nb numeric;
     pos numeric := 0;
     x bigint[];
-    rng bigint;
-    w float8;
-    q numeric;
-    filled bigint;
-    replaced bigint := 0;
-    looked bigint := 0;
 BEGIN
-    SELECT * INTO root FROM {node} WHERE node = unit_ * {units} + unit_;
-    e := {tuple_exp}(root.children, root.cedges, kids);
+    st.batches := st.batches + 1;
+    e := CASE WHEN cardinality(children) = 0 THEN 0 ELSE {tuple_exp}(children, cedges, kids) END;
     IF e IS NULL THEN
-        UPDATE {state} SET batches = batches + 1 WHERE singleton;
-        RETURN;  -- an empty batch: no result joins this row yet
+        RETURN st;  -- an empty batch: no result joins this row yet
     END IF;
     nb := 2::numeric ^ e;
-    SELECT * INTO st FROM {state} WHERE singleton;
-    rng := st.rng; w := st.w; q := st.q; filled := st.filled;
     -- Fill: while |S| < k, every position is looked at and every real result kept.
-    WHILE filled < st.k AND pos < nb LOOP
-        x := {retrieve_tuple}(root.node, rid_, pos);
+    WHILE st.filled < st.k AND pos < nb LOOP
+        x := {retrieve_tuple}(root_, rid_, pos);
         pos := pos + 1;
-        looked := looked + 1;
+        st.retrieved := st.retrieved + 1;
         IF x IS NOT NULL AND {pred}(x) THEN
-            INSERT INTO {sample} VALUES (filled, x);
-            filled := filled + 1;
+            INSERT INTO {sample} VALUES (st.filled, x);
+            st.filled := st.filled + 1;
         END IF;
     END LOOP;
-    IF filled >= st.k THEN
-        IF w IS NULL THEN  -- the reservoir just became full: w and the first skip (Alg. 5 lines 6-8)
-            rng := {rng_next}(rng); w := exp(ln({unit}(rng)) / st.k);
-            rng := {rng_next}(rng); q := {skip}(w, {unit}(rng));
+    IF st.filled >= st.k THEN
+        IF st.w IS NULL THEN  -- the reservoir just became full: w and the first skip (Alg. 5 lines 6-8)
+            st.rng := {rng_next}(st.rng); st.w := exp(ln({unit}(st.rng)) / st.k);
+            st.rng := {rng_next}(st.rng); st.q := {skip}(st.w, {unit}(st.rng));
         END IF;
-        WHILE nb - pos > q LOOP
-            pos := pos + q + 1;
-            x := {retrieve_tuple}(root.node, rid_, pos - 1);
-            looked := looked + 1;
+        WHILE nb - pos > st.q LOOP
+            pos := pos + st.q + 1;
+            x := {retrieve_tuple}(root_, rid_, pos - 1);
+            st.retrieved := st.retrieved + 1;
             IF x IS NOT NULL AND {pred}(x) THEN
                 -- A real result: it replaces a uniformly chosen slot, and w shrinks by u^(1/k).
-                rng := {rng_next}(rng);
-                UPDATE {sample} SET rids = x WHERE slot = floor({unit}(rng) * st.k)::bigint;
-                rng := {rng_next}(rng); w := w * exp(ln({unit}(rng)) / st.k);
-                replaced := replaced + 1;
+                st.rng := {rng_next}(st.rng);
+                UPDATE {sample} SET rids = x WHERE slot = floor({unit}(st.rng) * st.k)::bigint;
+                st.rng := {rng_next}(st.rng); st.w := st.w * exp(ln({unit}(st.rng)) / st.k);
+                st.replacements := st.replacements + 1;
             END IF;
             -- Real or dummy, the next skip is drawn afresh with the current w (memorylessness).
-            rng := {rng_next}(rng); q := {skip}(w, {unit}(rng));
+            st.rng := {rng_next}(st.rng); st.q := {skip}(st.w, {unit}(st.rng));
         END LOOP;
-        q := q - (nb - pos);  -- carried into the next batch
+        st.q := st.q - (nb - pos);  -- carried into the next batch
     END IF;
-    UPDATE {state} SET rng = rng, w = w, q = q, filled = filled,
-           replacements = replacements + replaced, batches = batches + 1, retrieved = retrieved + looked
-     WHERE singleton;
+    RETURN st;
 END;
 $pgivm$;
 
--- After deletes: sampled results that lost a row are gone (the caller deleted them). Slots are
+-- After deletes: sampled results that lost a row are gone (apply_pending deleted every sampled
+-- result that uses a deleted row). Slots are
 -- made dense again, and if the reservoir was full the d free slots are refilled so that S is
 -- again the k smallest of i.i.d. uniform keys over the current join result:
 --   - the kept k - d results have keys below w, every other result a key uniform in (w, 1);
@@ -162,12 +152,6 @@ BEGIN
            refilled = refilled + d, retrieved = retrieved + looked WHERE singleton;
     RETURN d;
 END;
-$pgivm$;
-
--- Drop every sampled result that uses row rid_ (called for each deleted row, before repair()).
-CREATE FUNCTION {forget}(rid_ bigint) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-    DELETE FROM {sample} WHERE rids @> ARRAY[rid_];
 $pgivm$;
 
 -- k independent uniform results of the current join, with replacement (`pgivm sample --fresh`):

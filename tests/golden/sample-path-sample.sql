@@ -278,63 +278,6 @@ BEGIN
 END;
 $pgivm$;
 
--- cnt[node, kid] += delta; returns c̃nt's exponent before and after (NULL: no row, cnt = 0).
-CREATE FUNCTION "pgivm_v"."cnt_add"(node_ int, kid_ bigint, delta numeric, OUT old_ct int, OUT new_ct int)
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    c numeric;
-BEGIN
-    SELECT cnt + delta, ct INTO c, old_ct FROM "pgivm_v"."cnt" WHERE node = node_ AND kid = kid_;
-    IF NOT FOUND THEN
-        new_ct := "pgivm_v"."ceil_log2"(delta);
-        INSERT INTO "pgivm_v"."cnt" VALUES (node_, kid_, delta, new_ct);
-        RETURN;
-    END IF;
-    IF c <= 0 THEN
-        DELETE FROM "pgivm_v"."cnt" WHERE node = node_ AND kid = kid_;
-        new_ct := NULL;
-        RETURN;
-    END IF;
-    new_ct := old_ct;
-    IF c > 2::numeric ^ old_ct OR 4 * c <= 2::numeric ^ old_ct THEN
-        new_ct := "pgivm_v"."ceil_log2"(c);
-    END IF;
-    UPDATE "pgivm_v"."cnt" SET cnt = c, ct = new_ct WHERE node = node_ AND kid = kid_;
-END;
-$pgivm$;
-
-CREATE FUNCTION "pgivm_v"."bucket_add"(node_ int, kid_ bigint, exp_ int, eid_ bigint) RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    p bigint;
-BEGIN
-    UPDATE "pgivm_v"."bsize" SET size = size + 1 WHERE node = node_ AND kid = kid_ AND exp = exp_ RETURNING size - 1 INTO p;
-    IF NOT FOUND THEN
-        INSERT INTO "pgivm_v"."bsize" VALUES (node_, kid_, exp_, 1);
-        p := 0;
-    END IF;
-    INSERT INTO "pgivm_v"."bucket" VALUES (node_, kid_, exp_, p, eid_);
-    RETURN p;
-END;
-$pgivm$;
-
--- Take the entry at pos out of its bucket: the bucket's last entry moves into the hole.
-CREATE FUNCTION "pgivm_v"."bucket_remove"(node_ int, kid_ bigint, exp_ int, pos_ bigint) RETURNS void
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    last bigint;
-BEGIN
-    UPDATE "pgivm_v"."bsize" SET size = size - 1 WHERE node = node_ AND kid = kid_ AND exp = exp_ RETURNING size INTO last;
-    IF last = 0 THEN
-        DELETE FROM "pgivm_v"."bsize" WHERE node = node_ AND kid = kid_ AND exp = exp_;
-    END IF;
-    DELETE FROM "pgivm_v"."bucket" WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = pos_;
-    IF pos_ <> last THEN
-        UPDATE "pgivm_v"."bucket" SET pos = pos_ WHERE node = node_ AND kid = kid_ AND exp = exp_ AND pos = last;
-    END IF;
-END;
-$pgivm$;
-
 -- log2 of ∏ c̃nt[child, key] over the node's children for keys kids; NULL when a child has no
 -- match (the product is 0: such an entry is in no bucket). A leaf's product is 1.
 CREATE FUNCTION "pgivm_v"."tuple_exp"(children int[], cedges int[], kids bigint[]) RETURNS int
@@ -355,120 +298,103 @@ BEGIN
 END;
 $pgivm$;
 
+-- Where an entry's change of weight goes at one node (Algorithm 7's lines 9-11): out of bucket
+-- 2^old_e of key key_ (the bucket's last entry fills the hole, so positions stay dense), into the
+-- end of bucket 2^new_e (NULL: no weight, no bucket), cnt[node_, key_] += 2^new_e - 2^old_e, and
+-- up from there when c̃nt changes. c̃nt = 2^ct is rounded again only when cnt leaves
+-- (c̃nt / 4, c̃nt] (cnt <= c̃nt < 4 cnt); a cnt that falls to 0 loses its row (c̃nt(0) = 0, notes
+-- §7.3). One statement per step (c̃nt's own only when it changes), no helper calls: this runs for
+-- every entry the index moves, and a row updated again in the same transaction is slower to find.
+-- Returns the number of entries moved above.
+CREATE FUNCTION "pgivm_v"."entry_move"(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
+DECLARE
+    hole bigint;
+    last bigint;
+    delta numeric := coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0);
+    c numeric;
+    old_ct int;
+    new_ct int;
+BEGIN
+    IF old_e IS NOT DISTINCT FROM new_e THEN
+        RETURN 0;
+    END IF;
+    IF old_e IS NOT NULL THEN
+        DELETE FROM "pgivm_v"."bucket" WHERE node = node_ AND eid = eid_ RETURNING pos INTO hole;
+        UPDATE "pgivm_v"."bsize" SET size = size - 1 WHERE node = node_ AND kid = key_ AND exp = old_e RETURNING size INTO last;
+        IF last = 0 THEN
+            DELETE FROM "pgivm_v"."bsize" WHERE node = node_ AND kid = key_ AND exp = old_e;
+        ELSIF hole <> last THEN
+            UPDATE "pgivm_v"."bucket" SET pos = hole WHERE node = node_ AND kid = key_ AND exp = old_e AND pos = last;
+        END IF;
+    END IF;
+    IF new_e IS NOT NULL THEN
+        UPDATE "pgivm_v"."bsize" SET size = size + 1 WHERE node = node_ AND kid = key_ AND exp = new_e RETURNING size - 1 INTO last;
+        IF NOT FOUND THEN
+            INSERT INTO "pgivm_v"."bsize" VALUES (node_, key_, new_e, 1);
+            last := 0;
+        END IF;
+        INSERT INTO "pgivm_v"."bucket" VALUES (node_, key_, new_e, last, eid_);
+    END IF;
+    UPDATE "pgivm_v"."cnt" SET cnt = cnt + delta WHERE node = node_ AND kid = key_ RETURNING cnt, ct INTO c, old_ct;
+    IF NOT FOUND THEN  -- cnt was 0
+        new_ct := "pgivm_v"."ceil_log2"(delta);
+        INSERT INTO "pgivm_v"."cnt" VALUES (node_, key_, delta, new_ct);
+    ELSIF c <= 0 THEN
+        DELETE FROM "pgivm_v"."cnt" WHERE node = node_ AND kid = key_;
+        new_ct := NULL;
+    ELSIF c > 2::numeric ^ old_ct OR 4 * c <= 2::numeric ^ old_ct THEN
+        new_ct := "pgivm_v"."ceil_log2"(c);
+        UPDATE "pgivm_v"."cnt" SET ct = new_ct WHERE node = node_ AND kid = key_;
+    ELSE
+        new_ct := old_ct;
+    END IF;
+    IF old_ct IS DISTINCT FROM new_ct THEN
+        RETURN "pgivm_v"."propagate"(node_, key_, old_ct, new_ct);
+    END IF;
+    RETURN 0;
+END;
+$pgivm$;
+
 -- Algorithm 7's lines 8-11 (Algorithm 10's with grouping): c̃nt of (node_, kid_) changed from
 -- 2^old_ct to 2^new_ct, so every parent entry under that key (a row, or a group at a grouped
 -- node) has a new weight: move it to its new bucket and pass the change of its own key's count
--- upwards. Stops under a root (nothing is bucketed there), except tree 0's root, whose virtual
--- parent holds no entries. The common case, an entry that stays weighted, shifts its exp by
--- new_ct - old_ct and moves in place; one that gains or loses its weight (a count from or to 0)
--- goes the long way. Returns the number of entries moved.
+-- upwards (entry_move). Stops under a root (nothing is bucketed there), except tree 0's root,
+-- whose virtual parent holds no entries. The common case, an entry that stays weighted, shifts
+-- its exp by new_ct - old_ct; one that gains or loses its weight (a count from or to 0) has its
+-- product of the children's c̃nt taken again. Returns the number of entries moved.
 CREATE FUNCTION "pgivm_v"."propagate"(node_ int, kid_ bigint, old_ct int, new_ct int) RETURNS bigint
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
-    me record;
     p record;
     r record;
     pkey bigint;
     new_e int;
     old_e int;
-    old_pos bigint;
-    new_pos bigint;
-    last bigint;
-    c numeric;
-    pct int;
-    nct int;
-    ch record;
     moved bigint := 0;
 BEGIN
-    SELECT * INTO me FROM "pgivm_v"."node" WHERE node = node_;
-    IF me.parent IS NULL THEN
-        RETURN 0;
-    END IF;
-    SELECT * INTO p FROM "pgivm_v"."node" WHERE node = me.parent;
-    IF NOT p.bucketed THEN
+    -- the parent node, and the edge that leads to it from node_
+    SELECT pn.*, me.pedge AS up INTO p FROM "pgivm_v"."node" me JOIN "pgivm_v"."node" pn ON pn.node = me.parent WHERE me.node = node_;
+    IF NOT FOUND OR NOT p.bucketed THEN
         RETURN 0;
     END IF;
     FOR r IN SELECT m.eid, coalesce(g.kids, x.kids) AS kids, coalesce(g.fct, 0) AS fct
                FROM "pgivm_v"."member" m
                LEFT JOIN "pgivm_v"."grp" g ON p.grouped AND g.gid = m.eid
                LEFT JOIN "pgivm_v"."rows" x ON NOT p.grouped AND x.rid = m.eid
-              WHERE m.edge = me.pedge AND m.unit = p.unit AND m.kid = kid_ LOOP
+              WHERE m.edge = p.up AND m.unit = p.unit AND m.kid = kid_ LOOP
         pkey := CASE WHEN p.pedge IS NULL THEN 0 ELSE r.kids[p.pedge + 1] END;
-        -- read now, not with the loop's rows: an earlier move may have filled a hole with this entry
-        SELECT exp, pos INTO old_e, old_pos FROM "pgivm_v"."bucket" WHERE node = p.node AND eid = r.eid;
-        moved := moved + 1;
+        SELECT exp INTO old_e FROM "pgivm_v"."bucket" WHERE node = p.node AND eid = r.eid;
         IF old_e IS NOT NULL AND old_ct IS NOT NULL AND new_ct IS NOT NULL THEN
             new_e := old_e + new_ct - old_ct;
-            UPDATE "pgivm_v"."bsize" SET size = size + 1 WHERE node = p.node AND kid = pkey AND exp = new_e RETURNING size - 1 INTO new_pos;
-            IF NOT FOUND THEN
-                INSERT INTO "pgivm_v"."bsize" VALUES (p.node, pkey, new_e, 1);
-                new_pos := 0;
-            END IF;
-            UPDATE "pgivm_v"."bucket" SET exp = new_e, pos = new_pos WHERE node = p.node AND eid = r.eid;
-            UPDATE "pgivm_v"."bsize" SET size = size - 1 WHERE node = p.node AND kid = pkey AND exp = old_e RETURNING size INTO last;
-            IF last = 0 THEN
-                DELETE FROM "pgivm_v"."bsize" WHERE node = p.node AND kid = pkey AND exp = old_e;
-            ELSIF old_pos <> last THEN
-                UPDATE "pgivm_v"."bucket" SET pos = old_pos WHERE node = p.node AND kid = pkey AND exp = old_e AND pos = last;
-            END IF;
-            UPDATE "pgivm_v"."cnt" SET cnt = cnt + (2::numeric ^ new_e - 2::numeric ^ old_e)
-             WHERE node = p.node AND kid = pkey RETURNING cnt, ct INTO c, pct;
-            IF c > 2::numeric ^ pct OR 4 * c <= 2::numeric ^ pct THEN
-                nct := "pgivm_v"."ceil_log2"(c);
-                UPDATE "pgivm_v"."cnt" SET ct = nct WHERE node = p.node AND kid = pkey;
-                moved := moved + "pgivm_v"."propagate"(p.node, pkey, pct, nct);
-            END IF;
-            CONTINUE;
+        ELSE
+            new_e := "pgivm_v"."tuple_exp"(p.children, p.cedges, r.kids) + r.fct;
         END IF;
-        new_e := "pgivm_v"."tuple_exp"(p.children, p.cedges, r.kids) + r.fct;
-        IF new_e IS NOT DISTINCT FROM old_e THEN
-            moved := moved - 1;
-            CONTINUE;
-        END IF;
-        IF old_e IS NOT NULL THEN
-            PERFORM "pgivm_v"."bucket_remove"(p.node, pkey, old_e, old_pos);
-        END IF;
-        IF new_e IS NOT NULL THEN
-            PERFORM "pgivm_v"."bucket_add"(p.node, pkey, new_e, r.eid);
-        END IF;
-        SELECT * INTO ch FROM "pgivm_v"."cnt_add"(p.node, pkey,
-            coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
-        IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-            moved := moved + "pgivm_v"."propagate"(p.node, pkey, ch.old_ct, ch.new_ct);
+        IF new_e IS DISTINCT FROM old_e THEN
+            moved := moved + 1 + "pgivm_v"."entry_move"(p.node, pkey, r.eid, old_e, new_e);
         END IF;
     END LOOP;
     RETURN moved;
-END;
-$pgivm$;
-
--- A unit row joins its unit (the index is told by index_insert).
-CREATE FUNCTION "pgivm_v"."row_add"(unit_ int, rid_ bigint, kids bigint[], parts bigint[]) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-    INSERT INTO "pgivm_v"."rows" VALUES (rid_, unit_, kids, parts);
-$pgivm$;
-
--- Where a unit's change of weight goes at one node: into the bucket of key_, and up from there.
-CREATE FUNCTION "pgivm_v"."entry_move"(node_ int, key_ bigint, eid_ bigint, old_e int, new_e int) RETURNS bigint
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    w record;
-    ch record;
-BEGIN
-    IF old_e IS NOT DISTINCT FROM new_e THEN
-        RETURN 0;
-    END IF;
-    IF old_e IS NOT NULL THEN
-        SELECT pos INTO w FROM "pgivm_v"."bucket" WHERE node = node_ AND eid = eid_;
-        PERFORM "pgivm_v"."bucket_remove"(node_, key_, old_e, w.pos);
-    END IF;
-    IF new_e IS NOT NULL THEN
-        PERFORM "pgivm_v"."bucket_add"(node_, key_, new_e, eid_);
-    END IF;
-    SELECT * INTO ch FROM "pgivm_v"."cnt_add"(node_, key_, coalesce(2::numeric ^ new_e, 0) - coalesce(2::numeric ^ old_e, 0));
-    IF ch.old_ct IS DISTINCT FROM ch.new_ct THEN
-        RETURN "pgivm_v"."propagate"(node_, key_, ch.old_ct, ch.new_ct);
-    END IF;
-    RETURN 0;
 END;
 $pgivm$;
 
@@ -510,6 +436,7 @@ BEGIN
     ELSE
         INSERT INTO "pgivm_v"."member" SELECT i - 1, unit_, kids_[i], rid_ FROM generate_subscripts(kids_, 1) AS i WHERE kids_[i] IS NOT NULL;
     END IF;
+    -- (a leaf's product is 1: tuple_exp is not asked)
     FOR nd IN SELECT * FROM "pgivm_v"."node" WHERE unit = unit_ AND bucketed LOOP
         key_ := CASE WHEN nd.pedge IS NULL THEN 0 ELSE kids_[nd.pedge + 1] END;
         IF nd.grouped THEN
@@ -520,11 +447,11 @@ BEGIN
                 CONTINUE WHEN NOT FOUND;  -- a child has no match: the group weighs 0 either way
                 e := old_e + new_fct - old_fct;
             ELSE
-                e := "pgivm_v"."tuple_exp"(nd.children, nd.cedges, kids_) + new_fct;
+                e := CASE WHEN cardinality(nd.children) = 0 THEN 0 ELSE "pgivm_v"."tuple_exp"(nd.children, nd.cedges, kids_) END + new_fct;
             END IF;
             moved := moved + "pgivm_v"."entry_move"(nd.node, key_, gid_, old_e, e);
         ELSE
-            e := "pgivm_v"."tuple_exp"(nd.children, nd.cedges, kids_);
+            e := CASE WHEN cardinality(nd.children) = 0 THEN 0 ELSE "pgivm_v"."tuple_exp"(nd.children, nd.cedges, kids_) END;
             CONTINUE WHEN e IS NULL;
             moved := moved + "pgivm_v"."entry_move"(nd.node, key_, rid_, NULL, e);
         END IF;
@@ -600,44 +527,44 @@ $pgivm$;
 CREATE FUNCTION "pgivm_v"."retrieve_key"(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
 LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
-    nd record;
-    c numeric;
-    acc numeric := 0;
-    span numeric;
     b record;
     j numeric;
     l numeric;
     r bigint;
+    children int[];
+    cedges int[];
+    grouped boolean;
     g record;
     h numeric;
     m numeric;
 BEGIN
-    SELECT cnt INTO c FROM "pgivm_v"."cnt" WHERE node = node_ AND kid = kid_;
-    IF NOT FOUND OR z >= c THEN
+    -- The bucket whose span [start, start + size * 2^exp) holds z (the spans laid end to end in exp
+    -- order). The spans add up to cnt (verify checks it): no bucket means z is a dummy past cnt.
+    SELECT s.exp, z - s.start AS offset_ INTO b
+      FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING)
+                              - size * 2::numeric ^ exp AS start
+              FROM "pgivm_v"."bsize" WHERE node = node_ AND kid = kid_) s
+     WHERE z >= s.start AND z < s.start + s.size * 2::numeric ^ s.exp;
+    IF NOT FOUND THEN
         RETURN NULL;
     END IF;
-    FOR b IN SELECT exp, size FROM "pgivm_v"."bsize" WHERE node = node_ AND kid = kid_ ORDER BY exp LOOP
-        span := b.size * 2::numeric ^ b.exp;
-        IF z < acc + span THEN
-            j := floor((z - acc) / 2::numeric ^ b.exp);
-            l := z - acc - j * 2::numeric ^ b.exp;
-            SELECT eid INTO r FROM "pgivm_v"."bucket" WHERE node = node_ AND kid = kid_ AND exp = b.exp AND pos = j;
-            SELECT * INTO nd FROM "pgivm_v"."node" WHERE node = node_;
-            IF nd.grouped THEN
-                SELECT kids, feq INTO g FROM "pgivm_v"."grp" WHERE gid = r;
-                h := 2::numeric ^ "pgivm_v"."tuple_exp"(nd.children, nd.cedges, g.kids);
-                m := floor(l / h);
-                IF m >= g.feq THEN
-                    RETURN NULL;
-                END IF;
-                SELECT rid INTO r FROM "pgivm_v"."gmem" WHERE gid = r AND pos = m;
-                l := l - m * h;
-            END IF;
-            RETURN "pgivm_v"."retrieve_tuple"(node_, r, l);
+    j := floor(b.offset_ / 2::numeric ^ b.exp);
+    l := b.offset_ - j * 2::numeric ^ b.exp;
+    -- its entry j (bigint: a numeric j would not be an index key, every entry of the bucket read)
+    SELECT k.eid, n.children, n.cedges, n.grouped INTO r, children, cedges, grouped
+      FROM "pgivm_v"."bucket" k, "pgivm_v"."node" n
+     WHERE k.node = node_ AND k.kid = kid_ AND k.exp = b.exp AND k.pos = j::bigint AND n.node = node_;
+    IF grouped THEN
+        SELECT kids, feq INTO g FROM "pgivm_v"."grp" WHERE gid = r;
+        h := 2::numeric ^ "pgivm_v"."tuple_exp"(children, cedges, g.kids);
+        m := floor(l / h);
+        IF m >= g.feq THEN
+            RETURN NULL;
         END IF;
-        acc := acc + span;
-    END LOOP;
-    RAISE EXCEPTION 'pgivm sample index: position % of key % at node % is past its buckets', z, kid_, node_;
+        SELECT rid INTO r FROM "pgivm_v"."gmem" WHERE gid = r AND pos = m::bigint;
+        l := l - m * h;
+    END IF;
+    RETURN "pgivm_v"."retrieve_tuple"(node_, r, l);
 END;
 $pgivm$;
 
@@ -647,7 +574,6 @@ CREATE FUNCTION "pgivm_v"."retrieve_tuple"(node_ int, rid_ bigint, z numeric) RE
 LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
     nd record;
-    kids bigint[];
     result bigint[];
     part bigint[];
     radix numeric;
@@ -655,15 +581,15 @@ DECLARE
     a int;
     e int;
 BEGIN
-    SELECT * INTO nd FROM "pgivm_v"."node" WHERE node = node_;
-    SELECT x.kids, x.parts INTO kids, result FROM "pgivm_v"."rows" x WHERE x.rid = rid_;
+    SELECT n.children, n.cedges, x.kids, x.parts INTO nd FROM "pgivm_v"."node" n, "pgivm_v"."rows" x WHERE n.node = node_ AND x.rid = rid_;
+    result := nd.parts;
     FOR i IN REVERSE cardinality(nd.children)..1 LOOP
-        SELECT ct INTO e FROM "pgivm_v"."cnt" WHERE node = nd.children[i] AND kid = kids[nd.cedges[i] + 1];
+        SELECT ct INTO e FROM "pgivm_v"."cnt" WHERE node = nd.children[i] AND kid = nd.kids[nd.cedges[i] + 1];
         IF NOT FOUND THEN
             RETURN NULL;
         END IF;
         radix := 2::numeric ^ e;
-        part := "pgivm_v"."retrieve_key"(nd.children[i], kids[nd.cedges[i] + 1], mod(z, radix));
+        part := "pgivm_v"."retrieve_key"(nd.children[i], nd.kids[nd.cedges[i] + 1], mod(z, radix));
         IF part IS NULL THEN
             RETURN NULL;
         END IF;
@@ -695,73 +621,63 @@ $pgivm$;
 -- the view that span tables hold (§3: the predicate reservoir takes any θ).
 -- "pgivm_v"."pred" is generated per view (80_view.sql).
 
--- BatchUpdate (Algorithm 5) over the batch a new row rid_ of unit unit_ creates: {t} × the
--- batches of its children in the tree rooted at its unit, of size ∏ c̃nt (never materialized:
--- only the positions the skips land on are retrieved).
-CREATE FUNCTION "pgivm_v"."reservoir_batch"(unit_ int, rid_ bigint, kids bigint[]) RETURNS void
+-- BatchUpdate (Algorithm 5) over the batch a new row rid_ creates at the root of the tree rooted
+-- at its unit (root_, with its children and the edges to them): {t} × the batches of its
+-- children, of size ∏ c̃nt (never materialized: only the positions the skips land on are
+-- retrieved). The reservoir's variables (rng, w, q, filled and the counters) come in and go back
+-- in st, a copy of the state row the caller writes once per statement, not once per batch.
+CREATE FUNCTION "pgivm_v"."reservoir_batch"(root_ int, children int[], cedges int[], rid_ bigint, kids bigint[], st "pgivm_v"."state")
+RETURNS "pgivm_v"."state"
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-#variable_conflict use_variable
 DECLARE
-    st record;
-    root record;
     e int;
     nb numeric;
     pos numeric := 0;
     x bigint[];
-    rng bigint;
-    w float8;
-    q numeric;
-    filled bigint;
-    replaced bigint := 0;
-    looked bigint := 0;
 BEGIN
-    SELECT * INTO root FROM "pgivm_v"."node" WHERE node = unit_ * 3 + unit_;
-    e := "pgivm_v"."tuple_exp"(root.children, root.cedges, kids);
+    st.batches := st.batches + 1;
+    e := CASE WHEN cardinality(children) = 0 THEN 0 ELSE "pgivm_v"."tuple_exp"(children, cedges, kids) END;
     IF e IS NULL THEN
-        UPDATE "pgivm_v"."state" SET batches = batches + 1 WHERE singleton;
-        RETURN;  -- an empty batch: no result joins this row yet
+        RETURN st;  -- an empty batch: no result joins this row yet
     END IF;
     nb := 2::numeric ^ e;
-    SELECT * INTO st FROM "pgivm_v"."state" WHERE singleton;
-    rng := st.rng; w := st.w; q := st.q; filled := st.filled;
     -- Fill: while |S| < k, every position is looked at and every real result kept.
-    WHILE filled < st.k AND pos < nb LOOP
-        x := "pgivm_v"."retrieve_tuple"(root.node, rid_, pos);
+    WHILE st.filled < st.k AND pos < nb LOOP
+        x := "pgivm_v"."retrieve_tuple"(root_, rid_, pos);
         pos := pos + 1;
-        looked := looked + 1;
+        st.retrieved := st.retrieved + 1;
         IF x IS NOT NULL AND "pgivm_v"."pred"(x) THEN
-            INSERT INTO "pgivm_v"."sample" VALUES (filled, x);
-            filled := filled + 1;
+            INSERT INTO "pgivm_v"."sample" VALUES (st.filled, x);
+            st.filled := st.filled + 1;
         END IF;
     END LOOP;
-    IF filled >= st.k THEN
-        IF w IS NULL THEN  -- the reservoir just became full: w and the first skip (Alg. 5 lines 6-8)
-            rng := "pgivm_v"."rng_next"(rng); w := exp(ln("pgivm_v"."unit"(rng)) / st.k);
-            rng := "pgivm_v"."rng_next"(rng); q := "pgivm_v"."skip"(w, "pgivm_v"."unit"(rng));
+    IF st.filled >= st.k THEN
+        IF st.w IS NULL THEN  -- the reservoir just became full: w and the first skip (Alg. 5 lines 6-8)
+            st.rng := "pgivm_v"."rng_next"(st.rng); st.w := exp(ln("pgivm_v"."unit"(st.rng)) / st.k);
+            st.rng := "pgivm_v"."rng_next"(st.rng); st.q := "pgivm_v"."skip"(st.w, "pgivm_v"."unit"(st.rng));
         END IF;
-        WHILE nb - pos > q LOOP
-            pos := pos + q + 1;
-            x := "pgivm_v"."retrieve_tuple"(root.node, rid_, pos - 1);
-            looked := looked + 1;
+        WHILE nb - pos > st.q LOOP
+            pos := pos + st.q + 1;
+            x := "pgivm_v"."retrieve_tuple"(root_, rid_, pos - 1);
+            st.retrieved := st.retrieved + 1;
             IF x IS NOT NULL AND "pgivm_v"."pred"(x) THEN
                 -- A real result: it replaces a uniformly chosen slot, and w shrinks by u^(1/k).
-                rng := "pgivm_v"."rng_next"(rng);
-                UPDATE "pgivm_v"."sample" SET rids = x WHERE slot = floor("pgivm_v"."unit"(rng) * st.k)::bigint;
-                rng := "pgivm_v"."rng_next"(rng); w := w * exp(ln("pgivm_v"."unit"(rng)) / st.k);
-                replaced := replaced + 1;
+                st.rng := "pgivm_v"."rng_next"(st.rng);
+                UPDATE "pgivm_v"."sample" SET rids = x WHERE slot = floor("pgivm_v"."unit"(st.rng) * st.k)::bigint;
+                st.rng := "pgivm_v"."rng_next"(st.rng); st.w := st.w * exp(ln("pgivm_v"."unit"(st.rng)) / st.k);
+                st.replacements := st.replacements + 1;
             END IF;
             -- Real or dummy, the next skip is drawn afresh with the current w (memorylessness).
-            rng := "pgivm_v"."rng_next"(rng); q := "pgivm_v"."skip"(w, "pgivm_v"."unit"(rng));
+            st.rng := "pgivm_v"."rng_next"(st.rng); st.q := "pgivm_v"."skip"(st.w, "pgivm_v"."unit"(st.rng));
         END LOOP;
-        q := q - (nb - pos);  -- carried into the next batch
+        st.q := st.q - (nb - pos);  -- carried into the next batch
     END IF;
-    UPDATE "pgivm_v"."state" SET rng = rng, w = w, q = q, filled = filled,
-           replacements = replacements + replaced, batches = batches + 1, retrieved = retrieved + looked
-     WHERE singleton;
+    RETURN st;
 END;
 $pgivm$;
 
--- After deletes: sampled results that lost a row are gone (the caller deleted them). Slots are
+-- After deletes: sampled results that lost a row are gone (apply_pending deleted every sampled
+-- result that uses a deleted row). Slots are
 -- made dense again, and if the reservoir was full the d free slots are refilled so that S is
 -- again the k smallest of i.i.d. uniform keys over the current join result:
 --   - the kept k - d results have keys below w, every other result a key uniform in (w, 1);
@@ -844,12 +760,6 @@ BEGIN
 END;
 $pgivm$;
 
--- Drop every sampled result that uses row rid_ (called for each deleted row, before repair()).
-CREATE FUNCTION "pgivm_v"."forget"(rid_ bigint) RETURNS void
-LANGUAGE sql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$
-    DELETE FROM "pgivm_v"."sample" WHERE rids @> ARRAY[rid_];
-$pgivm$;
-
 -- k independent uniform results of the current join, with replacement (`pgivm sample --fresh`):
 -- a uniform position of J0, retried while it is a dummy or fails the conditions. The view's
 -- state is not touched (its own generator is seeded by the caller).
@@ -920,11 +830,13 @@ DECLARE
     new_rid bigint;
     kids bigint[];
     i bigint;
+    st "pgivm_v"."state";
+    batches_before bigint;
 BEGIN
     FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE d.mult < 0 LOOP
         FOR victim IN SELECT x.rid FROM "pgivm_v"."a1" AS x WHERE x."c1" IS NOT DISTINCT FROM r."c1" AND x."c2" = r."c2" AND x."c3" IS NOT DISTINCT FROM r."c3" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
-            PERFORM "pgivm_v"."forget"(victim);
+            DELETE FROM "pgivm_v"."sample" WHERE rids @> ARRAY[victim];
             DELETE FROM "pgivm_v"."a1" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
@@ -932,7 +844,7 @@ BEGIN
     FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE d.mult < 0 LOOP
         FOR victim IN SELECT x.rid FROM "pgivm_v"."a2" AS x WHERE x."c1" = r."c1" AND x."c2" = r."c2" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
-            PERFORM "pgivm_v"."forget"(victim);
+            DELETE FROM "pgivm_v"."sample" WHERE rids @> ARRAY[victim];
             DELETE FROM "pgivm_v"."a2" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
@@ -940,7 +852,7 @@ BEGIN
     FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE d.mult < 0 LOOP
         FOR victim IN SELECT x.rid FROM "pgivm_v"."a3" AS x WHERE x."c1" = r."c1" AND x."c2" IS NOT DISTINCT FROM r."c2" ORDER BY x.rid DESC LIMIT -r.mult LOOP
             moved := moved + "pgivm_v"."index_delete"(victim);
-            PERFORM "pgivm_v"."forget"(victim);
+            DELETE FROM "pgivm_v"."sample" WHERE rids @> ARRAY[victim];
             DELETE FROM "pgivm_v"."a3" AS x WHERE x.rid = victim;
             gone := gone + 1;
         END LOOP;
@@ -948,14 +860,16 @@ BEGIN
     IF gone > 0 THEN
         PERFORM "pgivm_v"."repair"();
     END IF;
+    SELECT * INTO st FROM "pgivm_v"."state" WHERE singleton;
+    batches_before := st.batches;
     FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2, 3 LOOP
         FOR i IN 1..r.mult LOOP
             new_rid := nextval('pgivm_v.rid_seq');
             INSERT INTO "pgivm_v"."a1" VALUES (new_rid, r."c1", r."c2", r."c3");
             kids := ARRAY["pgivm_v"."kid_0"(r."c2"), NULL]::bigint[];
-            PERFORM "pgivm_v"."row_add"(0, new_rid, kids, ARRAY[new_rid, NULL, NULL]::bigint[]);
+            INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 0, kids, ARRAY[new_rid, NULL, NULL]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(0, new_rid, kids);
-            PERFORM "pgivm_v"."reservoir_batch"(0, new_rid, kids);
+            st := "pgivm_v"."reservoir_batch"(0, ARRAY[1]::int[], ARRAY[0]::int[], new_rid, kids, st);
         END LOOP;
     END LOOP;
     FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
@@ -963,9 +877,9 @@ BEGIN
             new_rid := nextval('pgivm_v.rid_seq');
             INSERT INTO "pgivm_v"."a2" VALUES (new_rid, r."c1", r."c2");
             kids := ARRAY["pgivm_v"."kid_0"(r."c1"), "pgivm_v"."kid_1"(r."c2")]::bigint[];
-            PERFORM "pgivm_v"."row_add"(1, new_rid, kids, ARRAY[NULL, new_rid, NULL]::bigint[]);
+            INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 1, kids, ARRAY[NULL, new_rid, NULL]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(1, new_rid, kids);
-            PERFORM "pgivm_v"."reservoir_batch"(1, new_rid, kids);
+            st := "pgivm_v"."reservoir_batch"(4, ARRAY[3, 5]::int[], ARRAY[0, 1]::int[], new_rid, kids, st);
         END LOOP;
     END LOOP;
     FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
@@ -973,15 +887,18 @@ BEGIN
             new_rid := nextval('pgivm_v.rid_seq');
             INSERT INTO "pgivm_v"."a3" VALUES (new_rid, r."c1", r."c2");
             kids := ARRAY[NULL, "pgivm_v"."kid_1"(r."c1")]::bigint[];
-            PERFORM "pgivm_v"."row_add"(2, new_rid, kids, ARRAY[NULL, NULL, new_rid]::bigint[]);
+            INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 2, kids, ARRAY[NULL, NULL, new_rid]::bigint[]);
             moved := moved + "pgivm_v"."index_insert"(2, new_rid, kids);
-            PERFORM "pgivm_v"."reservoir_batch"(2, new_rid, kids);
+            st := "pgivm_v"."reservoir_batch"(8, ARRAY[7]::int[], ARRAY[1]::int[], new_rid, kids, st);
         END LOOP;
     END LOOP;
     DELETE FROM "pgivm_v"."a1_delta";
     DELETE FROM "pgivm_v"."a2_delta";
     DELETE FROM "pgivm_v"."a3_delta";
-    UPDATE "pgivm_v"."state" SET moves = moves + moved WHERE singleton;
+    IF st.batches <> batches_before OR moved > 0 THEN
+        UPDATE "pgivm_v"."state" SET rng = st.rng, w = st.w, q = st.q, filled = st.filled, replacements = st.replacements,
+               batches = st.batches, retrieved = st.retrieved, moves = moves + moved WHERE singleton;
+    END IF;
 END;
 $pgivm$; COMMENT ON FUNCTION "pgivm_v"."apply_pending"() IS 'the statement''s net change of every atom: deletes (and one repair), then inserts';
 

@@ -22,9 +22,9 @@ from pgivm.systems.sample.layout import Layout, foreign_key_units, layout, parse
 # --- names -------------------------------------------------------------------------------------------
 
 _TABLES = ("state", "node", "rows", "part", "grp", "gmem", "member", "cnt", "bucket", "bsize", "sample")
-_FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "cnt_add", "bucket_add", "bucket_remove", "tuple_exp",
-              "propagate", "row_add", "entry_move", "index_insert", "index_delete", "retrieve_key", "retrieve_tuple",
-              "skip", "pred", "reservoir_batch", "repair", "forget", "fresh", "apply_pending", "restart")
+_FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "tuple_exp", "propagate", "entry_move", "index_insert",
+              "index_delete", "retrieve_key", "retrieve_tuple", "skip", "pred", "reservoir_batch", "repair", "fresh",
+              "apply_pending", "restart")
 
 
 def objects_of(names: Names, shape: Layout) -> dict[str, sql.Composable]:
@@ -300,7 +300,9 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
     """Every atom's net change of the statement: deletes of all atoms first (and one repair of the
     sample), then the inserts row by row: each new row of an atom is a logical insert, its unit's
     new rows (one, or, in a merged unit, one per partner combination stored) an index update and a
-    batch of the reservoir each."""
+    batch of the reservoir each. The state row is read once after the deletes and written once at
+    the end (the batches pass the reservoir's variables along in ``st``); each unit's root in its
+    own tree (the node its batches start from) is written into the call, not looked up."""
     cq: ConjunctiveQuery = view.query
     o = objects_of(names, shape)
     deletes: list[sql.Composable] = []
@@ -324,12 +326,12 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
             "    FOR r IN SELECT * FROM {delta} AS d WHERE d.mult < 0 LOOP\n"
             "        FOR victim IN SELECT x.rid FROM {atom} AS x WHERE {match} ORDER BY x.rid DESC LIMIT -r.mult LOOP\n"
             "{leave}"
-            "            PERFORM {forget}(victim);\n"
+            "            DELETE FROM {sample} WHERE rids @> ARRAY[victim];\n"
             "            DELETE FROM {atom} AS x WHERE x.rid = victim;\n"
             "            gone := gone + 1;\n"
             "        END LOOP;\n"
             "    END LOOP;").format(delta=names(f"{k}_delta"), atom=names(k), match=match or sql.SQL("true"),
-                                    leave=leave, forget=o["forget"]))
+                                    leave=leave, sample=o["sample"]))
         unit_keys = _unit_keys(shape, unit.number)
         kids = []
         for edge in shape.edges:
@@ -340,6 +342,11 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
                 kids.append(sql.SQL("{}({})").format(names(f"kid_{edge.number}"), args))
             else:
                 kids.append(sql.SQL("NULL"))
+        root = next(n for n in shape.nodes if n.tree == unit.number and n.parent is None)
+        batch = sql.SQL("st := {reservoir_batch}({root}, ARRAY[{children}]::int[], ARRAY[{cedges}]::int[], ").format(
+            reservoir_batch=o["reservoir_batch"], root=sql.Literal(root.node),
+            children=sql.SQL(", ").join(sql.Literal(c) for c in root.children),
+            cedges=sql.SQL(", ").join(sql.Literal(c) for c in root.cedges))
         parts = [sql.SQL("NULL") for _ in cq.atoms]
         filters = atom_filters(view, i, "d")
         if merged:
@@ -349,24 +356,24 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
                 "            FOR u IN {query} LOOP\n"
                 "                unit_rid := nextval({seq});\n"
                 "                kids := ARRAY[{kids}]::bigint[];\n"
-                "                PERFORM {row_add}({unit}, unit_rid, kids, ARRAY[{parts}]::bigint[]);\n"
+                "                INSERT INTO {rows} VALUES (unit_rid, {unit}, kids, ARRAY[{parts}]::bigint[]);\n"
                 "                INSERT INTO {part} SELECT p, unit_rid FROM unnest(ARRAY[{parts}]::bigint[]) AS p WHERE p IS NOT NULL;\n"
                 "                moved := moved + {index_insert}({unit}, unit_rid, kids);\n"
-                "                PERFORM {reservoir_batch}({unit}, unit_rid, kids);\n"
+                "                {batch}unit_rid, kids, st);\n"
                 "            END LOOP;\n").format(
                 query=_unit_rows_query(view, names, shape, i),
-                seq=sql.Literal(f"{names.schema}.rid_seq"), kids=sql.SQL(", ").join(kids), row_add=o["row_add"],
+                seq=sql.Literal(f"{names.schema}.rid_seq"), kids=sql.SQL(", ").join(kids), rows=o["rows"],
                 unit=sql.Literal(unit.number), parts=sql.SQL(", ").join(parts), part=o["part"],
-                index_insert=o["index_insert"], reservoir_batch=o["reservoir_batch"])
+                index_insert=o["index_insert"], batch=batch)
         else:
             parts[i] = sql.SQL("new_rid")
             body = sql.SQL(
                 "            kids := ARRAY[{kids}]::bigint[];\n"
-                "            PERFORM {row_add}({unit}, new_rid, kids, ARRAY[{parts}]::bigint[]);\n"
+                "            INSERT INTO {rows} VALUES (new_rid, {unit}, kids, ARRAY[{parts}]::bigint[]);\n"
                 "            moved := moved + {index_insert}({unit}, new_rid, kids);\n"
-                "            PERFORM {reservoir_batch}({unit}, new_rid, kids);\n").format(
-                kids=sql.SQL(", ").join(kids), row_add=o["row_add"], unit=sql.Literal(unit.number),
-                parts=sql.SQL(", ").join(parts), index_insert=o["index_insert"], reservoir_batch=o["reservoir_batch"])
+                "            {batch}new_rid, kids, st);\n").format(
+                kids=sql.SQL(", ").join(kids), rows=o["rows"], unit=sql.Literal(unit.number),
+                parts=sql.SQL(", ").join(parts), index_insert=o["index_insert"], batch=batch)
         inserts.append(sql.SQL(
             "    FOR r IN SELECT * FROM {delta} AS d WHERE d.mult > 0{filters} ORDER BY {order} LOOP\n"
             "        FOR i IN 1..r.mult LOOP\n"
@@ -384,9 +391,14 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
     return sql.SQL(
         "CREATE FUNCTION {f}() RETURNS void LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $pgivm$\n"
         "DECLARE\n    r record;\n    u record;\n    victim bigint;\n    unit_rid bigint;\n    gone bigint := 0;\n"
-        "    moved bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n    i bigint;\nBEGIN\n{deletes}\n"
-        "    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n{inserts}\n{clears}\n"
-        "    UPDATE {state} SET moves = moves + moved WHERE singleton;\n"
+        "    moved bigint := 0;\n    new_rid bigint;\n    kids bigint[];\n    i bigint;\n    st {state};\n"
+        "    batches_before bigint;\nBEGIN\n{deletes}\n"
+        "    IF gone > 0 THEN\n        PERFORM {repair}();\n    END IF;\n"
+        "    SELECT * INTO st FROM {state} WHERE singleton;\n    batches_before := st.batches;\n{inserts}\n{clears}\n"
+        "    IF st.batches <> batches_before OR moved > 0 THEN\n"
+        "        UPDATE {state} SET rng = st.rng, w = st.w, q = st.q, filled = st.filled, replacements = st.replacements,\n"
+        "               batches = st.batches, retrieved = st.retrieved, moves = moves + moved WHERE singleton;\n"
+        "    END IF;\n"
         "END;\n$pgivm$; COMMENT ON FUNCTION {f}() IS {comment}").format(
         f=o["apply_pending"], deletes=sql.SQL("\n").join(deletes), repair=o["repair"],
         inserts=sql.SQL("\n").join(inserts), clears=sql.SQL("\n").join(clears), state=o["state"],
