@@ -172,19 +172,19 @@ def _value_in_row(ctx: Context, alias: str, row: str, from_base: bool) -> Callab
     atom = ctx.cq.atom(alias)
     at = _column_in_row(ctx, alias, row, from_base)
     computed = {c.variable: c for c in order.computed_values(ctx.cq) if order.home(c) == alias}
+    stored = {c.column: c.target_type for c in ctx.capture_atom(alias).columns}  # each column's type in the net change
 
     def as_captured(col: str) -> sql.Composable:
         """The column as the atom's net change stores it (a join or GROUP BY column in its
         variable's type)."""
-        target = ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type
-        if from_base and target != ctx.view.column_types[(alias, col)]:
-            return sql.SQL("{}::{}").format(at(col), sql.SQL(target))  # type: ignore[arg-type]
+        if from_base and stored[col] != ctx.view.column_types[(alias, col)]:
+            return sql.SQL("{}::{}").format(at(col), sql.SQL(stored[col]))  # type: ignore[arg-type]
         return at(col)
 
     def as_written(col: str) -> sql.Composable:
         """The column in its own type, as the query's expressions read it."""
         source = ctx.view.column_types[(alias, col)]
-        if from_base or ctx.capture_atom(alias).columns[atom.columns.index(col)].target_type == source:
+        if from_base or stored[col] == source:
             return at(col)
         return sql.SQL("{}::{}").format(at(col), sql.SQL(source))  # type: ignore[arg-type]
 
