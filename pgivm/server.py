@@ -614,8 +614,15 @@ def _processes_in(directory: Path) -> list[int]:
 
 
 def _ensure_system_user(name: str) -> None:
+    # Creation is serialized: two processes starting servers at once on a fresh machine (pytest-xdist
+    # workers) would both run useradd, and concurrent useradds here each succeed with their own uid,
+    # the last one's entry overwriting the others (a data directory then belongs to a uid that no
+    # longer exists). The lock is taken on /etc/passwd itself: root-owned, nothing to create that
+    # another user could plant; whoever waited finds the user made (ensure_user_exists looks first).
     try:
-        _pgserver_utils().ensure_user_exists(name)
+        with open("/etc/passwd", "rb") as passwd:
+            fcntl.flock(passwd, fcntl.LOCK_EX)
+            _pgserver_utils().ensure_user_exists(name)
     except (OSError, subprocess.CalledProcessError) as exc:
         raise PgivmError(
             f"running as root, but could not create the system user {name!r} for PostgreSQL: {exc}",

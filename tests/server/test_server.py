@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
+import pwd
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -187,6 +189,24 @@ def test_concurrent_starts_share_one_server(pgdata: Path) -> None:
         for starter in starters:  # a starter still running could start the server after pgdata's stop
             starter.kill()
             starter.wait()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the system user is created only when running as root")
+def test_concurrent_first_starts_create_one_system_user() -> None:
+    """On a fresh machine two xdist workers started their servers at once, each ran useradd, and
+    each got its own uid, the last overwriting the others: initdb of the other worker then ran as a
+    uid that no longer existed. Four processes create one new user at once: all see one uid."""
+    name = f"pgivm_t{os.getpid()}"
+    start = time.time() + 3  # every process imported and waiting: they call at the same moment
+    script = (f"import pwd, time; from pgivm import server; time.sleep(max(0, {start} - time.time())); "
+              f"server._ensure_system_user({name!r}); print(pwd.getpwnam({name!r}).pw_uid)")
+    creators = [subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True) for _ in range(4)]
+    try:
+        uids = [creator.communicate(timeout=60)[0].strip() for creator in creators]
+        assert [creator.returncode for creator in creators] == [0, 0, 0, 0]
+        assert len(set(uids)) == 1 and uids[0] == str(pwd.getpwnam(name).pw_uid), uids
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
 
 
 # ------------------------------------------------------------------------------------------- DSNs
