@@ -654,6 +654,8 @@ JOIN_VIEWS = (  # each writer's rows flip rows of each view (a NULL-extended row
     # a parenthesized join on the right, and a UNION ALL reading r in both branches
     ("bj", "SELECT r.a, s.c, t.a AS ta FROM r LEFT JOIN (s FULL JOIN t ON s.c = t.c) ON r.b = s.b"),
     ("un", "SELECT r.a, r.b FROM r WHERE r.note LIKE 'w%' UNION ALL SELECT r.b, t.a FROM r JOIN t ON r.b = t.c"),
+    # r joined to itself through a LEFT join: each writer's r(1, 2) matches r's rows of b = 2, its own and the other's
+    ("sj", "SELECT r.a, r.b, r2.a AS a2 FROM r LEFT JOIN r AS r2 ON r2.b = r.b AND r2.note LIKE 'w%'"),
 )
 
 

@@ -49,15 +49,6 @@ from pgivm.systems.first_order import outer
 def accepts(cq: ConjunctiveQuery) -> str | None:
     if any(a.function == "cofactor" for a in cq.aggregates):
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
-    tested = {step.alias for step in cq.joins if step.tests}
-    branch = {alias: n for n, aliases in enumerate(cq.union_branches) for alias in aliases}
-    shown = [(a.table, branch.get(a.alias)) for a in cq.atoms if a.alias not in tested]
-    # its delta rules read every other such atom as it is now: exact where two atoms of a table never
-    # meet in a joined row (branches of a UNION), not in general
-    if cq.has_outer_join and (len(set(shown)) < len(shown) or any(b is None for t, b in shown if
-                                                                  sum(1 for u, _ in shown if u == t) > 1)):
-        return ("a table joined to itself in a query with an outer join or [NOT] EXISTS / IN: not yet, but through "
-                "[NOT] EXISTS / IN (recompute maintains it)")
     return bare_atom_reason(cq)  # its net change would have no column to carry: a count of rows only
 
 
@@ -397,6 +388,41 @@ def _older_rows(ctx: maintain.Context, alias: str, table: sql.Composable, delta:
         _table_rows(ctx, alias, table), change, delta)
 
 
+def _term_chain(ctx: maintain.Context, chain: outer.Chain, i: int, hole_of: dict[TableRef, sql.Composable]) -> outer.Chain:
+    """The chain atom i's term reads: as ``chain`` (every table as it is now), but the atoms of
+    atom i's table after it as they were before the statement. The outer-join rules hold for one
+    changed atom with the others fixed at any state, and a self-join's change telescopes through
+    its atoms as the inner-join rule's does (``_atom_delta_rows``): A_1' .. δA_i .. A_n."""
+    table = ctx.cq.atoms[i].table
+    later = {other.alias for other in ctx.cq.atoms[i + 1:] if other.table == table}
+    if not later:
+        return chain
+
+    def rows(alias: str) -> sql.Composable:
+        if alias in later:
+            return _rows_before(ctx, alias, hole_of[table], ctx.names(f"{ctx.atom_name(alias)}_delta"))
+        return _table_rows(ctx, alias, hole_of[ctx.cq.atom(alias).table])
+
+    return outer.Chain(ctx, rows)
+
+
+def _rows_before(ctx: maintain.Context, alias: str, table: sql.Composable, delta: sql.Identifier) -> sql.Composable:
+    """An atom's rows before the statement, one row each as ``_table_rows`` gives them (for a
+    self-join's outer join, whose rules count matches row by row): the rows now, less one copy of
+    each row the net change inserted, with a copy of each it deleted. EXCEPT ALL compares with the
+    columns' equality, which resolve demands of every column a view reads. No join condition
+    reaches inside it: the table is read whole, once per term that reads it (O(|table|) a statement,
+    where other atoms are read through their indexes)."""
+    captured = ctx.capture_atom(alias)
+    change = sql.SQL(", ").join(sql.SQL("d.{} AS {}").format(
+        sql.Identifier(c.name), sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
+        for c in captured.columns)
+    copies = sql.SQL("SELECT {} FROM {} AS d CROSS JOIN pg_catalog.generate_series(1, pg_catalog.abs(d.mult)) AS g "
+                     "WHERE d.mult {} 0")
+    return sql.SQL("((SELECT * FROM {} AS b EXCEPT ALL {}) UNION ALL {})").format(
+        _table_rows(ctx, alias, table), copies.format(change, delta, sql.SQL(">")), copies.format(change, delta, sql.SQL("<")))
+
+
 def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
     """An atom's net change for an outer join's delta (columns named ``outer.column_name``, and mult)."""
     return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(sql.SQL(", ").join(
@@ -464,7 +490,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         if chain is not None:
             older = {other.alias: _older_rows(ctx, other.alias, hole_of[other.table], names(f"{ctx.atom_name(other.alias)}_delta"))
                      for other in cq.atoms[i + 1:] if other.table == atom.table}
-            rows = _joined_rows(ctx, chain.delta(i, _delta_rows(ctx, atom.alias, delta), older))
+            rows = _joined_rows(ctx, _term_chain(ctx, chain, i, hole_of).delta(i, _delta_rows(ctx, atom.alias, delta), older))
         else:
             rows = _atom_delta_rows(ctx, i, hole_of, logged)
         result = sql.SQL("({})").format(_result_select(ctx, rows))

@@ -22,8 +22,10 @@ other than A_i is read as it is now (immediate maintenance: the statement has ch
 alone), so the states P_k are plain joins of the base tables; but for a self-join through
 [NOT] EXISTS (``WHERE NOT EXISTS (SELECT FROM r AS r2 WHERE r2.b = r.b AND r2.a > r.a)``), whose
 test atom of A_i's table comes later and is read as it was before the statement (the order of a
-self-join's terms, as in ``cq.py``): a signed bag, tested by its net count. Another self-join
-with an outer join or a subquery goes to recompute.
+self-join's terms, as in ``cq.py``): a signed bag, tested by its net count. A shown atom of A_i's
+table after it (``r LEFT JOIN r AS r2``) is read the same way, as its rows before the statement,
+one row each (``cq._term_chain``): the rules hold for one changed atom whatever fixed state the
+others are read at, and the terms of a self-join's atoms add up to its change.
 
 A semi-join (EXISTS, IN) or anti-join (NOT EXISTS, NOT IN) step keeps the rows so far that
 match some (no) row of its atom: a row so far that δA_i matches shows or goes as its number of
