@@ -23,6 +23,10 @@ QUERIES = {
     "three branches, constants": ("SELECT a AS x, 'r' AS source FROM r UNION ALL SELECT c, 's' FROM s "
                                   "UNION ALL SELECT 7, 'big' FROM s WHERE c > 3"),
     "outer join in a branch": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b UNION ALL SELECT s.b, s.c FROM s",
+    # a table joined to itself inside a branch (first-order refused it before: now the self-join rule)
+    "self-join in a branch": "SELECT r.a, r2.b FROM r JOIN r AS r2 ON r.b = r2.a UNION ALL SELECT s.b, s.c FROM s",
+    "self outer join and the table again": ("SELECT r.a, r2.a AS a2 FROM r LEFT JOIN r AS r2 ON r2.b = r.a "
+                                            "UNION ALL SELECT r.b, r.a FROM r"),
     "computed items": "SELECT a + 1 AS n, coalesce(b, 0) AS m FROM r UNION ALL SELECT c * 2, d FROM s, t WHERE s.b = t.b",
 }
 
