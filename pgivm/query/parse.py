@@ -147,7 +147,7 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None,
     if statics:
         columns_of = _with_static_columns(columns_of, statics)
     inlined = inline(rewritten, columns_of, definition_of)
-    query = _parse(inlined or rewritten, _GENERAL, columns_of, statics)
+    query = _parse(inlined or rewritten, _GENERAL, columns_of, statics, distinct_as_groups=not union)
     if union:
         query = replace(query, union_branches=union[1])
     return replace(query, sql=sql.strip(), static=statics) if inlined or statics else query
@@ -168,7 +168,7 @@ def _with_static_columns(columns_of: ColumnsOf | None, statics: tuple[StaticRela
 
 
 def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
-           static: tuple[StaticRelation, ...] = ()) -> ConjunctiveQuery:
+           static: tuple[StaticRelation, ...] = (), distinct_as_groups: bool = False) -> ConjunctiveQuery:
     """Check the statement, the SELECT list's shape, FROM, ON/WHERE, GROUP BY, then resolve names,
     group equated columns into variables and build the atoms (the order today's parser checked in)."""
     select = _select(sql, wording)
@@ -180,6 +180,8 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
     outer = any(k in OUTER for k in kinds.values()) or bool(subqueries)
     layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
+    if distinct_as_groups:
+        _distinct_as_group_by(select, items)
     hidden = _having_reads(select, items)
     group_nodes = _group_expressions(select)
     items, projection = _split_expressions(items + hidden, {_sql(n) for n in group_nodes})
@@ -273,6 +275,32 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
 
 
 # ------------------------------------------------------------------------------ statement
+
+
+def _distinct_as_group_by(select: exp.Select, items: list[tuple[str | None, exp.Expression]]) -> None:
+    """SELECT DISTINCT items, with no aggregate and no GROUP BY, also grouped: by each item that is a
+    column or reads the columns of one table, and by the columns of an item that reads several
+    (``r.a * s.c``: F-IVM computes a value on one table's rows). Every system then keeps one row per
+    group with its count, and the view reads the groups, each shown row once (DISTINCT stays, over
+    rows already nearly distinct), where F-IVM kept the listing and made it distinct on every read:
+    a DISTINCT that projected a join column away read the whole join (193,146 rows, 268 ms for
+    1,000 rows; 1.3 ms grouped). GROUP BY puts NULLs, and values equal by their type's equality, in
+    one group, as DISTINCT does."""
+    distinct = select.args.get("distinct")
+    if distinct is None or distinct.args.get("on") is not None or select.args.get("group") is not None:
+        return
+    if select.args.get("having") is not None or any(node.find(exp.AggFunc) for _, node in items):
+        return
+    keys: dict[str, exp.Expression] = {}
+    for _, node in items:
+        columns = list(node.find_all(exp.Column))
+        if isinstance(node, exp.Column) or (columns and all(c.table for c in columns)
+                                            and len({c.table for c in columns}) == 1):
+            keys.setdefault(_sql(node), node)
+        else:  # several tables' columns (or unqualified ones): grouped by each, the item computed on read
+            keys.update((_sql(c), c) for c in columns)
+    if keys:  # constants alone: each row once, as recompute reads it
+        select.set("group", exp.Group(expressions=[k.copy() for k in keys.values()]))
 
 
 def _select(sql: str, wording: _Wording) -> exp.Select:

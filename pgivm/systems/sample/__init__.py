@@ -71,10 +71,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     outer = outer_join_reason(cq)
     if outer is not None:
         return outer
+    if cq.distinct:  # first: a DISTINCT is also grouped (parse: _distinct_as_group_by)
+        return "a sample view samples the join's results with their multiplicities: DISTINCT is not sampled"
     if cq.aggregates or cq.group_by or cq.group_computed:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
-    if cq.distinct:
-        return "a sample view samples the join's results with their multiplicities: DISTINCT is not sampled"
     if cq.projection is not None:
         return "a sample view lists columns as they are: computed SELECT items are not sampled"
     if layout(cq) is None:
