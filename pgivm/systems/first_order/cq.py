@@ -413,21 +413,23 @@ def _rows_before(ctx: maintain.Context, alias: str, table: sql.Composable, delta
     columns' equality, which resolve demands of every column a view reads. No join condition
     reaches inside it: the table is read whole, once per term that reads it (O(|table|) a statement,
     where other atoms are read through their indexes)."""
-    captured = ctx.capture_atom(alias)
-    change = sql.SQL(", ").join(sql.SQL("d.{} AS {}").format(
-        sql.Identifier(c.name), sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
-        for c in captured.columns)
+    change = _change_columns(ctx, alias)
     copies = sql.SQL("SELECT {} FROM {} AS d CROSS JOIN pg_catalog.generate_series(1, pg_catalog.abs(d.mult)) AS g "
                      "WHERE d.mult {} 0")
     return sql.SQL("((SELECT * FROM {} AS b EXCEPT ALL {}) UNION ALL {})").format(
         _table_rows(ctx, alias, table), copies.format(change, delta, sql.SQL(">")), copies.format(change, delta, sql.SQL("<")))
 
 
+def _change_columns(ctx: maintain.Context, alias: str) -> sql.Composable:
+    """The columns of an atom's net change (``d``, its K_delta), named ``outer.column_name``."""
+    return sql.SQL(", ").join(
+        sql.SQL("d.{} AS {}").format(sql.Identifier(c.name), sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
+        for c in ctx.capture_atom(alias).columns)
+
+
 def _delta_rows(ctx: maintain.Context, alias: str, delta: sql.Identifier) -> sql.Composable:
     """An atom's net change for an outer join's delta (columns named ``outer.column_name``, and mult)."""
-    return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(sql.SQL(", ").join(
-        sql.SQL("d.{} AS {}").format(sql.Identifier(c.name), sql.Identifier(outer.column_name(ctx.cq, ColumnRef(alias, c.column))))
-        for c in ctx.capture_atom(alias).columns), delta)
+    return sql.SQL("(SELECT {}, d.mult FROM {} AS d)").format(_change_columns(ctx, alias), delta)
 
 
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
