@@ -699,7 +699,7 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
             # The view's lock: we wait for the writer (or reader) holding it, with retries, and
             # writers of an immediate view queue behind us; no base-table lock, so no cycle with
             # a writer is possible. A deferred view's writers never take it.
-            with_lock_retries(conn, f"the state of view {name}", lambda attempt: conn.execute(
+            with_lock_retries(conn, f"the state of view {name}", lambda first_ms, later_ms: conn.execute(
                 sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(view.names("state"))), lock_wait)
         # An action may also hand back rows to show ("columns" and "rows": sample --fresh).
         produced = found.run(conn, name, values) or {}

@@ -35,6 +35,19 @@ def session(target: Target) -> Iterator[psycopg.Connection]:
 LOCK_ATTEMPT_MS = 100
 FIRST_LOCK_MS = 1000  # the first lock of an attempt, taken while holding none: no cycle can form
 LOCK_WAIT_S = 60.0  # the default budget of all attempts together
+# Most attempts are quick: every lock waits at most QUICK_LOCK_MS, so no writer queues behind us.
+# Writers that touch several of the tables in one transaction, in a loop, leave them all free
+# only for moments; a queued attempt (waiting on its first table) lets the writers that hold the
+# others pile up behind it, and its next lock then waits on them in a cycle until it gives up.
+# Every QUEUED_EVERY-th attempt queues, so a table that is never free for a moment (overlapping
+# writers of that one table) is still taken in its turn.
+QUICK_LOCK_MS = 2
+QUEUED_EVERY = 8
+
+
+def attempt_waits(attempt: int) -> tuple[int, int]:
+    """How long attempt number ``attempt`` (from 0) waits for its first lock and for each later one."""
+    return (FIRST_LOCK_MS, LOCK_ATTEMPT_MS) if attempt % QUEUED_EVERY == QUEUED_EVERY - 1 else (QUICK_LOCK_MS, QUICK_LOCK_MS)
 
 
 @contextmanager
@@ -56,21 +69,23 @@ def fixed_search_path(conn: psycopg.Connection) -> None:
                  "pg_catalog.set_config('row_security', 'off', true)")
 
 
-def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[int], None], budget: float) -> None:
-    """Run ``take(attempt)`` (statements that acquire locks) in a savepoint with a short
-    lock_timeout; on a timeout roll back to the savepoint, releasing what it got, back off (with
-    jitter, so that retries do not fall into step with a writer's rhythm) and retry, up to
-    ``budget`` seconds. A writer queued behind us waits at most one attempt and never deadlocks."""
+def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[int, int], None], budget: float) -> None:
+    """Run ``take(first_ms, later_ms)`` (statements that acquire locks, waiting at most
+    ``first_ms`` for the first and ``later_ms`` for each later one) in a savepoint; on a lock
+    timeout roll back to the savepoint, releasing what it got, back off (with jitter, so that
+    retries do not fall into step with a writer's rhythm) and retry, up to ``budget`` seconds. A
+    writer queued behind us waits at most one attempt and never deadlocks."""
     previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
     deadline = time.monotonic() + budget
-    pause = 0.01
+    pause = 0.005
     attempt = 0
     try:
         while True:
+            first_ms, later_ms = attempt_waits(attempt)
             try:
                 with conn.transaction():
-                    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{LOCK_ATTEMPT_MS}ms"])
-                    take(attempt)
+                    conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{first_ms}ms"])
+                    take(first_ms, later_ms)
                 return
             except psycopg.errors.LockNotAvailable:
                 attempt += 1
@@ -78,7 +93,7 @@ def with_lock_retries(conn: psycopg.Connection, what: str, take: Callable[[int],
                     raise PgivmError(f"could not lock {what} within {budget:g} s: other transactions kept them busy",
                                      "retry when fewer transactions write them, or allow a longer wait (--lock-wait)") from None
                 time.sleep(pause * random.uniform(0.5, 1.5))
-                pause = min(pause * 2, 0.25)
+                pause = min(pause * 2, 0.05)
     finally:
         if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
             conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
@@ -88,25 +103,27 @@ def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budge
     """Lock the base tables (and their partitions) found by oid. Named from the oid now; LOCK runs
     no code of the table's owner, and a name that no longer leads to that oid is an error.
 
-    Each attempt first asks for all of them at once without waiting (taken when no writer is in
-    between statements on them), then one by one, starting with the table that blocked the last
-    attempt: waiting for it while holding nothing cannot close a cycle with a writer."""
+    A quick attempt asks for all of them in one statement; a queued one goes one by one, starting
+    with the table that blocked the last attempt: waiting for it while holding nothing cannot
+    close a cycle with a writer."""
     names = [conn.execute("SELECT pg_catalog.format('%%I.%%I', n.nspname, c.relname) FROM pg_catalog.pg_class c "
                           "JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace WHERE c.oid = %s", [oid]).fetchone()[0]  # type: ignore[index]
              for oid in oids]
     order = list(range(len(oids)))
 
-    def take(attempt: int) -> None:
-        if attempt % 2 == 0:
+    def take(first_ms: int, later_ms: int) -> None:
+        if first_ms == QUICK_LOCK_MS:  # all at once, in one statement: no round trip between the locks
             try:
                 with conn.transaction():
-                    conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE NOWAIT").format(
+                    conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(
                         sql.SQL(", ").join(sql.SQL(n) for n in names), sql.SQL(mode)))  # type: ignore[arg-type]
-            except (psycopg.errors.LockNotAvailable, psycopg.errors.InsufficientPrivilege):
-                pass  # the one by one locks below wait, or say which table is not ours to lock
+            except psycopg.errors.InsufficientPrivilege:
+                pass  # the one by one locks below say which table is not ours to lock
+            else:
+                return check_names()
         for position, i in enumerate(list(order)):
             # Holding nothing yet, the first wait cannot close a cycle: it may be longer.
-            timeout = FIRST_LOCK_MS if position == 0 else LOCK_ATTEMPT_MS
+            timeout = first_ms if position == 0 else later_ms
             conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
             try:
                 conn.execute(sql.SQL("LOCK TABLE {} IN {} MODE").format(sql.SQL(names[i]), sql.SQL(mode)))  # type: ignore[arg-type]
@@ -118,6 +135,9 @@ def lock_base_tables(conn: psycopg.Connection, oids: list[int], mode: str, budge
                 order.remove(i)
                 order.insert(0, i)  # next attempt waits for it first, holding nothing
                 raise
+        check_names()
+
+    def check_names() -> None:
         for oid, name in zip(oids, names):
             found = conn.execute("SELECT pg_catalog.to_regclass(%s)::pg_catalog.oid::int8", [name]).fetchone()
             if not found or found[0] != oid:
@@ -133,12 +153,13 @@ def lock_by_creating_triggers(conn: psycopg.Connection, statements: list[sql.Com
     privilege (a LOCK TABLE in that mode would need UPDATE, DELETE or TRUNCATE). ``tables``: each
     base table's oid and name as resolved; the trigger ``lock_name`` must then be on that oid, so
     a name that led elsewhere meanwhile is an error, not a trigger on another table."""
-    def take(attempt: int) -> None:
-        for position, statement in enumerate(statements):
-            # Holding nothing yet, the first wait cannot close a cycle: it may be longer.
-            timeout = FIRST_LOCK_MS if position == 0 else LOCK_ATTEMPT_MS
-            conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [f"{timeout}ms"])
-            conn.execute(statement)
+    def take(first_ms: int, later_ms: int) -> None:
+        # One round trip: no time between the locks for a writer to take the next table. Holding
+        # nothing yet, the first wait cannot close a cycle: it may be longer.
+        conn.execute(sql.SQL("; ").join(
+            sql.SQL("SELECT pg_catalog.set_config('lock_timeout', {}, true); {}").format(
+                sql.Literal(f"{first_ms if position == 0 else later_ms}ms"), statement)
+            for position, statement in enumerate(statements)))
         for oid, name in tables.items():
             found = conn.execute("SELECT EXISTS (SELECT FROM pg_catalog.pg_trigger WHERE tgrelid = %s AND tgname = %s)",
                                  [oid, lock_name]).fetchone()
