@@ -42,10 +42,12 @@ def available_migrations() -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
-def current_version(conn: psycopg.Connection) -> int:
-    exists = conn.execute("SELECT pg_catalog.to_regclass('pgivm_catalog.schema_migrations') IS NOT NULL").fetchone()
-    if not exists or not exists[0]:
-        return 0
+def current_version(conn: psycopg.Connection, exists: bool = False) -> int:
+    """The newest migration applied (0 before any); ``exists``: the caller saw the table."""
+    if not exists:
+        found = conn.execute("SELECT pg_catalog.to_regclass('pgivm_catalog.schema_migrations') IS NOT NULL").fetchone()
+        if not found or not found[0]:
+            return 0
     row = conn.execute("SELECT coalesce(max(version), 0) FROM pgivm_catalog.schema_migrations").fetchone()
     return int(row[0]) if row else 0
 
@@ -101,16 +103,6 @@ def _facts(conn: psycopg.Connection, schema: str) -> SchemaFacts | None:
     return SchemaFacts(row[0], row[1], row[2], row[3], row[4], list(row[5] or []), row[6], row[7])
 
 
-def check_trusted(conn: psycopg.Connection) -> None:
-    """Refuse, in one line, a catalog this session must not run: one that is part of an extension,
-    holds objects its owner did not make, or, for a superuser, belongs to a role that is not one
-    (that role could make pgivm's functions run its own code as the superuser)."""
-    facts = _facts(conn, SCHEMA)
-    if facts is None:
-        return
-    _refuse_untrusted(facts, SCHEMA)
-
-
 def _refuse_untrusted(facts: SchemaFacts, schema: str) -> None:
     if facts.in_extension:
         raise PgivmError(f"schema {schema} belongs to an extension, not to pgivm", f"drop or rename that schema; pgivm makes its own")
@@ -147,9 +139,11 @@ def _prepare_schema(conn: psycopg.Connection) -> None:
 def upgrade(conn: psycopg.Connection) -> list[Migration]:
     """Bring the catalog to the newest version; returns the migrations applied now."""
     newest = max((m.version for m in available_migrations()), default=0)
-    if current_version(conn) >= newest:  # the common case: nothing to do, no lock taken
-        check_trusted(conn)
-        return []
+    facts = _facts(conn, SCHEMA)  # trusted first: reading the catalog's tables comes after
+    if facts is not None and facts.has_migrations:
+        _refuse_untrusted(facts, SCHEMA)
+        if current_version(conn, exists=True) >= newest:  # the common case: nothing to do, no lock taken
+            return []
     applied = []
     with conn.transaction():
         conn.execute("SELECT pg_catalog.pg_advisory_xact_lock(%s)", [_LOCK_KEY])

@@ -104,11 +104,12 @@ class ResolvedView:
         return self.base[table]
 
 
-_TABLE_BY_OID = """
+# The tables with these oids, in one query (a view's tables are pinned together).
+_TABLES_BY_OID = """
 SELECT c.oid::int8, n.nspname, c.relname, c.relkind::text, c.relispartition, c.relrowsecurity,
        EXISTS (SELECT 1 FROM pg_catalog.pg_inherits i WHERE i.inhrelid = c.oid OR i.inhparent = c.oid)
   FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
- WHERE c.oid = %s
+ WHERE c.oid = ANY (%s::pg_catalog.oid[])
 """
 
 
@@ -137,9 +138,16 @@ def _schema_access(table: TableRef) -> Iterator[None]:
                          "its schema's owner can GRANT USAGE on it") from None
 
 
-def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str) -> BaseTable:
-    """The base table with this oid as it is now, or a one-line refusal saying why it cannot be one."""
-    row = conn.execute(_TABLE_BY_OID, [oid]).fetchone()
+def pin_tables(conn: psycopg.Connection, oids: Mapping[TableRef, int]) -> dict[TableRef, BaseTable]:
+    """``pin_table`` of each table (as written) with its oid, with one catalog query for all."""
+    rows = {int(row[0]): row for row in conn.execute(_TABLES_BY_OID, [list(oids.values())])}
+    return {table: pin_table(conn, oid, table, rows.get(oid)) for table, oid in oids.items()}
+
+
+def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str, row: Any = None) -> BaseTable:
+    """The base table with this oid as it is now, or a one-line refusal saying why it cannot be one
+    (``row``: its line of _TABLES_BY_OID, when the caller read it already)."""
+    row = row or conn.execute(_TABLES_BY_OID, [[oid]]).fetchone()
     if row is None:
         raise PgivmError(f"table {written} no longer exists (oid {oid})", "drop the view with `pgivm drop`")
     _, schema, name, kind, is_partition, row_security, inherits = row
@@ -202,32 +210,45 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.
 # Columns' types as the state keeps them: a domain's base type (recursively, with the base's
 # typmod), since a domain's CHECK constraints are code its owner could change, which writers'
 # triggers would run when they insert into the state; any other type as it is. With each, the
-# equality its values are compared with (see _EQUALITY). One query for all the columns of a table.
+# equality its values are compared with (see _EQUALITY). One query for all the columns of a
+# view's tables: (table oid, column name) pairs.
 _STATE_TYPES = """
 WITH RECURSIVE wanted AS (
-    SELECT c.name, a.attnum, a.atttypid, a.atttypmod  -- keyed by the name asked for: a name compares
-      FROM pg_catalog.unnest(%(columns)s::text[]) AS c(name)  -- as PostgreSQL's own, cut to 63 bytes
-      JOIN pg_catalog.pg_attribute a ON a.attrelid = %(table)s AND a.attname = c.name::pg_catalog.name
+    -- keyed by the name asked for: a name compares as PostgreSQL's own, cut to 63 bytes
+    SELECT c.tbl, c.name, a.attnum, a.atttypid, a.atttypmod
+      FROM ROWS FROM (pg_catalog.unnest(%(tables)s::pg_catalog.oid[]), pg_catalog.unnest(%(columns)s::text[])) AS c(tbl, name)
+      JOIN pg_catalog.pg_attribute a ON a.attrelid = c.tbl AND a.attname = c.name::pg_catalog.name
        AND a.attnum > 0 AND NOT a.attisdropped
 ), base AS (
-    SELECT name, atttypid AS oid, atttypmod AS typmod, 0 AS depth FROM wanted
+    SELECT tbl, name, atttypid AS oid, atttypmod AS typmod, 0 AS depth FROM wanted
     UNION ALL
-    SELECT b.name, t.typbasetype, t.typtypmod, b.depth + 1 FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.oid
+    SELECT b.tbl, b.name, t.typbasetype, t.typtypmod, b.depth + 1 FROM base b JOIN pg_catalog.pg_type t ON t.oid = b.oid
      WHERE t.typtype = 'd' AND b.depth < 32
 ), kept AS (
-    SELECT DISTINCT ON (b.name) b.name, b.oid, b.typmod FROM base b ORDER BY b.name, b.depth DESC
+    SELECT DISTINCT ON (b.tbl, b.name) b.tbl, b.name, b.oid, b.typmod FROM base b ORDER BY b.tbl, b.name, b.depth DESC
 )
-SELECT w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.format_type(w.atttypid, w.atttypmod),
+SELECT w.tbl::int8, w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.format_type(w.atttypid, w.atttypmod),
        eq.in_catalog, eq.nspname
-  FROM wanted w JOIN kept k ON k.name = w.name
+  FROM wanted w JOIN kept k ON k.tbl = w.tbl AND k.name = w.name
   LEFT JOIN LATERAL ({equality}) eq ON true
 """.format(equality=_EQUALITY)
 
 
-def _columns(conn: psycopg.Connection, table: BaseTable, columns: list[str]) -> dict[str, tuple[str, int, str]]:
+def _table_columns(conn: psycopg.Connection, read: Mapping[TableRef, tuple[BaseTable, list[str]]]
+                ) -> dict[TableRef, dict[str, tuple[str, int, str]]]:
+    """``_columns`` of each table (as written), with one catalog query for all."""
+    pairs = sorted({(table.oid, column) for table, columns in read.values() for column in columns})
+    rows = conn.execute(_STATE_TYPES, {"tables": [t for t, _ in pairs], "columns": [c for _, c in pairs]}).fetchall()
+    found: dict[int, dict[str, Any]] = {}
+    for row in rows:
+        found.setdefault(int(row[0]), {})[row[1]] = row[2:]
+    return {written: _columns(table, columns, found.get(table.oid, {})) for written, (table, columns) in read.items()}
+
+
+def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dict[str, tuple[str, int, str]]:
     """Each column's type as the state keeps it, its number, and its type as declared; a one-line
-    refusal for a column missing or without an equality generated code may call (in ``columns``' order)."""
-    found = {row[0]: row[1:] for row in conn.execute(_STATE_TYPES, {"table": table.oid, "columns": columns})}
+    refusal for a column missing or without an equality generated code may call (in ``columns``' order).
+    ``found``: the table's lines of _STATE_TYPES by column name."""
     out: dict[str, tuple[str, int, str]] = {}
     for column in columns:
         if column not in found:
@@ -275,13 +296,20 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
     view): they are then found by oid, whatever they are called now."""
     tables: dict[TableRef, TableRef] = {}
-    base: dict[TableRef, BaseTable] = {}
     static = {relation.table for relation in getattr(query, "static", ())}
+    found_oids: dict[TableRef, int] = {}
     for table in query.tables:
         if oids is None and (table.schema or "").startswith("pgivm_") and table not in static:
             _not_state(table)
-        oid = oids[table] if oids is not None else _lookup_oid(conn, table)
-        base[table] = pin_table(conn, oid, table)
+        found_oids[table] = oids[table] if oids is not None else _lookup_oid(conn, table)
+    first_name: dict[int, TableRef] = {}
+    for table, oid in found_oids.items():
+        other = first_name.setdefault(oid, table)
+        if other != table:  # each name gets its own capture: one table would get two
+            raise UnsupportedQuery(f"{other} and {table} name the same table: write it one way throughout the view",
+                                   f"write {other} in both places; an alias tells the two uses apart")
+    base = pin_tables(conn, found_oids)
+    for table in query.tables:
         tables[table] = base[table].ref
         if oids is None and base[table].static and table not in static:
             _not_state(base[table].ref)
@@ -293,7 +321,7 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     read: dict[TableRef, dict[str, None]] = {}  # each table's columns once, in the order the atoms read them
     for atom in query.atoms:
         read.setdefault(atom.table, {}).update(dict.fromkeys(read_columns(atom)))
-    found = {table: _columns(conn, base[table], list(columns)) for table, columns in read.items()}
+    found = _table_columns(conn, {table: (base[table], list(columns)) for table, columns in read.items()})
     for atom in query.atoms:
         for variable, column in zip(atom.variables, read_columns(atom)):
             type_name, attnum, declared = found[atom.table][column]
@@ -306,7 +334,7 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     return ResolvedView(query=query, tables=tables, variable_types=variable_types,
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
-                        unique_keys={table: unique_keys(conn, b.oid) for table, b in base.items()},
+                        unique_keys=_unique_keys_of(conn, base),
                         declared_types=declared_types)
 
 
@@ -340,20 +368,23 @@ def _is_text(type_name: str) -> bool:
 
 
 _UNIQUE_KEYS = """
-SELECT array_agg(a.attname::text ORDER BY k.i)
+SELECT x.indrelid::int8, array_agg(a.attname::text ORDER BY k.i)
   FROM pg_catalog.pg_index x
   CROSS JOIN LATERAL unnest(x.indkey::int2[]) WITH ORDINALITY AS k(attnum, i)
   JOIN pg_catalog.pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = k.attnum
- WHERE x.indrelid = %s AND x.indisunique AND x.indpred IS NULL AND x.indexprs IS NULL
- GROUP BY x.indexrelid, x.indisprimary
- ORDER BY x.indisprimary DESC, x.indexrelid
+ WHERE x.indrelid = ANY (%s::pg_catalog.oid[]) AND x.indisunique AND x.indpred IS NULL AND x.indexprs IS NULL
+ GROUP BY x.indrelid, x.indexrelid, x.indisprimary
+ ORDER BY x.indrelid, x.indisprimary DESC, x.indexrelid
 """
 
 
-def unique_keys(conn: psycopg.Connection, oid: int) -> tuple[tuple[str, ...], ...]:
-    """The column sets on which the table's rows are unique (plain unique indexes, primary key
-    first): a join on all columns of one of them matches at most one row of this table."""
-    return tuple(tuple(row[0]) for row in conn.execute(_UNIQUE_KEYS, [oid]).fetchall())
+def _unique_keys_of(conn: psycopg.Connection, base: Mapping[TableRef, BaseTable]) -> dict[TableRef, tuple[tuple[str, ...], ...]]:
+    """Each table's column sets on which its rows are unique (plain unique indexes, primary key
+    first): a join on all columns of one of them matches at most one row of that table."""
+    keys: dict[int, list[tuple[str, ...]]] = {}
+    for oid, columns in conn.execute(_UNIQUE_KEYS, [[b.oid for b in base.values()]]).fetchall():
+        keys.setdefault(int(oid), []).append(tuple(columns))
+    return {table: tuple(keys.get(b.oid, ())) for table, b in base.items()}
 
 
 def _columns_of(expr: Any) -> list[Any]:
@@ -431,10 +462,9 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     if not items:
         return {}
     description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(sql.SQL(", ").join(items))).description or []
-    types = {}
-    for name, column in zip(names, description):
-        row = conn.execute("SELECT pg_catalog.format_type(%s, NULL)", [column.type_code]).fetchone()
-        types[name] = row[0] if row else "text"
+    formatted = conn.execute("SELECT pg_catalog.format_type(t, NULL) FROM pg_catalog.unnest(%s::pg_catalog.oid[]) "
+                             "WITH ORDINALITY AS u(t, i) ORDER BY i", [[c.type_code for c in description]]).fetchall()
+    types = {name: row[0] or "text" for name, row in zip(names, formatted)}
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
     for output in query.outputs:
         if isinstance(output, GroupColumn) and output.computed is None:

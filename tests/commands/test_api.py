@@ -9,7 +9,7 @@ import sqlalchemy as sa
 
 from conftest import TRIANGLE_SQL
 from pgivm import command
-from pgivm.errors import PgivmError
+from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.systems import registry
 
 
@@ -68,6 +68,22 @@ def test_systems_and_options_are_checked(conn: psycopg.Connection) -> None:
         command.action("tri", "alter", epsilon=0.25, target=conn)
     assert err.value.hint == "alter of this view changes --refresh, --budget, --planner"
     assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 1
+
+
+@pytest.mark.parametrize("system", [None, "first-order", "recompute", "ivme"])
+def test_one_table_under_two_names_is_refused_in_one_line(conn: psycopg.Connection, system: str | None) -> None:
+    """``t`` and ``public.t`` in one view: each written name got a capture of its own, so create
+    once failed with PostgreSQL's "trigger ... already exists". Now a one-line refusal, nothing made."""
+    load(conn)
+    query = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN public.t AS t ON s.c = t.c AND t.a = r.a JOIN t AS t2 ON t2.a = r.a"
+    if system == "ivme":  # the triangle over one edge table, written two ways
+        query = "SELECT count(*) FROM r x JOIN public.r y ON x.b = y.a JOIN r z ON y.b = z.a AND z.b = x.a"
+    with pytest.raises(UnsupportedQuery, match=r"^(public\.)?([rt]) and (public\.)?\2 name the same table") as err:
+        command.create("v", query, system=system, target=conn)
+    assert "\n" not in str(err.value) and err.value.hint and "an alias tells the two uses apart" in err.value.hint
+    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgrelid IN ('r'::regclass, 't'::regclass) "
+                        "AND NOT tgisinternal").fetchone()[0] == 0
 
 
 def test_every_system_fulfils_the_contract() -> None:
