@@ -285,6 +285,35 @@ def test_init_refuses_a_catalog_schema_someone_else_made(dsn: str, conn: psycopg
             sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
 
 
+def test_a_superusers_command_reads_nothing_of_a_catalog_a_stranger_made(dsn: str, conn: psycopg.Connection) -> None:
+    """A stranger's pgivm_catalog whose schema_migrations is a view calling the stranger's function:
+    a superuser's command refuses the catalog before it reads anything in it (it once read the
+    version first, running that function as the superuser)."""
+    stranger = f"stranger_{uuid.uuid4().hex[:8]}"
+    conn.execute(sql.SQL("CREATE ROLE {} LOGIN; GRANT CREATE ON DATABASE {} TO {}").format(
+        sql.Identifier(stranger), sql.Identifier(conn.info.dbname), sql.Identifier(stranger)))
+    try:
+        with psycopg.connect(make_conninfo(dsn, user=stranger), autocommit=True) as s:
+            s.execute(sql.SQL("""
+                CREATE SCHEMA pgivm_catalog;
+                CREATE FUNCTION pgivm_catalog.version_of_mine() RETURNS int LANGUAGE plpgsql AS $$
+                BEGIN
+                    EXECUTE 'ALTER ROLE ' || {} || ' SUPERUSER';  -- works only when a superuser runs it
+                    RETURN 99;
+                EXCEPTION WHEN insufficient_privilege THEN RETURN 99;
+                END $$;
+                CREATE VIEW pgivm_catalog.schema_migrations AS SELECT pgivm_catalog.version_of_mine() AS version""").format(
+                sql.Literal(sql.Identifier(stranger).as_string(s))))
+        for attempt in (lambda: command.list_views(target=conn), lambda: command.init(target=conn)):
+            with pytest.raises(PgivmError, match="pgivm_catalog.*(not made by|belongs to role)") as refused:
+                attempt()
+            assert "\n" not in str(refused.value)
+            assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [stranger]).fetchone()[0]  # type: ignore[index]
+    finally:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS pgivm_catalog CASCADE; REVOKE ALL ON DATABASE {} FROM {}; DROP ROLE {}").format(
+            sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
+
+
 def test_a_schema_named_pgivm_is_left_to_whoever_made_it(conn: psycopg.Connection) -> None:
     """pg_ivm installs itself into schema pgivm: pgivm's catalog lives beside it, in either order."""
     conn.execute("CREATE SCHEMA pgivm; CREATE TABLE pgivm.pg_ivm_immv (immvrelid regclass PRIMARY KEY)")
