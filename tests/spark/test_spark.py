@@ -372,6 +372,9 @@ def test_bench_load_on_a_tiny_graph(dsn: str, tmp_path: Path, capsys: pytest.Cap
     """``pgivm bench load`` end to end on a small edge file and a small generated graph: the tables it
     prints, the rows both methods loaded, and the triangle counts of both builds and of the loads
     under a view, which must all agree (no timing is asserted)."""
+    bench_tests = str(Path(__file__).resolve().parents[1] / "bench")
+    if bench_tests not in sys.path:  # pytest puts it there only when it collects tests/bench too
+        sys.path.insert(0, bench_tests)
     from test_bench import column, run_bench, table_with
 
     from pgivm.bench import graphs
