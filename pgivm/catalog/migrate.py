@@ -103,6 +103,17 @@ def _facts(conn: psycopg.Connection, schema: str) -> SchemaFacts | None:
     return SchemaFacts(row[0], row[1], row[2], row[3], row[4], list(row[5] or []), row[6], row[7])
 
 
+def catalog_trusted(conn: psycopg.Connection) -> bool:
+    """Whether there is a pgivm catalog this role may use (False: none yet); a one-line refusal
+    when there is one it must not run. For what keeps reading it between commands (the worker):
+    check again in the transaction that reads it, since the schema may be dropped and made anew."""
+    facts = _facts(conn, SCHEMA)
+    if facts is None or not facts.has_migrations:
+        return False
+    _refuse_untrusted(facts, SCHEMA)
+    return True
+
+
 def _refuse_untrusted(facts: SchemaFacts, schema: str) -> None:
     if facts.in_extension:
         raise PgivmError(f"schema {schema} belongs to an extension, not to pgivm", f"drop or rename that schema; pgivm makes its own")
@@ -110,10 +121,17 @@ def _refuse_untrusted(facts: SchemaFacts, schema: str) -> None:
         raise PgivmError(f"the pgivm catalog (schema {schema}) holds what pgivm did not put there: {facts.problems[0]}",
                          f"a role other than its owner ({facts.owner}) changed it: remove that, or drop schema {schema} "
                          "(its views' states stay; create the views again)")
-    if facts.i_am_superuser and not facts.owner_is_superuser:
+    if facts.owner_is_superuser or facts.owned_by_me:
+        return
+    # Anyone else's catalog: its functions and tables are code that role can change, which our
+    # commands would run with our rights (a stranger may make the schema before `pgivm init` does).
+    if facts.i_am_superuser:
         raise PgivmError(f"the pgivm catalog (schema {schema}) belongs to role {facts.owner}, who is not a superuser: "
                          "a superuser's command would run code that role can change",
                          f"run pgivm as {facts.owner}, or have a superuser drop schema {schema} and run `pgivm init`")
+    raise PgivmError(f"the pgivm catalog (schema {schema}) belongs to role {facts.owner}, who is neither a superuser "
+                     "nor you: your commands would run code that role can change",
+                     f"have a superuser drop schema {schema} and run `pgivm init`, or run pgivm as {facts.owner}")
 
 
 def _prepare_schema(conn: psycopg.Connection) -> None:

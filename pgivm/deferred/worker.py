@@ -29,6 +29,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import owners
+from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import connect
 from pgivm.deferred import CHANNEL
@@ -49,17 +50,22 @@ class WorkerSummary:
 
 
 def deferred_views(conn: psycopg.Connection) -> list[str]:
-    exists = conn.execute("SELECT pg_catalog.to_regclass('pgivm_catalog.views') IS NOT NULL").fetchone()
-    if not exists or not exists[0]:
-        return []
-    return [name for (name,) in conn.execute(
-        "SELECT name FROM pgivm_catalog.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
+    """The deferred views, read from a catalog checked as trusted in the same transaction: an
+    administrator may drop it while the worker runs, and anyone with CREATE on the database could
+    then make one whose tables are views calling their own code."""
+    with conn.transaction():
+        if not migrate.catalog_trusted(conn):
+            return []
+        return [name for (name,) in conn.execute(
+            "SELECT name FROM pgivm_catalog.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
 
 
 def register(conn: psycopg.Connection) -> None:
     """Claim the worker's role for this connection's backend, or say in one line why not."""
     try:
         with conn.transaction():
+            if not migrate.catalog_trusted(conn):
+                raise PgivmError("this database has no pgivm catalog", "run `pgivm init` first")
             conn.execute("SELECT pgivm_catalog.register_worker()")
     except psycopg.errors.LockNotAvailable as err:
         raise PgivmError(err.diag.message_primary or "another pgivm worker already serves this database",
@@ -74,6 +80,8 @@ def _serve_view(work: psycopg.Connection, name: str, summary: WorkerSummary,
                 report: Callable[[str], None] | None) -> None:
     try:
         with work.transaction():
+            if not migrate.catalog_trusted(work):  # gone since the pass began
+                return
             record = catalog.get(work, name)
             owners.pin(work, record)
             row = work.execute(sql.SQL("SELECT {}()").format(Names.of(name)("deferred_work"))).fetchone()
@@ -122,8 +130,14 @@ def _serve_connected(dsn: str, poll: float, stop: threading.Event, summary: Work
                 for _ in listener.notifies(timeout=0):
                     summary.wakeups += 1
         finally:
-            if not work.closed and not work.broken:
-                work.execute("SELECT pgivm_catalog.unregister_worker()")
+            if not work.closed and not work.broken and work.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                with work.transaction():
+                    try:
+                        trusted = migrate.catalog_trusted(work)
+                    except PgivmError:
+                        trusted = False  # not ours to call into any more: the registration ends with the session
+                    if trusted:
+                        work.execute("SELECT pgivm_catalog.unregister_worker()")
 
 
 def serve(dsn: str, *, poll: float = 1.0, stop: threading.Event | None = None,

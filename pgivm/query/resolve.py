@@ -276,10 +276,12 @@ def view_definition(conn: psycopg.Connection, table: TableRef) -> str | None:
 
     if (table.schema or "").startswith("pgivm_"):  # pgivm's state: no view to inline (resolve refuses it)
         return None
+    # Operators named with their schema too: pg_catalog has no =(oid, regclass), so on the user's
+    # path a stranger's public.=(oid, regclass) would be an exact match, and run.
     with user_search_path(conn), _schema_access(table):
         row = conn.execute(
-            "SELECT CASE WHEN c.relkind = 'v' THEN pg_catalog.pg_get_viewdef(c.oid) END FROM pg_catalog.pg_class c "
-            "WHERE c.oid = pg_catalog.to_regclass(%s)",
+            "SELECT CASE WHEN c.relkind OPERATOR(pg_catalog.=) 'v'::pg_catalog.\"char\" THEN pg_catalog.pg_get_viewdef(c.oid) END "
+            "FROM pg_catalog.pg_class c WHERE c.oid OPERATOR(pg_catalog.=) pg_catalog.to_regclass(%s)::pg_catalog.oid",
             [sql.Identifier(*([table.schema] if table.schema else []), table.name).as_string(conn)]).fetchone()
     return row[0] if row else None
 

@@ -11,6 +11,7 @@ checking that no role but the superuser is one, and that no planted function ran
 from __future__ import annotations
 
 import threading
+import time
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -231,8 +232,8 @@ def test_operators_and_functions_a_stranger_planted_in_public_are_never_used(cas
     with cast.as_(cast.stranger) as s:
         escalate = cast.escalate_function(s, "public", cast.stranger)
         for left, right in (("oid", "integer"), ("text", "text"), ("name", "text"), ("integer", "integer"),
-                            ("bigint", "bigint"), ("jsonb", "text")):
-            fn = f"public.eq_{left}_{right}".replace(" ", "_")
+                            ("bigint", "bigint"), ("jsonb", "text"), ("oid", "regclass"), ('"char"', "text")):
+            fn = f"public.eq_{left}_{right}".replace(" ", "_").replace('"', "")
             s.execute(f"CREATE FUNCTION {fn}({left}, {right}) RETURNS boolean LANGUAGE sql AS "
                       f"'SELECT {escalate}()'")
             s.execute(f"CREATE OPERATOR public.= (LEFTARG = {left}, RIGHTARG = {right}, FUNCTION = {fn})")
@@ -285,33 +286,130 @@ def test_init_refuses_a_catalog_schema_someone_else_made(dsn: str, conn: psycopg
             sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
 
 
-def test_a_superusers_command_reads_nothing_of_a_catalog_a_stranger_made(dsn: str, conn: psycopg.Connection) -> None:
-    """A stranger's pgivm_catalog whose schema_migrations is a view calling the stranger's function:
-    a superuser's command refuses the catalog before it reads anything in it (it once read the
-    version first, running that function as the superuser)."""
-    stranger = f"stranger_{uuid.uuid4().hex[:8]}"
-    conn.execute(sql.SQL("CREATE ROLE {} LOGIN; GRANT CREATE ON DATABASE {} TO {}").format(
-        sql.Identifier(stranger), sql.Identifier(conn.info.dbname), sql.Identifier(stranger)))
+@pytest.mark.parametrize("caller", ["superuser", "another role"])
+def test_a_command_reads_nothing_of_a_catalog_a_stranger_made(dsn: str, conn: psycopg.Connection, caller: str) -> None:
+    """A stranger's pgivm_catalog (made before `pgivm init`) whose schema_migrations is a view calling
+    the stranger's function: a command refuses the catalog before it reads anything in it. As a
+    superuser it once read the version first, running that function as the superuser; any other
+    role trusted such a catalog outright and ran its functions with its own rights."""
+    suffix = uuid.uuid4().hex[:8]
+    stranger, other = f"stranger_{suffix}", f"other_{suffix}"
+    conn.execute(sql.SQL("CREATE ROLE {s} LOGIN; CREATE ROLE {o} LOGIN; GRANT CREATE ON DATABASE {d} TO {s}").format(
+        s=sql.Identifier(stranger), o=sql.Identifier(other), d=sql.Identifier(conn.info.dbname)))
     try:
         with psycopg.connect(make_conninfo(dsn, user=stranger), autocommit=True) as s:
             s.execute(sql.SQL("""
-                CREATE SCHEMA pgivm_catalog;
+                CREATE SCHEMA spy; CREATE TABLE spy.ran (who text); GRANT USAGE ON SCHEMA spy TO PUBLIC;
+                GRANT INSERT ON spy.ran TO PUBLIC;
+                CREATE SCHEMA pgivm_catalog; GRANT USAGE ON SCHEMA pgivm_catalog TO PUBLIC;
                 CREATE FUNCTION pgivm_catalog.version_of_mine() RETURNS int LANGUAGE plpgsql AS $$
                 BEGIN
+                    INSERT INTO spy.ran VALUES (current_user);
                     EXECUTE 'ALTER ROLE ' || {} || ' SUPERUSER';  -- works only when a superuser runs it
                     RETURN 99;
                 EXCEPTION WHEN insufficient_privilege THEN RETURN 99;
                 END $$;
-                CREATE VIEW pgivm_catalog.schema_migrations AS SELECT pgivm_catalog.version_of_mine() AS version""").format(
+                CREATE VIEW pgivm_catalog.schema_migrations AS SELECT pgivm_catalog.version_of_mine() AS version;
+                GRANT SELECT ON pgivm_catalog.schema_migrations TO PUBLIC""").format(
                 sql.Literal(sql.Identifier(stranger).as_string(s))))
-        for attempt in (lambda: command.list_views(target=conn), lambda: command.init(target=conn)):
+        target = dsn if caller == "superuser" else make_conninfo(dsn, user=other)
+        for attempt in (lambda: command.list_views(target=target), lambda: command.init(target=target)):
             with pytest.raises(PgivmError, match="pgivm_catalog.*(not made by|belongs to role)") as refused:
                 attempt()
             assert "\n" not in str(refused.value)
-            assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [stranger]).fetchone()[0]  # type: ignore[index]
+        assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [stranger]).fetchone()[0]  # type: ignore[index]
+        assert conn.execute("SELECT who FROM spy.ran").fetchall() == []
     finally:
-        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS pgivm_catalog CASCADE; REVOKE ALL ON DATABASE {} FROM {}; DROP ROLE {}").format(
-            sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS pgivm_catalog, spy CASCADE; REVOKE ALL ON DATABASE {} FROM {}; "
+                             "DROP ROLE {}; DROP ROLE {}").format(
+            sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger), sql.Identifier(other)))
+
+
+def test_the_worker_checks_the_catalog_again_before_each_read(dsn: str, conn: psycopg.Connection) -> None:
+    """The superuser's worker runs on while an administrator drops the catalog (as a refusal's hint
+    says to) and a stranger makes one whose tables are views calling the stranger's code: the
+    worker refuses it in one line, having run none of it. It once checked the catalog at start only
+    and then read pgivm_catalog.views on every pass, and called unregister_worker() on its way out."""
+    command.init(target=conn)
+    stranger = f"stranger_{uuid.uuid4().hex[:8]}"
+    conn.execute(sql.SQL("CREATE ROLE {s} LOGIN; GRANT CREATE ON DATABASE {d} TO {s}").format(
+        s=sql.Identifier(stranger), d=sql.Identifier(conn.info.dbname)))
+    stop, ended = threading.Event(), {}
+
+    def run() -> None:
+        try:
+            ended["summary"] = command.worker(target=dsn, poll=0.05, stop=stop)
+        except BaseException as err:  # noqa: BLE001  # checked below
+            ended["error"] = err
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 120  # registered, serving (slow to start on a busy machine)
+        while not conn.execute("SELECT count(*) FROM pgivm_catalog.worker").fetchone()[0]:  # type: ignore[index]
+            assert time.monotonic() < deadline and thread.is_alive(), f"the worker never registered: {ended}"
+            threading.Event().wait(0.05)
+        conn.execute("DROP SCHEMA pgivm_catalog CASCADE")
+        with psycopg.connect(make_conninfo(dsn, user=stranger), autocommit=True) as s:
+            s.execute("CREATE SCHEMA spy; CREATE TABLE spy.ran (who text); GRANT USAGE ON SCHEMA spy TO PUBLIC; "
+                      "GRANT INSERT ON spy.ran TO PUBLIC")
+            s.execute(sql.SQL("""
+                CREATE SCHEMA pgivm_catalog; GRANT USAGE ON SCHEMA pgivm_catalog TO PUBLIC;
+                CREATE TABLE pgivm_catalog.schema_migrations (version int, name text, applied_at timestamptz);
+                INSERT INTO pgivm_catalog.schema_migrations VALUES (99, 'mine', now());
+                CREATE FUNCTION pgivm_catalog.spy() RETURNS boolean LANGUAGE plpgsql AS $$
+                BEGIN
+                    INSERT INTO spy.ran VALUES (current_user);
+                    BEGIN EXECUTE 'ALTER ROLE ' || {} || ' SUPERUSER'; EXCEPTION WHEN insufficient_privilege THEN NULL; END;
+                    RETURN true;
+                END $$;
+                CREATE VIEW pgivm_catalog.views AS SELECT 'v'::text AS name, '{{"refresh": "deferred"}}'::jsonb AS params
+                 WHERE pgivm_catalog.spy();
+                CREATE FUNCTION pgivm_catalog.unregister_worker() RETURNS boolean LANGUAGE sql AS 'SELECT pgivm_catalog.spy()';
+                GRANT SELECT ON ALL TABLES IN SCHEMA pgivm_catalog TO PUBLIC""").format(
+                sql.Literal(sql.Identifier(stranger).as_string(s))))
+        thread.join(30)
+        assert not thread.is_alive(), "the worker went on serving a catalog it must not trust"
+    finally:
+        stop.set()
+        thread.join(30)
+        try:
+            assert isinstance(ended.get("error"), PgivmError), ended
+            assert "belongs to role" in str(ended["error"]) and "\n" not in str(ended["error"])
+            assert conn.execute("SELECT who FROM spy.ran").fetchall() == []
+            assert not conn.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", [stranger]).fetchone()[0]  # type: ignore[index]
+        finally:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS pgivm_catalog, spy CASCADE; REVOKE ALL ON DATABASE {d} FROM {s}; "
+                                 "DROP ROLE {s}").format(s=sql.Identifier(stranger), d=sql.Identifier(conn.info.dbname)))
+
+
+@pytest.mark.parametrize("guard", ["on", "off"])
+def test_a_view_owner_cannot_take_its_view_out_of_the_checks(cast: Cast, guard: str) -> None:
+    """set_params took any subset of a view's objects: with '[]' its owner's view was no longer
+    checked (state_problems, pin_state and the DDL guard look at the listed views), so the owner
+    could redefine it to call its own function, which a superuser's verify ran as the superuser.
+    Now the list must name the view and its state schema; with the guard off too."""
+    create_as_owner(cast)
+    if guard == "off":
+        without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        params = o.execute("SELECT params::text FROM pgivm_catalog.views WHERE name = 'v'").fetchone()[0]  # type: ignore[index]
+        for objects in ('[]', '[{"kind": "schema", "name": "pgivm_v"}]', '[{"kind": "view", "schema": "views", "name": "v"}]'):
+            with pytest.raises(psycopg.errors.InvalidParameterValue, match="must list its own view and its state schema"):
+                o.execute("SELECT pgivm_catalog.set_params('v', %s::jsonb, %s::jsonb)", [params, objects])
+        escalate = cast.escalate_function(o, "views", cast.owner)
+        try:  # the guard refuses this; without it, the checks below must
+            o.execute(f"CREATE OR REPLACE VIEW views.v AS SELECT count(*) AS count FROM (VALUES (1)) AS x(n) WHERE {escalate}()")
+        except psycopg.Error:
+            assert guard == "on"
+        else:
+            assert guard == "off"
+    try:
+        command.verify("v", target=cast.dsn)
+    except PgivmError as refused:
+        assert guard == "off" and "\n" not in str(refused), refused
+    assert cast.admin.execute("SELECT count(*) FROM views.ran").fetchone()[0] == 0  # type: ignore[index]
+    cast.assert_nobody_escalated("after verify by the superuser", ran_in=("views",))
 
 
 def test_a_schema_named_pgivm_is_left_to_whoever_made_it(conn: psycopg.Connection) -> None:
