@@ -57,13 +57,36 @@ def pin(conn: psycopg.Connection[Any], record: ViewRecord, *, replacing_function
     if record.owner is None or me == record.owner:
         return
     found = problems(conn, record, lock=superuser)
-    if replacing_functions:
+    if replacing_functions and not _something_calls_a_function_to_replace(conn, record):
         found = [p for p in found if not p.startswith("function ")]
     if found:
         owner = conn.execute("SELECT %s::pg_catalog.oid::pg_catalog.regrole::pg_catalog.text", [record.owner]).fetchone()[0]  # type: ignore[index]
         raise PgivmError(f"view {record.name} belongs to role {owner}, and its state is not safe for others to use: "
                          f"{found[0]}", f"role {owner} can repair it (`pgivm upgrade {record.name} --force`, or drop what "
                          "pgivm did not make); `pgivm verify` as that role lists every problem")
+
+
+# A function of the state that its problems would have pgivm replace (not SECURITY DEFINER, no
+# fixed search_path, or another role's), used by anything but a trigger: a view, default,
+# constraint or index that the command could read or write before the function is replaced.
+_CALLED_BEFORE_REPLACED = """
+SELECT EXISTS (
+    SELECT FROM pg_catalog.pg_depend d
+      JOIN pg_catalog.pg_proc p ON p.oid = d.refobjid
+     WHERE d.refclassid = 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND d.classid <> 'pg_catalog.pg_trigger'::pg_catalog.regclass
+       AND p.pronamespace = (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = %s)
+       AND (NOT p.prosecdef OR p.proowner <> %s OR p.proconfig IS NULL
+            OR NOT ('search_path=pg_catalog, pg_temp' = ANY (p.proconfig))))
+"""
+
+
+def _something_calls_a_function_to_replace(conn: psycopg.Connection[Any], record: ViewRecord) -> bool:
+    """Whether upgrade, which reinstalls the state's functions, must still refuse their problems:
+    it reads the state (its parameters) first, and a view of the state calling a function that is
+    not SECURITY DEFINER would run the owner's code with the rights of whoever upgrades."""
+    row = conn.execute(_CALLED_BEFORE_REPLACED, [record.state_schema, record.owner]).fetchone()
+    return bool(row and row[0])
 
 
 @contextmanager

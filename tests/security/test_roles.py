@@ -450,6 +450,25 @@ def test_a_deferred_view_is_read_only_by_roles_that_may_select_it(cast: Cast) ->
 # --- 7: every object of a view is its owner's ---------------------------------------------------------
 
 
+def test_upgrade_by_a_superuser_refuses_a_state_that_reads_a_function_it_would_replace(cast: Cast) -> None:
+    """upgrade repairs a state's functions, so it overlooked their problems; but it reads the state
+    (its parameters) first. Without the DDL guard the owner makes the state table a view calling
+    a function of the state that is not SECURITY DEFINER: the superuser's upgrade refuses it in
+    one line (it went on, read the state, and so ran that function as the superuser)."""
+    create_as_owner(cast)
+    without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "views", cast.owner)
+        o.execute(f"CREATE FUNCTION pgivm_v.evil() RETURNS boolean LANGUAGE sql AS 'SELECT {escalate}()'; "
+                  "ALTER TABLE pgivm_v.state RENAME TO state_kept; "
+                  "CREATE VIEW pgivm_v.state AS SELECT s.* FROM pgivm_v.state_kept s WHERE pgivm_v.evil()")
+    with pytest.raises(PgivmError, match="not safe for others to use") as refused:
+        command.upgrade("v", force=True, target=cast.dsn)
+    assert "\n" not in str(refused.value)
+    assert cast.admin.execute("SELECT count(*) FROM views.ran").fetchone()[0] == 0  # type: ignore[index]
+    cast.assert_nobody_escalated("after the superuser's upgrade", ran_in=("views",))
+
+
 def test_upgrade_by_a_superuser_leaves_every_object_the_owners(cast: Cast) -> None:
     create_as_owner(cast, refresh="deferred", budget=1000)
     assert command.upgrade("v", force=True, target=cast.dsn).upgraded
