@@ -144,10 +144,9 @@ def pin_tables(conn: psycopg.Connection, oids: Mapping[TableRef, int]) -> dict[T
     return {table: pin_table(conn, oid, table, rows.get(oid)) for table, oid in oids.items()}
 
 
-def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str, row: Any = None) -> BaseTable:
+def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str, row: Any) -> BaseTable:
     """The base table with this oid as it is now, or a one-line refusal saying why it cannot be one
-    (``row``: its line of _TABLES_BY_OID, when the caller read it already)."""
-    row = row or conn.execute(_TABLES_BY_OID, [[oid]]).fetchone()
+    (``row``: its line of _TABLES_BY_OID, None if there is none)."""
     if row is None:
         raise PgivmError(f"table {written} no longer exists (oid {oid})", "drop the view with `pgivm drop`")
     _, schema, name, kind, is_partition, row_security, inherits = row
