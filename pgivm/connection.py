@@ -95,6 +95,9 @@ def connect(dsn: str | None = None, *, autocommit: bool = False,
         raise ConnectionFailed(
             f"invalid connection string: {_first_line(exc)}", _CONNECT_HINT
         ) from exc
+    # pgivm's transactions say their level (a database default of REPEATABLE READ would give the
+    # worker and the changing commands snapshots older than their locks): snapshot() asks for its own
+    conn.isolation_level = psycopg.IsolationLevel.READ_COMMITTED
     harden(conn, search_path)
     with conn:
         yield conn

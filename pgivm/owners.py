@@ -45,8 +45,12 @@ def problems(conn: psycopg.Connection[Any], record: ViewRecord, *, lock: bool) -
     """What is wrong with the view's state for another role to use it; ``lock``: pin it as well
     (only a superuser can)."""
     function = "pin_state" if lock else "state_problems"
-    return [row[0] for row in conn.execute(
-        sql.SQL("SELECT * FROM pgivm_catalog.{}(%s)").format(sql.Identifier(function)), [record.name]).fetchall()]
+    try:
+        return [row[0] for row in conn.execute(
+            sql.SQL("SELECT * FROM pgivm_catalog.{}(%s)").format(sql.Identifier(function)), [record.name]).fetchall()]
+    except psycopg.errors.ObjectNotInPrerequisiteState as err:  # a snapshot pin_state cannot trust
+        hint = (err.diag.message_hint or "").rstrip(".")
+        raise PgivmError(err.diag.message_primary or str(err), hint[:1].lower() + hint[1:]) from None
 
 
 def pin(conn: psycopg.Connection[Any], record: ViewRecord, *, replacing_functions: bool = False) -> None:

@@ -157,9 +157,11 @@ def test_a_replaced_refresh_runs_as_the_owner_or_not_at_all(cast: Cast) -> None:
         w.execute("INSERT INTO shop.r VALUES (9, 9)")
     with pytest.raises(psycopg.errors.InsufficientPrivilege, match="not SECURITY DEFINER"):
         cast.admin.execute("SELECT pgivm_catalog.refresh('v')")
-    for run in (lambda: command.refresh("v", target=cast.dsn), lambda: command.verify("v", target=cast.dsn),
-                lambda: command.status("v", target=cast.dsn)):
-        with pytest.raises(PgivmError, match="not safe for others to use: function pgivm_v.refresh"):
+    with pytest.raises(PgivmError, match="not safe for others to use: function pgivm_v.refresh"):
+        command.refresh("v", target=cast.dsn)
+    # REPEATABLE READ: with the guard off no other role's view is used in a snapshot older than the locks
+    for run in (lambda: command.verify("v", target=cast.dsn), lambda: command.status("v", target=cast.dsn)):
+        with pytest.raises(PgivmError, match="DDL guard is off: a REPEATABLE READ snapshot may be older"):
             run()
     cast.assert_nobody_escalated("after the superuser's refresh, verify and status", ran_in=("evil",))
     assert cast.admin.execute("SELECT count(*) FROM evil.ran").fetchone()[0] == 0  # type: ignore[index]
@@ -686,3 +688,44 @@ def test_constant_rows_come_from_pg_catalog_whatever_the_search_path(cast: Cast)
         command.create("theirs", "SELECT x FROM pgivm_v.static_1", schema="views", target=o)
     cast.assert_nobody_escalated("after views over generate_series", ran_in=("public",))
     assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
+def test_a_snapshot_older_than_the_locks_is_refused_when_the_guard_is_off(cast: Cast) -> None:
+    """pin_state locks a view's state, then checks it; in a REPEATABLE READ transaction the check
+    reads the snapshot, which may predate the locks, while the executor runs the newest
+    definitions. With the guard off, a view owner who replaced the view after the superuser's
+    snapshot had it checked in its old form and run in its new one. Now a superuser's pin in such
+    a transaction is refused while the guard is off (with the guard on nothing can change)."""
+    create_as_owner(cast)
+    without_ddl_guard(cast)
+    cast.admin.execute("ALTER EVENT TRIGGER pgivm_sql_drop DISABLE")
+    with psycopg.connect(cast.dsn) as mine:
+        mine.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+        mine.execute("SELECT 1")  # the snapshot
+        with cast.as_(cast.owner) as o:
+            escalate = cast.escalate_function(o, "views", cast.owner)
+            o.execute(f"DROP VIEW views.v; CREATE VIEW views.v AS SELECT count(*) AS count FROM (VALUES (1)) AS x(n) "
+                      f"WHERE {escalate}()")
+        refused = None
+        try:
+            command.verify("v", target=mine)
+        except PgivmError as err:
+            refused = err
+        mine.commit()  # the superuser keeps what its transaction did
+    cast.assert_nobody_escalated("after verify by the superuser", ran_in=("views",))
+    assert refused is not None and "guard" in str(refused) and "\n" not in str(refused), refused
+
+
+def test_a_database_default_of_repeatable_read_does_not_reach_pgivms_own_transactions(cast: Cast) -> None:
+    """A database owner can set default_transaction_isolation; pgivm's changing commands and the
+    worker say READ COMMITTED themselves, so their pins see what their locks hold (here: a
+    superuser's refresh of another role's deferred view with the guard off still works)."""
+    create_as_owner(cast, refresh="deferred", budget=1000)
+    without_ddl_guard(cast)
+    cast.admin.execute(sql.SQL("ALTER DATABASE {} SET default_transaction_isolation = 'repeatable read'").format(
+        sql.Identifier(cast.admin.info.dbname)))
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (9, 9)")
+    command.refresh("v", target=cast.dsn)
+    with psycopg.connect(cast.dsn) as conn:
+        assert conn.execute("SELECT count FROM views.v_stale").fetchone()[0] == recount(cast)  # type: ignore[index]
