@@ -27,6 +27,7 @@ twice.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
@@ -53,6 +54,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
         return "first-order keeps no matrix ring: write cofactor(...) out as its count, sums and sums of products"
     return bare_atom_reason(cq)  # its net change would have no column to carry: a count of rows only
 
+
+# An outer join's result merged one pattern of NULLs at a time: one static MERGE per pattern for
+# up to this many nullable keys (2^n statements in the function), one planned per statement beyond.
+STATIC_PATTERNS_UP_TO = 4
 
 EXTREMES = ("min", "max", "count_distinct")  # read from each group's values, not from the ring
 
@@ -353,8 +358,22 @@ def _merge_by_null_pattern(ctx: maintain.Context, table: sql.Identifier, changes
     agrees on the keys before the first nullable one."""
     keys = ctx.tree.root.keys
     nullable = [k for k in keys if ctx.nullable_key(k)]
-    hole = capture.FormatHoles(1)
     pattern = sql.SQL("ARRAY[{}]").format(sql.SQL(", ").join(sql.SQL("c.{} IS NULL").format(sql.Identifier(k)) for k in nullable))
+    if len(nullable) <= STATIC_PATTERNS_UP_TO:  # one static MERGE per pattern: plans kept, not made per statement
+        source = sql.SQL("(SELECT * FROM {} AS c WHERE {} = pgivm_pattern)").format(changes, pattern)
+        branches = []
+        for bits in itertools.product((False, True), repeat=len(nullable)):
+            is_null = frozenset(k for k, null in zip(nullable, bits) if null)
+            branches.append(sql.SQL("{} pgivm_pattern = {} THEN\n                {};").format(
+                sql.SQL("IF" if not branches else "ELSIF"), sql.Literal(list(bits)),
+                maintain.merge(ctx, table, keys, ctx.entries(ctx.tree.root), source, null_keys=is_null)))
+        return sql.SQL(
+            "    DECLARE pgivm_pattern boolean[];\n    BEGIN\n"
+            "        FOR pgivm_pattern IN SELECT DISTINCT {pattern} FROM {changes} AS c LOOP\n"
+            "            {branches}\n            END IF;\n"
+            "        END LOOP;\n    END;\n    DELETE FROM {changes};").format(
+            pattern=pattern, changes=changes, branches=sql.SQL("\n            ").join(branches))
+    hole = capture.FormatHoles(1)
     source = sql.SQL("(SELECT * FROM {} AS c WHERE {} = $1)").format(changes, pattern)
     statement = maintain.merge(ctx, table, keys, ctx.entries(ctx.tree.root), source, on=hole[0])
     conditions = []
