@@ -244,12 +244,18 @@ def _table_columns(conn: psycopg.Connection, read: Mapping[TableRef, tuple[BaseT
     return {written: _columns(table, columns, found.get(table.oid, {})) for written, (table, columns) in read.items()}
 
 
+SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
+
+
 def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dict[str, tuple[str, int, str]]:
     """Each column's type as the state keeps it, its number, and its type as declared; a one-line
     refusal for a column missing or without an equality generated code may call (in ``columns``' order).
     ``found``: the table's lines of _STATE_TYPES by column name."""
     out: dict[str, tuple[str, int, str]] = {}
     for column in columns:
+        if column not in found and column in SYSTEM_COLUMNS:
+            raise UnsupportedQuery(f"system column {column} (of table {table.ref}) is not supported in a maintained "
+                                   "view: it changes under VACUUM FULL, CLUSTER and UPDATE without a change of the row's values")
         if column not in found:
             raise PgivmError(f"column {column} does not exist in table {table.ref}")
         type_name, attnum, declared, in_catalog, namespace = found[column]

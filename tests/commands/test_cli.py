@@ -776,6 +776,7 @@ def _nothing_installed(conn: psycopg.Connection) -> None:
                      ["LIMIT"], id="limit"),
         pytest.param("DELETE FROM r", ["SELECT", "DELETE"], id="delete"),
         pytest.param("SELEC count(*) FROMM ((( r", ["could not parse"], id="garbage"),
+        pytest.param("SELECT r.ctid, r.a FROM r", ["system column ctid", "not supported"], id="system-column"),
     ],
 )
 def test_create_unsupported_sql(
