@@ -189,6 +189,9 @@ def inline(sql: str, columns_of: ColumnsOf | None,
                            "to read them from")
     if with_ is not None:
         _expand_ctes(select, with_)
+    for inner in list(select.find_all(exp.Select)):  # a view's text reads ``FROM (r JOIN t ON ...)``
+        if inner is not select:
+            _unparenthesize(inner)
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
@@ -205,14 +208,96 @@ def inline(sql: str, columns_of: ColumnsOf | None,
                             validate_qualify_columns=True)
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
+        for query in reversed(list(qualified.find_all(exp.Select))):  # inner first: a view over a filtering view
+            _filters_into_on(query)
+            if query is not qualified:  # its subqueries' WHERE now its own, for the query around it to place
+                merge_subqueries(query)
         merged = eliminate_ctes(merge_subqueries(qualified))
-    except SqlglotError as err:
+    except (SqlglotError, KeyError) as err:  # KeyError: a shape sqlglot's merge does not expect
         first = (str(err).splitlines() or ["error"])[0]
         raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
     if isinstance(merged, exp.Select) and _nested(merged):
         raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
-                               "operation is not supported yet: only ones that join, filter and rename are inlined")
+                               "operation, or joins on the NULL-extended side of an outer join, is not supported yet: "
+                               "only ones that join, filter and rename are inlined")
     return merged.sql(dialect="postgres")
+
+
+_KEEPS_ROWS = ("group", "having", "distinct", "limit", "offset", "qualify", "windows", "with", "with_")
+
+
+def _filters_into_on(select: exp.Select) -> None:
+    """The WHERE of each subquery joined with ON (by an inner or a LEFT join, or CROSS JOIN) put in
+    that ON, in terms of the subquery's outputs, where it holds exactly as inside; else sqlglot's
+    merge moves it to the outer WHERE, which removes the NULL-extended rows of an outer join around
+    the subquery (``r LEFT JOIN (s JOIN (SELECT ... WHERE w) x ON ...) ON ...``). First in FROM
+    before a RIGHT or FULL JOIN, it goes to the first join's ON if that join is inner or RIGHT.
+    Refused in one line where it cannot be kept exactly (a FULL JOIN's side, USING, a subquery in
+    the WHERE, first in a parenthesized join)."""
+    joins = list(select.args.get("joins") or [])
+    outer = any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins)  # may NULL-extend what comes first
+    from_ = select.args.get("from_") or select.args.get("from")
+    if outer and from_ is not None and _filtering(from_.this) and _keeps_on(joins[0], "RIGHT") and \
+            not from_.this.this.args["where"].find(exp.Query):
+        _move_where(from_.this, joins[0])  # FROM x RIGHT JOIN r ON ...: x's WHERE holds in the first ON
+    for join in list(select.find_all(exp.Join)):
+        sub = join.this
+        if join.parent_select is not select or not _filtering(sub):
+            continue
+        nested = join.find_ancestor(exp.Subquery, exp.Select) is not select  # inside a parenthesized join
+        moved = _keeps_on(join, "LEFT") and not sub.this.args["where"].find(exp.Query)
+        if moved:
+            _move_where(sub, join)
+        if not moved and (nested or outer or (join.side or "").upper() == "LEFT"):
+            raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) on a side of a join where its "
+                                   "condition cannot be kept exactly: join it with an inner or LEFT JOIN ... ON")
+    for sub in select.find_all(exp.Subquery):  # the first of a parenthesized join: its join may NULL-extend it
+        if sub.parent_select is select and sub.args.get("joins") and _filtering(sub):
+            raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) first in a parenthesized join: "
+                                   "write it on the right of the join")
+
+
+def _keeps_on(join: exp.Join, side: str) -> bool:
+    """Whether a condition on one side of ``join`` holds in its ON as in WHERE on that side's rows:
+    an inner join's either side, or the NULL-extended side (``side``) of an outer one."""
+    kind = (join.kind or "").upper()
+    return (join.side or "").upper() in ("", side) and not join.args.get("method") and \
+        (join.args.get("on") is not None and kind in ("", "INNER", "OUTER") or kind == "CROSS")
+
+
+def _move_where(sub: exp.Subquery, join: exp.Join) -> None:
+    condition = _in_outputs(sub, sub.this.args["where"].this)
+    sub.this.set("where", None)
+    if (join.kind or "").upper() == "CROSS":
+        join.set("kind", None)
+    join.set("on", exp.and_(join.args["on"], condition) if join.args.get("on") is not None else condition)
+
+
+def _filtering(node: exp.Expression) -> bool:
+    """A subquery in FROM that only joins, filters and renames, with a WHERE."""
+    if not (isinstance(node, exp.Subquery) and node.alias and isinstance(node.this, exp.Select)):
+        return False
+    body = node.this
+    return body.args.get("where") is not None and not any(body.args.get(a) for a in _KEEPS_ROWS) and \
+        not any(isinstance(n, (exp.AggFunc, exp.Window, exp.Query)) for i in body.expressions for n in i.walk())
+
+
+def _in_outputs(sub: exp.Subquery, condition: exp.Expression) -> exp.Expression:
+    """``condition`` of the subquery's columns as one of its outputs (each column it reads added as
+    an output if none is that column): text the outer query may hold."""
+    body = sub.this
+    named = {i.this: i.alias for i in body.expressions if isinstance(i, exp.Alias) and isinstance(i.this, exp.Column)}
+    taken = {i.alias_or_name for i in body.expressions}
+    condition = condition.copy()
+    for column in list(condition.find_all(exp.Column)):
+        name = named.get(column)
+        if name is None:
+            name = next(f"pgivm_w{n}" for n in range(1, len(taken) + 2) if f"pgivm_w{n}" not in taken)
+            body.select(exp.alias_(column.copy(), name), copy=False)
+            named[column.copy()] = name
+            taken.add(name)
+        column.replace(exp.column(name, table=sub.alias))
+    return condition
 
 
 def _semi_joins(select: exp.Select) -> None:

@@ -61,6 +61,8 @@ OPERATIONS: dict[str, str] = {
     "is null": "({0} IS NULL)", "is not null": "({0} IS NOT NULL)",
     "is true": "({0} IS TRUE)", "is false": "({0} IS FALSE)",
     "between": "({0} BETWEEN {1} AND {2})", "not between": "({0} NOT BETWEEN {1} AND {2})",
+    "between symmetric": "({0} BETWEEN SYMMETRIC {1} AND {2})",
+    "not between symmetric": "({0} NOT BETWEEN SYMMETRIC {1} AND {2})",
     "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})",
     "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
 }
@@ -88,7 +90,8 @@ def columns(node: Node) -> list[Col]:
 # Operations that return a value for every input, never an error: comparisons, logic, NULL tests,
 # CASE and the choosing constructs, string functions that only read their argument, and roundings.
 _TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "is null", "is not null", "is true",
-                    "is false", "between", "not between", "in", "not in", "case", "extract", "fn:coalesce",
+                    "is false", "between", "not between", "between symmetric", "not between symmetric", "in",
+                    "not in", "case", "extract", "fn:coalesce",
                     "fn:nullif", "fn:greatest", "fn:least", "fn:lower", "fn:upper", "fn:length", "fn:char_length",
                     "fn:btrim", "fn:ltrim", "fn:rtrim", "fn:starts_with", "fn:strpos", "fn:date_part", "fn:sign",
                     "fn:ceil", "fn:floor", "fn:round", "fn:trunc"})
@@ -188,7 +191,7 @@ def from_json(data: Any) -> Node:
 
 _BINARY: dict[type[exp.Expression], str] = {
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.Add: "+", exp.Sub: "-",
-    exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||", exp.Like: "like", exp.ILike: "ilike",
+    exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||",
 }
 _NAMED: dict[type[exp.Expression], str] = {
     exp.Abs: "abs", exp.Ceil: "ceil", exp.Floor: "floor", exp.Round: "round", exp.Lower: "lower", exp.Upper: "upper",
@@ -217,16 +220,17 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         if isinstance(inner_node, exp.Is):
             return _is(inner_node, column, negated=not inner_node.args.get("negate"))
         if isinstance(inner_node, (exp.Like, exp.ILike)):
-            return Op("not " + _BINARY[type(inner_node)], (from_sqlglot(inner_node.this, column),
-                                                           from_sqlglot(inner_node.expression, column)))
+            return _like(inner_node, column, negated=not inner_node.args.get("negate"))
         if isinstance(inner_node, exp.In):
             return _in(inner_node, column, "not in")
         if isinstance(inner_node, exp.Between):
-            return _between(inner_node, column, "not between")
+            return _between(inner_node, column, negated=True)
         return Op("not", (from_sqlglot(node.this, column),))
     if isinstance(node, (exp.And, exp.Or)):
         name = "and" if isinstance(node, exp.And) else "or"
         return Op(name, (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
+    if isinstance(node, (exp.Like, exp.ILike)):  # sqlglot writes NOT LIKE and !~~ as LIKE with negate set
+        return _like(node, column, negated=bool(node.args.get("negate")))
     if type(node) in _BINARY:
         return Op(_BINARY[type(node)], (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
     if isinstance(node, exp.Is):  # sqlglot writes IS NOT as IS with negate set
@@ -234,7 +238,7 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, exp.In):
         return _in(node, column, "in")
     if isinstance(node, exp.Between):
-        return _between(node, column, "between")
+        return _between(node, column, negated=False)
     if isinstance(node, exp.Cast):
         type_name = node.to.sql(dialect="postgres").lower()
         return Op("cast", (from_sqlglot(node.this, column),), _checked_type(type_name))
@@ -287,7 +291,14 @@ def _in(node: exp.In, column: Callable[[exp.Column], Col], op: str) -> Node:
     return Op(op, (from_sqlglot(node.this, column), *(from_sqlglot(e, column) for e in node.expressions)))
 
 
-def _between(node: exp.Between, column: Callable[[exp.Column], Col], op: str) -> Node:
+def _like(node: exp.Like | exp.ILike, column: Callable[[exp.Column], Col], negated: bool) -> Node:
+    op = ("not " if negated else "") + ("like" if isinstance(node, exp.Like) else "ilike")
+    return Op(op, (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
+
+
+def _between(node: exp.Between, column: Callable[[exp.Column], Col], negated: bool) -> Node:
+    # SYMMETRIC swaps the bounds when low > high: its own operation, not plain BETWEEN
+    op = ("not " if negated else "") + ("between symmetric" if node.args.get("symmetric") else "between")
     return Op(op, (from_sqlglot(node.this, column), from_sqlglot(node.args["low"], column),
                    from_sqlglot(node.args["high"], column)))
 

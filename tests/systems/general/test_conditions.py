@@ -100,3 +100,38 @@ def test_what_a_condition_may_not_call_is_refused_in_one_line(conn: psycopg.Conn
     message = str(info.value)
     assert "\n" not in message and all(w in message for w in words), message
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0
+
+
+NEGATED = {  # each spelling of a negated or symmetric test, in WHERE and in the SELECT list
+    "not like": "SELECT r.a, r.name FROM r WHERE r.name NOT LIKE 'a%'",
+    "not ilike": "SELECT r.a, r.name FROM r WHERE r.name NOT ILIKE 'B%'",
+    "!~~": "SELECT r.a, r.name FROM r WHERE r.name !~~ 'e%' AND r.name !~~* 'A_'",
+    "not of not like": "SELECT r.a, r.name FROM r WHERE NOT (r.name NOT LIKE '%b%')",
+    "between symmetric": "SELECT r.a, r.b FROM r WHERE r.a BETWEEN SYMMETRIC 3 AND 1",
+    "not between symmetric": "SELECT r.a, r.b FROM r WHERE r.a NOT BETWEEN SYMMETRIC 3 AND 1",
+    "in the select list": ("SELECT r.a, r.name NOT LIKE 'a%' AS nl, r.b BETWEEN SYMMETRIC 2 AND 0 AS bs "
+                           "FROM r WHERE r.name IS NOT NULL"),
+}
+
+
+@pytest.mark.parametrize("label", list(NEGATED))
+def test_negated_like_and_symmetric_between_after_every_statement(conn: psycopg.Connection, dsn: str,
+                                                                  label: str) -> None:
+    """``x NOT LIKE p`` (and ``!~~``) keeps its NOT, ``BETWEEN SYMMETRIC`` its SYMMETRIC."""
+    conn.execute(SETUP)
+    rng = random.Random(label)
+    for _ in range(30):
+        _statement(conn, rng)
+    query = NEGATED[label]
+    systems = ["fivm", "first-order", "recompute"]
+    for system in systems:
+        command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
+    seen = set()
+    for step in range(30):
+        _statement(conn, rng)
+        expected = sorted(conn.execute(query).fetchall(), key=repr)
+        seen.add(repr(expected))
+        for system in systems:
+            got = sorted(conn.execute(f"SELECT * FROM v_{system.replace('-', '_')}").fetchall(), key=repr)
+            assert got == expected, (system, label, step)
+    assert len(seen) > 3
