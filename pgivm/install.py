@@ -21,7 +21,7 @@ from pgivm import capture, deferred, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import user_path, user_search_path
-from pgivm.errors import PgivmError
+from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.query.static import StaticRelation
 from pgivm.systems import common, registry
@@ -194,7 +194,11 @@ class Install:
         if builder is not None:
             builder.build(conn, resolved, name, self.params, context)
         else:
-            run_phases(conn, plan, "build")
+            try:
+                run_phases(conn, plan, "build")
+            except psycopg.errors.FeatureNotSupported as err:  # a maintenance query PostgreSQL cannot plan
+                raise UnsupportedQuery(f"PostgreSQL cannot run the queries that would maintain view {name}: "
+                                       f"{err.diag.message_primary}", "use --system recompute") from None
         run_phases(conn, plan, "expose")
         if logged is not None and self.refresh is not None:
             names = common.Names.of(name)

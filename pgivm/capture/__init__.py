@@ -112,17 +112,23 @@ def lock_trigger(view_name: str) -> CaptureTrigger:
     return CaptureTrigger(f"pgivm_{view_name}_lock", "BEFORE", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"), LOCK_WRITES)
 
 
-def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply") -> list[CaptureTrigger]:
+def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply",
+                  counted: bool = False) -> list[CaptureTrigger]:
     """The capture triggers on one base table: the writers' locks, the net change of each
     statement, and TRUNCATE (with the apply sink a plain table's relations are just cleared;
-    otherwise, and for partitions, the rows are read just before they go)."""
+    otherwise, and for partitions, the rows are read just before they go). ``counted``: each
+    writing statement also counts itself in before it writes (first-order's statement_open)."""
     prefix = f"pgivm_{view_name}"
 
     def fn(kind: str) -> tuple[str, str]:
         return (schema, f"{kind}_{letters}")
 
+    # named to fire after the lock trigger (BEFORE triggers fire in name order): the state row second
+    opened = [CaptureTrigger(f"{prefix}_open", "BEFORE", ("INSERT", "UPDATE", "DELETE"), (schema, "statement_open"))] \
+        if counted else []
     return [
         lock_trigger(view_name),
+        *opened,
         CaptureTrigger(f"{prefix}_insert", "AFTER", ("INSERT",), fn("on_change"), new_table=True),
         CaptureTrigger(f"{prefix}_delete", "AFTER", ("DELETE",), fn("on_change"), old_table=True),
         CaptureTrigger(f"{prefix}_update", "AFTER", ("UPDATE",), fn("on_change"), old_table=True, new_table=True),
@@ -274,16 +280,19 @@ def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
 SINKS = ("apply", "log")
 
 
-def apply_block(atoms: list[CaptureAtom], event: str, threshold: int | None, names: Any) -> sql.Composable:
+def apply_block(atoms: list[CaptureAtom], event: str, threshold: int | None, names: Any,
+                then: sql.Composable | None = None) -> sql.Composable:
     """PL/pgSQL applying a statement's net change to each atom in order: tuple by tuple through
     ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above
     (a threshold of None: always set at a time, every atom's net change captured before the first
-    is applied, so that a self-join's delta query can read the other atoms' old state)."""
+    is applied, so that a self-join's delta query can read the other atoms' old state). ``then``:
+    what applies them instead of each atom's ``apply_batch_K`` (first-order's ``apply_pending``)."""
     if threshold is None:
         inserts = [sql.SQL("        INSERT INTO {delta} ({columns}, mult) {net};").format(
             net=net_change(atom, event), delta=names(f"{atom.name}_delta"),
             columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)) for atom in atoms]
-        applies = [sql.SQL("        PERFORM {}();").format(names(f"apply_batch_{atom.name}")) for atom in atoms]
+        applies = [sql.SQL("        PERFORM {}();").format(names(f"apply_batch_{atom.name}")) for atom in atoms] \
+            if then is None else [sql.SQL("        PERFORM {}();").format(then)]
         return sql.SQL("\n").join(inserts + applies)
     blocks = []
     for atom in atoms:

@@ -481,6 +481,12 @@ def wrap(conn: psycopg.Connection, names: Names, tables: list[LoggedTable], name
     for table in tables:
         for statement in _wrappers(conn, names, table, name):
             conn.execute(statement)
+    if _functions_of(conn, names.schema, "statement_open"):
+        # first-order's count of a statement's writes (its last write applies them all): writers of
+        # a deferred view only log, and its process reads the other tables less what is pending
+        conn.execute(sql.SQL("CREATE OR REPLACE FUNCTION {}() RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER "
+                             "SET search_path = pg_catalog, pg_temp AS $pgivm$ BEGIN RETURN NULL; END; $pgivm$").format(
+            names("statement_open")))
     conn.execute(_process_function(names, tables))
     conn.execute(_take_function(names, tables))
     conn.execute(render(__name__, "10_planner.sql", params))

@@ -84,11 +84,12 @@ def count_query(view: ResolvedView, tables: dict[TableRef, sql.Composable] | Non
 def capture_functions_plan(
     names: Names, view: ResolvedView, name: str, table: TableRef, strategy: str, batch_threshold: int | None = None,
     sink: str = "apply", atoms: list[capture.CaptureAtom] | None = None, letters: str | None = None,
-    always_batch: bool = False,
+    always_batch: bool = False, then: sql.Composable | None = None,
 ) -> sql.Composed:
     """The trigger functions of ``table``: take the view's lock per statement, hand each statement's
     net change of every relation the table feeds (R, S, T order, or the atoms given) to the sink,
-    and TRUNCATE. ``always_batch``: every statement goes set at a time (``apply_batch_K``)."""
+    and TRUNCATE. ``always_batch``: every statement goes set at a time (``apply_batch_K``);
+    ``then``: what applies the queued changes instead (see ``capture.apply_block``)."""
     if atoms is None:
         atoms = [capture.triangle_atom(view, a) for a in view.query.atoms_of(table)]
     if letters is None:
@@ -102,7 +103,7 @@ def capture_functions_plan(
     def block(event: str) -> sql.Composable:
         if sink == "log":
             return capture.log_block(atoms, event, names)
-        return capture.apply_block(atoms, event, threshold, names)
+        return capture.apply_block(atoms, event, threshold, names, then)
 
     params: dict[str, sql.Composable] = {
         "state": names("state"),

@@ -21,7 +21,7 @@ CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mul
 
 CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
--- phase: functions (11 statements)
+-- phase: functions (13 statements)
 
 DROP VIEW IF EXISTS "pgivm_v"."base_1"; CREATE VIEW "pgivm_v"."base_1" AS SELECT b.tableoid, b."postcode", b."price", b."rooms" FROM "public"."house" AS b; COMMENT ON VIEW "pgivm_v"."base_1" IS 'first-order IVM: the columns its delta queries read of base table public.house';
 
@@ -82,7 +82,7 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -98,7 +98,7 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -174,6 +174,57 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'first-order IVM view v: TRUNCATE of atom s';
 
+ALTER TABLE "pgivm_v"."state" ADD COLUMN IF NOT EXISTS statements_open integer NOT NULL DEFAULT 0;
+
+-- One SQL statement may write several base tables of the view: a foreign key's ON DELETE CASCADE
+-- deletes from the referencing table inside the DELETE, a data-modifying WITH writes one table per
+-- query, INSERT ... ON CONFLICT DO UPDATE inserts and updates. Each write fires its own statement
+-- trigger, and when the first of them runs, every table already shows all of the statement's
+-- changes: a delta query joining the first change with the others' tables as they are now would
+-- count the changes' cross term twice (a join of r's and s's new rows, once with each).
+--
+-- So a statement counts itself in (statement_open, the BEFORE trigger), and each AFTER trigger only
+-- queues its net change in K_delta and counts itself out (apply_pending). The last one out applies
+-- every atom's queued change in order, each delta query reading the earlier atoms as they are now
+-- and the later ones as they were (now, less their queued change): the delta rule of cq.py.
+-- The counter lives in the state row, which every writer of the view updates anyway (writers of
+-- one view are serialized there): a writer cannot set it, and a rolled-back statement takes its
+-- count back with it.
+CREATE FUNCTION "pgivm_v"."statement_open"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    UPDATE "pgivm_v"."state" SET statements_open = statements_open + 1 WHERE singleton;
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."statement_open"() IS 'first-order IVM view v: a writing statement counts itself in';
+
+CREATE FUNCTION "pgivm_v"."apply_pending"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    still_open integer;
+BEGIN
+    UPDATE "pgivm_v"."state" SET statements_open = statements_open - 1 WHERE singleton RETURNING statements_open INTO still_open;
+    IF still_open > 0 THEN
+        RETURN;  -- another write of this statement is under way: the last one applies them all
+    END IF;
+    IF still_open < 0 THEN  -- a statement that began before the view was made
+        UPDATE "pgivm_v"."state" SET statements_open = 0 WHERE singleton;
+    END IF;
+    IF EXISTS (SELECT FROM "pgivm_v"."a1_delta") THEN
+        PERFORM "pgivm_v"."apply_batch_a1"();
+    END IF;
+    IF EXISTS (SELECT FROM "pgivm_v"."a2_delta") THEN
+        PERFORM "pgivm_v"."apply_batch_a2"();
+    END IF;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_pending"() IS 'first-order IVM view v: a statement''s change queued; the last of one statement''s writes applies them all';
+
 -- Change capture for one base table that feeds relations of the view (one relation, or several
 -- for a self-join such as the graph form over one edge table). Rendered once per base table by the
 -- systems that capture changes (ivme and first-order apply them at once: apply_K(columns, m) and
@@ -231,13 +282,13 @@ BEGIN
     END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a1"();
+        PERFORM "pgivm_v"."apply_pending"();
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a1"();
+        PERFORM "pgivm_v"."apply_pending"();
     ELSE
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a1"();
+        PERFORM "pgivm_v"."apply_pending"();
     END IF;
     RETURN NULL;
 END;
@@ -348,13 +399,13 @@ BEGIN
     END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a2"();
+        PERFORM "pgivm_v"."apply_pending"();
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a2"();
+        PERFORM "pgivm_v"."apply_pending"();
     ELSE
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_batch_a2"();
+        PERFORM "pgivm_v"."apply_pending"();
     END IF;
     RETURN NULL;
 END;
@@ -408,15 +459,25 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the first-order IVM state of public.shop as A2 after TRUNCATE';
 
--- phase: build (2 statements)
+-- phase: build (6 statements)
 
 INSERT INTO "pgivm_v"."maintained" SELECT "h"."rooms" AS "h.rooms", sum((1::bigint)::bigint) AS "count", sum((1::bigint * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum((1::bigint * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum((1::bigint * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum((1::bigint * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "public"."house" AS "h", "public"."shop" AS "s" WHERE "h"."postcode" = "s"."postcode" AND "h".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid GROUP BY 1 HAVING count(CASE WHEN true THEN ("h"."price" * "s"."hours") END) >= 0;
 
 ANALYZE "pgivm_v"."maintained";
 
--- phase: capture (10 statements)
+SELECT "pgivm_v"."apply_batch_a1"();
+
+SELECT "pgivm_v"."apply_bulk_a1"();
+
+SELECT "pgivm_v"."apply_batch_a2"();
+
+SELECT "pgivm_v"."apply_bulk_a2"();
+
+-- phase: capture (12 statements)
 
 CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."house" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
+CREATE TRIGGER "pgivm_v_open" BEFORE INSERT OR UPDATE OR DELETE ON "public"."house" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."statement_open"();
 
 CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."house" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a1"();
 
@@ -427,6 +488,8 @@ CREATE TRIGGER "pgivm_v_update" AFTER UPDATE ON "public"."house" REFERENCING OLD
 CREATE TRIGGER "pgivm_v_truncate" AFTER TRUNCATE ON "public"."house" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_truncate_a1"();
 
 CREATE TRIGGER "pgivm_v_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."shop" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
+
+CREATE TRIGGER "pgivm_v_open" BEFORE INSERT OR UPDATE OR DELETE ON "public"."shop" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."statement_open"();
 
 CREATE TRIGGER "pgivm_v_insert" AFTER INSERT ON "public"."shop" REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_v"."on_change_a2"();
 

@@ -133,7 +133,7 @@ def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAto
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
-    return capture.view_triggers(name, state_schema_for(name), _letters(view, table))
+    return capture.view_triggers(name, state_schema_for(name), _letters(view, table), counted=True)
 
 
 @dataclass(frozen=True)
@@ -344,8 +344,9 @@ def _atom_delta_rows(ctx: maintain.Context, i: int, hole_of: dict[TableRef, sql.
             continue
         captured = ctx.capture_atom(other.alias)
         pending = deferred.pending_rows(names, logged[other.table], captured) if logged is not None else None
-        # old state of the same table: new minus the net change, captured before any atom is applied
-        older = names(f"{ctx.atom_name(other.alias)}_delta") if other.table == atom.table and j > i else None
+        # a later atom as it was: new minus its queued net change (an atom of the same table, or of
+        # another table one statement also wrote: 45_statements.sql); empty otherwise
+        older = names(f"{ctx.atom_name(other.alias)}_delta") if j > i else None
         sources[other.alias] = _live_source(captured, hole_of[other.table], pending, older)
         live.append(sql.SQL("{}.live").format(alias))
     return _source_rows(ctx, sources, sql.SQL(" * ").join(factors), sql.SQL(" AND ").join(live))
@@ -463,6 +464,31 @@ def _base_view(ctx: maintain.Context, view: ResolvedView, table: TableRef, ident
         c=sql.Literal(f"first-order IVM: the columns its delta queries read of base table {view.base_of(table).ref}"))
 
 
+def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool) -> list[sql.Composable]:
+    """statement_open() and apply_pending(): one statement's writes of several base tables applied
+    together by the last of their triggers (see 45_statements.sql). With an outer join, whose terms
+    read later atoms of other tables as they are now, several tables changed at once count the view
+    again (what TRUNCATE does); a self-join's atoms are told apart as always."""
+    names, cq = ctx.names, ctx.cq
+    apply = [sql.SQL("    IF EXISTS (SELECT FROM {}) THEN\n        PERFORM {}();\n    END IF;").format(
+        names(f"{ctx.atom_name(a.alias)}_delta"), names(f"apply_batch_{ctx.atom_name(a.alias)}")) for a in cq.atoms]
+    if outer_chain and len(cq.tables) > 1:
+        changed = sql.SQL(" + ").join(sql.SQL("(EXISTS ({}))::int").format(sql.SQL(" UNION ALL ").join(
+            sql.SQL("SELECT FROM {}").format(names(f"{ctx.atom_name(a.alias)}_delta")) for a in cq.atoms_of(t)))
+            for t in cq.tables)
+        apply[:0] = [sql.SQL("    IF {} > 1 THEN\n        PERFORM {}();\n{}\n        RETURN;\n    END IF;").format(
+            changed, names("recount"), sql.SQL("\n").join(sql.SQL("        DELETE FROM {};").format(
+                names(f"{ctx.atom_name(a.alias)}_delta")) for a in cq.atoms))]
+    return [
+        sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS statements_open integer NOT NULL DEFAULT 0").format(names("state")),
+        render(__package__, "45_statements.sql", {
+            "state": names("state"), "statement_open": names("statement_open"), "apply_pending": names("apply_pending"),
+            "apply": sql.SQL("\n").join(apply),
+            "statement_open_comment": sql.Literal(f"first-order IVM view {name}: a writing statement counts itself in"),
+            "apply_pending_comment": sql.Literal(
+                f"first-order IVM view {name}: a statement's change queued; the last of one statement's writes applies them all")})]
+
+
 def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]) -> InstallPlan:
     ctx = _context(view, name)
     names = ctx.names
@@ -543,16 +569,22 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
             "clear": names(f"clear_{k}"), "statements": clear,
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
+    functions += _statements_plan(ctx, name, chain is not None)
     for table in tables:
         functions.append(capture_functions_plan(
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
-            letters=_letters(view, table), always_batch=True))
+            letters=_letters(view, table), always_batch=True, then=names("apply_pending")))
         # the delta queries read base tables: their functions run with row_security off
     build = [*maintain.pinned_settings(ctx),
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, _base_rows(ctx))),
              *(sql.SQL("INSERT INTO {} {}").format(names(f"extreme_{i}"), _extreme_select(ctx, _base_rows(ctx), a))
                for i, a in _value_tables(extremes)),
-             *(sql.SQL("ANALYZE {}").format(t) for t in value_tables)]
+             *(sql.SQL("ANALYZE {}").format(t) for t in value_tables),
+             # each delta query planned once now, its change empty: a join PostgreSQL cannot plan in
+             # it (a FULL JOIN whose ON it can neither hash nor merge, which the view's own WHERE
+             # let it run) is refused here, not at every write
+             *(sql.SQL("SELECT {}()").format(names(f"apply_{kind}_{ctx.atom_name(a.alias)}"))
+               for a in cq.atoms for kind in ("batch", "bulk") if logged is None)]  # (deferred: logs come later)
     assert view.output_types is not None
     if cq.is_listing:
         outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
