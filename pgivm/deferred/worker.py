@@ -53,11 +53,14 @@ def deferred_views(conn: psycopg.Connection) -> list[str]:
     """The deferred views, read from a catalog checked as trusted in the same transaction: an
     administrator may drop it while the worker runs, and anyone with CREATE on the database could
     then make one whose tables are views calling their own code."""
-    with conn.transaction():
-        if not migrate.catalog_trusted(conn):
-            return []
-        return [name for (name,) in conn.execute(
-            "SELECT name FROM pgivm_catalog.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
+    try:
+        with conn.transaction():
+            if not migrate.catalog_trusted(conn):
+                return []
+            return [name for (name,) in conn.execute(
+                "SELECT name FROM pgivm_catalog.views WHERE params->>'refresh' = 'deferred' ORDER BY name")]
+    except (psycopg.errors.UndefinedTable, psycopg.errors.InvalidSchemaName):
+        return []  # dropped between the check and the read: the next pass checks whatever is there then
 
 
 def register(conn: psycopg.Connection) -> None:
