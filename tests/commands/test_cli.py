@@ -257,6 +257,7 @@ def test_no_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None
 # --------------------------------------------------------------------------------------------- init
 
 
+@pytest.mark.empty_database
 def test_init_twice_is_idempotent(capsys: pytest.CaptureFixture[str], dsn: str, conn: psycopg.Connection) -> None:
     assert scalar(conn, "SELECT to_regclass('pgivm_catalog.views')") is None
     first = ok(capsys, dsn, "init")

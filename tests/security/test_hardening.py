@@ -280,6 +280,7 @@ def test_verify_of_a_deferred_view_survives_concurrent_refreshes(conn: psycopg.C
         thread.join()
 
 
+@pytest.mark.empty_database
 def test_init_says_what_other_roles_need(dsn: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["init", "--dsn", dsn]) == 0
     out = capsys.readouterr().out

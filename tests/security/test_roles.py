@@ -271,6 +271,7 @@ def test_operators_and_functions_a_stranger_planted_in_public_are_never_used(cas
 # --- 5: the catalog's schema --------------------------------------------------------------------------
 
 
+@pytest.mark.empty_database
 def test_init_refuses_a_catalog_schema_someone_else_made(dsn: str, conn: psycopg.Connection) -> None:
     stranger = f"stranger_{uuid.uuid4().hex[:8]}"
     conn.execute(sql.SQL("CREATE ROLE {} LOGIN; GRANT CREATE ON DATABASE {} TO {}").format(
@@ -288,6 +289,7 @@ def test_init_refuses_a_catalog_schema_someone_else_made(dsn: str, conn: psycopg
             sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger)))
 
 
+@pytest.mark.empty_database
 @pytest.mark.parametrize("caller", ["superuser", "another role"])
 def test_a_command_reads_nothing_of_a_catalog_a_stranger_made(dsn: str, conn: psycopg.Connection, caller: str) -> None:
     """A stranger's pgivm_catalog (made before `pgivm init`) whose schema_migrations is a view calling
@@ -327,6 +329,7 @@ def test_a_command_reads_nothing_of_a_catalog_a_stranger_made(dsn: str, conn: ps
             sql.Identifier(conn.info.dbname), sql.Identifier(stranger), sql.Identifier(stranger), sql.Identifier(other)))
 
 
+@pytest.mark.empty_database
 def test_the_worker_checks_the_catalog_again_before_each_read(dsn: str, conn: psycopg.Connection) -> None:
     """The superuser's worker runs on while an administrator drops the catalog (as a refusal's hint
     says to) and a stranger makes one whose tables are views calling the stranger's code: the
@@ -575,6 +578,7 @@ def test_calibrate_reads_the_pinned_tables_not_what_their_names_lead_to_now(cast
     cast.assert_nobody_escalated("after calibrate by the owner and the superuser", ran_in=("shop_real",))
 
 
+@pytest.mark.empty_database
 def test_a_policy_on_a_base_table_is_an_error_not_code_run_as_the_view_owner(dsn: str, conn: psycopg.Connection) -> None:
     """Without the DDL guard (init by a role that is not a superuser), the base tables' owner may
     enable row-level security: first-order's delta queries read the base tables with row_security
