@@ -21,7 +21,7 @@ CREATE TABLE "pgivm_v"."a1_delta" ("c1" integer, "c2" integer, "c3" integer, mul
 
 CREATE TABLE "pgivm_v"."a2_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
--- phase: functions (13 statements)
+-- phase: functions (15 statements)
 
 DROP VIEW IF EXISTS "pgivm_v"."base_1"; CREATE VIEW "pgivm_v"."base_1" AS SELECT b.tableoid, b."postcode", b."price", b."rooms" FROM "public"."house" AS b; COMMENT ON VIEW "pgivm_v"."base_1" IS 'first-order IVM: the columns its delta queries read of base table public.house';
 
@@ -82,7 +82,7 @@ SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET plan_cache_mode = force_custom_plan
 AS $pgivm$
 BEGIN
-    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
@@ -98,11 +98,57 @@ BEGIN
         PERFORM "pgivm_v"."apply_bulk_a1"();
         RETURN;
     END IF;
-    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
     DELETE FROM "pgivm_v"."a1_delta";
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."apply_batch_a1"() IS 'first-order IVM view v: the delta query of atom h';
+
+-- The delta tree of one atom (§4.3 of the paper): the statement's net change of the atom, waiting in
+-- its _delta table, goes up the path from the atom's leaf to the root, set at a time: each view on
+-- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
+-- where X is bound), and each stored view is merged with its delta. Called by the capture
+-- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
+CREATE FUNCTION "pgivm_v"."apply_bulk_many_a1"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_many_a1"() IS 'first-order IVM view v: the delta query of atom h, one of several tables a statement wrote';
+
+CREATE FUNCTION "pgivm_v"."apply_batch_many_a1"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $pgivm$
+BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a1_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_many_a1"();
+        RETURN;
+    END IF;
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM "pgivm_v"."a1_delta" AS "h", (SELECT b."hours" AS "c1", b."postcode" AS "c2", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_2" AS b WHERE b.tableoid IS NOT NULL UNION ALL SELECT p."c1", p."c2", -p.mult, false FROM "pgivm_v"."a2_delta" AS p) AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".mult > 0 AND "s".live THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a1_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_batch_many_a1"() IS 'first-order IVM view v: the delta query of atom h, one of several tables a statement wrote';
 
 -- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
 -- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
@@ -162,6 +208,52 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."apply_batch_a2"() IS 'first-order IVM view v: the delta query of atom s';
 
+-- The delta tree of one atom (§4.3 of the paper): the statement's net change of the atom, waiting in
+-- its _delta table, goes up the path from the atom's leaf to the root, set at a time: each view on
+-- the path is the previous delta joined with the stored siblings (lifted with g_X and summed
+-- where X is bound), and each stored view is merged with its delta. Called by the capture
+-- functions, which hold the view's lock; the scratch tables are empty again when it returns.
+--
+-- Two copies of the same statements. A small change runs under the capture functions' settings
+-- (nested loops over index lookups, plans kept from call to call): each row costs a few lookups
+-- whatever the size of the views. A change of more than 64 rows is planned afresh with
+-- every join method allowed, so that joining it with a sibling view may scan that view once
+-- instead of looking it up row by row. A view with float sums reads floats as text, which
+-- extra_float_digits shapes: such a view sets it on both functions (see ../floats.py).
+--
+-- (first-order renders this template too, with delta queries that read the base tables: with
+-- row_security off a row-level security policy on one is an error, not code run as the view's
+-- owner.)
+CREATE FUNCTION "pgivm_v"."apply_bulk_many_a2"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET plan_cache_mode = force_custom_plan
+AS $pgivm$
+BEGIN
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM (SELECT b."postcode" AS "c1", b."price" AS "c2", b."rooms" AS "c3", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_1" AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".live AND "s".mult > 0 THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_bulk_many_a2"() IS 'first-order IVM view v: the delta query of atom s, one of several tables a statement wrote';
+
+CREATE FUNCTION "pgivm_v"."apply_batch_many_a2"()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+AS $pgivm$
+BEGIN
+    IF (SELECT count(*) FROM (SELECT FROM "pgivm_v"."a2_delta" LIMIT 64 + 1) AS rows) > 64 THEN
+        PERFORM "pgivm_v"."apply_bulk_many_a2"();
+        RETURN;
+    END IF;
+    MERGE INTO "pgivm_v"."maintained" AS v USING (SELECT "h"."c3" AS "h.rooms", sum(("h".mult * "s".mult)::bigint) AS "count", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int * ("s"."c1" IS NOT NULL)::int)::bigint) AS "p1", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0) * coalesce(("s"."c1")::numeric, 0))::numeric) AS "p2", sum(("h".mult * "s".mult * ("h"."c2" IS NOT NULL)::int)::bigint) AS "p3", sum(("h".mult * "s".mult * coalesce(("h"."c2")::numeric, 0))::numeric) AS "p4" FROM (SELECT b."postcode" AS "c1", b."price" AS "c2", b."rooms" AS "c3", 1::bigint AS mult, true AS live FROM "pgivm_v"."base_1" AS b WHERE b.tableoid IS NOT NULL) AS "h", "pgivm_v"."a2_delta" AS "s" WHERE "h"."c1" = "s"."c2" GROUP BY 1 HAVING count(CASE WHEN "h".live AND "s".mult > 0 THEN ("h"."c2" * "s"."c1") END) >= 0) AS d ON (v."h.rooms" = d."h.rooms" OR (v."h.rooms" IS NULL AND d."h.rooms" IS NULL)) WHEN MATCHED AND v.count + d.count = 0 THEN DELETE WHEN MATCHED THEN UPDATE SET "count" = v."count" + d."count", "p1" = v."p1" + d."p1", "p2" = v."p2" + d."p2", "p3" = v."p3" + d."p3", "p4" = v."p4" + d."p4" WHEN NOT MATCHED AND d.count <> 0 THEN INSERT ("h.rooms", "count", "p1", "p2", "p3", "p4") VALUES (d."h.rooms", d."count", d."p1", d."p2", d."p3", d."p4");
+    DELETE FROM "pgivm_v"."a2_delta";
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."apply_batch_many_a2"() IS 'first-order IVM view v: the delta query of atom s, one of several tables a statement wrote';
+
 -- TRUNCATE of a plain base table empties its atoms: every stored view over one of them is empty
 -- (a join with an empty relation), the other views are unchanged. Nothing needs to be read.
 CREATE FUNCTION "pgivm_v"."clear_a2"()
@@ -214,6 +306,15 @@ BEGIN
     END IF;
     IF still_open < 0 THEN  -- a statement that began before the view was made
         UPDATE "pgivm_v"."state" SET statements_open = 0 WHERE singleton;
+    END IF;
+    IF (EXISTS (SELECT FROM "pgivm_v"."a1_delta"))::int + (EXISTS (SELECT FROM "pgivm_v"."a2_delta"))::int > 1 THEN
+        IF EXISTS (SELECT FROM "pgivm_v"."a1_delta") THEN
+            PERFORM "pgivm_v"."apply_batch_many_a1"();
+        END IF;
+        IF EXISTS (SELECT FROM "pgivm_v"."a2_delta") THEN
+            PERFORM "pgivm_v"."apply_batch_many_a2"();
+        END IF;
+        RETURN;
     END IF;
     IF EXISTS (SELECT FROM "pgivm_v"."a1_delta") THEN
         PERFORM "pgivm_v"."apply_batch_a1"();
@@ -459,7 +560,7 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."on_truncate_a2"() IS 'pgivm view v: clear the first-order IVM state of public.shop as A2 after TRUNCATE';
 
--- phase: build (6 statements)
+-- phase: build (10 statements)
 
 INSERT INTO "pgivm_v"."maintained" SELECT "h"."rooms" AS "h.rooms", sum((1::bigint)::bigint) AS "count", sum((1::bigint * ("h"."price" IS NOT NULL)::int * ("s"."hours" IS NOT NULL)::int)::bigint) AS "p1", sum((1::bigint * coalesce(("h"."price")::numeric, 0) * coalesce(("s"."hours")::numeric, 0))::numeric) AS "p2", sum((1::bigint * ("h"."price" IS NOT NULL)::int)::bigint) AS "p3", sum((1::bigint * coalesce(("h"."price")::numeric, 0))::numeric) AS "p4" FROM "public"."house" AS "h", "public"."shop" AS "s" WHERE "h"."postcode" = "s"."postcode" AND "h".tableoid = 16384::pg_catalog.oid AND "s".tableoid = 16385::pg_catalog.oid GROUP BY 1 HAVING count(CASE WHEN true THEN ("h"."price" * "s"."hours") END) >= 0;
 
@@ -472,6 +573,14 @@ SELECT "pgivm_v"."apply_bulk_a1"();
 SELECT "pgivm_v"."apply_batch_a2"();
 
 SELECT "pgivm_v"."apply_bulk_a2"();
+
+SELECT "pgivm_v"."apply_batch_many_a1"();
+
+SELECT "pgivm_v"."apply_bulk_many_a1"();
+
+SELECT "pgivm_v"."apply_batch_many_a2"();
+
+SELECT "pgivm_v"."apply_bulk_many_a2"();
 
 -- phase: capture (12 statements)
 
