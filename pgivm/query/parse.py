@@ -949,7 +949,7 @@ def _having_reads(select: exp.Select, items: list[tuple[str | None, exp.Expressi
     shown = {_sql(node) for _, node in items}
     group = {_sql(node) for node in (select.args["group"].expressions if select.args.get("group") else [])}
     out: list[tuple[str | None, exp.Expression]] = []
-    for sub in having.this.find_all(exp.AggFunc, exp.Column):
+    for sub in _having_condition(having).find_all(exp.AggFunc, exp.Column):
         if isinstance(sub, exp.Column) and (sub.find_ancestor(exp.AggFunc) or _sql(sub) not in group):
             continue  # inside an aggregate, or not a GROUP BY column: HAVING's own refusal says so
         if _sql(sub) not in shown:
@@ -987,7 +987,16 @@ def _having(select: exp.Select, items: list[tuple[str | None, exp.Expression]], 
                                    "aggregate it")
         return scalar.Col("", by_column[ref])
 
-    return scalar.from_sqlglot(node.this.transform(shown), column)
+    return scalar.from_sqlglot(_having_condition(node).transform(shown), column)
+
+
+def _having_condition(having: exp.Having) -> exp.Expression:
+    """HAVING's condition with each ``agg(x) FILTER (WHERE c)`` written as the SELECT list's items
+    are (``_without_filter``), so that it names the same aggregates."""
+    condition = having.this.copy()
+    if not condition.find(exp.Filter, exp.LogicalAnd, exp.LogicalOr):
+        return condition
+    return condition.transform(_without_filter).transform(_as_counts)
 
 
 def _general_condition(cond: exp.Expression, resolver: _Resolver) -> Condition | None:

@@ -63,6 +63,7 @@ OPERATIONS: dict[str, str] = {
     "between": "({0} BETWEEN {1} AND {2})", "not between": "({0} NOT BETWEEN {1} AND {2})",
     "between symmetric": "({0} BETWEEN SYMMETRIC {1} AND {2})",
     "not between symmetric": "({0} NOT BETWEEN SYMMETRIC {1} AND {2})",
+    "is distinct from": "({0} IS DISTINCT FROM {1})", "is not distinct from": "({0} IS NOT DISTINCT FROM {1})",
     "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})",
     "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
 }
@@ -89,7 +90,8 @@ def columns(node: Node) -> list[Col]:
 
 # Operations that return a value for every input, never an error: comparisons, logic, NULL tests,
 # CASE and the choosing constructs, string functions that only read their argument, and roundings.
-_TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "and", "or", "not", "is null", "is not null", "is true",
+_TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "is distinct from", "is not distinct from", "and", "or", "not",
+                    "is null", "is not null", "is true",
                     "is false", "between", "not between", "between symmetric", "not between symmetric", "in",
                     "not in", "case", "extract", "fn:coalesce",
                     "fn:nullif", "fn:greatest", "fn:least", "fn:lower", "fn:upper", "fn:length", "fn:char_length",
@@ -192,6 +194,7 @@ def from_json(data: Any) -> Node:
 _BINARY: dict[type[exp.Expression], str] = {
     exp.EQ: "=", exp.NEQ: "<>", exp.LT: "<", exp.LTE: "<=", exp.GT: ">", exp.GTE: ">=", exp.Add: "+", exp.Sub: "-",
     exp.Mul: "*", exp.Div: "/", exp.Mod: "%", exp.DPipe: "||",
+    exp.NullSafeNEQ: "is distinct from", exp.NullSafeEQ: "is not distinct from",
 }
 _NAMED: dict[type[exp.Expression], str] = {
     exp.Abs: "abs", exp.Ceil: "ceil", exp.Floor: "floor", exp.Round: "round", exp.Lower: "lower", exp.Upper: "upper",
@@ -247,13 +250,19 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         if field not in _FIELDS:
             raise UnsupportedQuery(f"unsupported EXTRACT field {field}")
         return Op("extract", (from_sqlglot(node.expression, column),), field)
-    if isinstance(node, exp.Case) and node.this is None:
+    if isinstance(node, exp.Case):
+        # the simple form, CASE x WHEN v THEN ..., is the searched one with x = v (x has no side effect)
+        subject = from_sqlglot(node.this, column) if node.this is not None else None
         args: list[Node] = []
         for when in node.args.get("ifs") or []:
-            args += [from_sqlglot(when.this, column), from_sqlglot(when.args["true"], column)]
+            test = from_sqlglot(when.this, column)
+            args += [Op("=", (subject, test)) if subject is not None else test, from_sqlglot(when.args["true"], column)]
         if node.args.get("default") is not None:
             args.append(from_sqlglot(node.args["default"], column))
         return Op("case", tuple(args))
+    if isinstance(node, exp.Substring):  # substr(x, from[, for]) and SUBSTRING(x FROM ... FOR ...)
+        parts = [node.this, node.args.get("start"), node.args.get("length")]
+        return Op("fn:substr", tuple(from_sqlglot(a, column) for a in parts if a is not None))
     if type(node) in _NAMED:
         return Op("fn:" + _NAMED[type(node)], tuple(from_sqlglot(a, column) for a in _arguments(node)))
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:

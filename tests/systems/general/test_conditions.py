@@ -111,13 +111,20 @@ NEGATED = {  # each spelling of a negated or symmetric test, in WHERE and in the
     "not between symmetric": "SELECT r.a, r.b FROM r WHERE r.a NOT BETWEEN SYMMETRIC 3 AND 1",
     "in the select list": ("SELECT r.a, r.name NOT LIKE 'a%' AS nl, r.b BETWEEN SYMMETRIC 2 AND 0 AS bs "
                            "FROM r WHERE r.name IS NOT NULL"),
+    # refused before, seen by the fuzzer: IS [NOT] DISTINCT FROM, the simple CASE, substr(x, n)
+    "is distinct from": ("SELECT r.a, r.b, r.a IS NOT DISTINCT FROM r.b AS same FROM r "
+                         "WHERE r.a IS DISTINCT FROM 2 AND r.name IS NOT DISTINCT FROM 'bob' OR r.a IS NULL"),
+    "simple case": "SELECT r.a, CASE r.b WHEN 1 THEN 'one' WHEN 2 THEN 'two' ELSE 'many' END AS word FROM r",
+    "substr": ("SELECT r.a, substr(r.name, 2) AS tail, substring(r.name FROM 1 FOR 1) AS head FROM r "
+               "WHERE substr(r.name, 1, 1) <> 'e'"),
 }
 
 
 @pytest.mark.parametrize("label", list(NEGATED))
 def test_negated_like_and_symmetric_between_after_every_statement(conn: psycopg.Connection, dsn: str,
                                                                   label: str) -> None:
-    """``x NOT LIKE p`` (and ``!~~``) keeps its NOT, ``BETWEEN SYMMETRIC`` its SYMMETRIC."""
+    """``x NOT LIKE p`` (and ``!~~``) keeps its NOT, ``BETWEEN SYMMETRIC`` its SYMMETRIC; ``IS [NOT]
+    DISTINCT FROM``, the simple CASE and ``substr`` are maintained as PostgreSQL evaluates them."""
     conn.execute(SETUP)
     rng = random.Random(label)
     for _ in range(30):

@@ -23,6 +23,9 @@ QUERIES = {
                          "HAVING avg(r.a) > 1"),
     "not shown": ("SELECT s.c FROM r JOIN s ON r.b = s.b GROUP BY s.c, r.b "
                   "HAVING sum(r.a) > 1 AND r.b <> 2 AND count(*) >= 2"),
+    # refused before (seen by the fuzzer): an aggregate with FILTER in HAVING, shown or not
+    "filter": ("SELECT s.c, count(*) FILTER (WHERE r.a > 1) AS big FROM r JOIN s ON r.b = s.b GROUP BY s.c "
+               "HAVING count(*) FILTER (WHERE r.a > 1) >= 1 AND sum(r.a) FILTER (WHERE r.a < 3) > 0"),
 }
 
 
