@@ -58,3 +58,14 @@ def test_a_statement_that_writes_several_tables_is_maintained_exactly(conn: psyc
         assert _differences(conn, "v", query) == [], statement
     assert sorted(conn.execute("SELECT * FROM v").fetchall(), key=repr) != sorted(started, key=repr)
     assert command.verify("v", target=conn).ok
+
+
+def test_verify_names_a_statement_count_left_open(conn: psycopg.Connection) -> None:
+    """Every committed statement counted itself in and out; a count left over would make every later
+    write wait for a statement that never ends (the view would stop changing): verify says so."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); INSERT INTO r VALUES (1, 1)")
+    command.create("v", "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b", system="first-order", target=conn)
+    assert command.verify("v", target=conn).ok
+    conn.execute("UPDATE pgivm_v.state SET statements_open = 1")
+    report = command.verify("v", target=conn)
+    assert [f.check for f in report.failures] == ["no_statement_left_open"]
