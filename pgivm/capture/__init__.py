@@ -117,7 +117,9 @@ def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply"
     """The capture triggers on one base table: the writers' locks, the net change of each
     statement, and TRUNCATE (with the apply sink a plain table's relations are just cleared;
     otherwise, and for partitions, the rows are read just before they go). ``counted``: each
-    writing statement also counts itself in before it writes (first-order's statement_open)."""
+    writing statement also counts itself in before it writes (first-order's statement_open), and a
+    partition's TRUNCATE, counted in by its BEFORE trigger, applies after the rows are gone
+    (statement_close): the delta queries read the live table as the new state."""
     prefix = f"pgivm_{view_name}"
 
     def fn(kind: str) -> tuple[str, str]:
@@ -136,6 +138,8 @@ def view_triggers(view_name: str, schema: str, letters: str, sink: str = "apply"
           if sink == "apply" else []),
         CaptureTrigger(f"{prefix}_truncate_rows", "BEFORE", ("TRUNCATE",), fn("on_truncate_rows"),
                        scope="leaf" if sink == "apply" else "rows"),
+        *([CaptureTrigger(f"{prefix}_truncated", "AFTER", ("TRUNCATE",), (schema, "statement_close"), scope="leaf")]
+          if counted and sink == "apply" else []),
     ]
 
 
@@ -343,10 +347,12 @@ def log_tables(atom: CaptureAtom, names: Any) -> sql.Composable:
     )
 
 
-def truncate_rows_block(atoms: list[CaptureAtom], names: Any, sink: str = "apply") -> sql.Composable:
+def truncate_rows_block(atoms: list[CaptureAtom], names: Any, sink: str = "apply", counted: bool = False) -> sql.Composable:
     """PL/pgSQL taking every row of the table ``TG_RELID`` away as a deletion, atom by atom: into
     K_delta and apply_batch_K (apply), or into K_log (log). The read is dynamic SQL over the table,
-    named from its oid at that moment."""
+    named from its oid at that moment. ``counted`` (first-order): only queued, the statement counted
+    in; its AFTER TRUNCATE trigger applies them once the rows are gone (in this BEFORE trigger the
+    table still holds them, and a self-join's later atom would read them as its new state)."""
     blocks = []
     for atom in atoms:
         k = atom.name
@@ -360,11 +366,14 @@ def truncate_rows_block(atoms: list[CaptureAtom], names: Any, sink: str = "apply
                  values=sql.SQL(", ").join(atom.read("base")), table=holes[0], oid=holes[1],
                  keys=sql.SQL("").join(sql.SQL(" AND base.{} IS NOT NULL").format(sql.Identifier(c.column)) for c in keys),
                  groups=sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(atom.columns)))))  # type: ignore[arg-type]
-        then = sql.SQL("\n    PERFORM {}();").format(names(f"apply_batch_{k}")) if sink == "apply" else sql.SQL("")
+        then = sql.SQL("\n    PERFORM {}();").format(names(f"apply_batch_{k}")) if sink == "apply" and not counted \
+            else sql.SQL("")
         blocks.append(sql.SQL(
             "    -- {relation}\n"
             "    EXECUTE pg_catalog.format({query}, TG_RELID::pg_catalog.regclass, TG_RELID);{then}"
         ).format(relation=sql.SQL(k.upper()), query=query, then=then))  # type: ignore[arg-type]
+    if counted and sink == "apply":
+        blocks.append(sql.SQL("    UPDATE {} SET statements_open = statements_open + 1 WHERE singleton;").format(names("state")))
     return sql.SQL("\n").join(blocks)
 
 

@@ -116,7 +116,7 @@ def capture_functions_plan(
         "apply_delete": block("delete"),
         "apply_update": block("update"),
         "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.name}")) for a in atoms),
-        "truncate_rows": capture.truncate_rows_block(atoms, names, sink),
+        "truncate_rows": capture.truncate_rows_block(atoms, names, sink, counted=then is not None),
         "on_change_comment": sql.Literal(f"pgivm view {name}: {'log' if sink == 'log' else 'maintain'} the {strategy} "
                                          f"state for changes of {described}"),
         "on_truncate_comment": sql.Literal(f"pgivm view {name}: clear the {strategy} state of {described} after TRUNCATE"),

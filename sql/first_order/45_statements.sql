@@ -41,3 +41,17 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION {apply_pending}() IS {apply_pending_comment};
+
+-- TRUNCATE of a partition: its BEFORE trigger queued the rows as a deletion and counted the
+-- statement in, while the table still held them; this AFTER trigger applies once they are gone, so
+-- that every delta query reads the live table as its new state, as for any other statement.
+CREATE FUNCTION {statement_close}()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    PERFORM {apply_pending}();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {statement_close}() IS {statement_close_comment};

@@ -158,6 +158,8 @@ SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
     DELETE FROM "pgivm_v"."maintained";
+    DELETE FROM "pgivm_v"."a1_delta";
+    DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."clear_a1"() IS 'first-order IVM view v: TRUNCATE of atom h';
@@ -262,6 +264,8 @@ SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 BEGIN
     DELETE FROM "pgivm_v"."maintained";
+    DELETE FROM "pgivm_v"."a1_delta";
+    DELETE FROM "pgivm_v"."a2_delta";
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."clear_a2"() IS 'first-order IVM view v: TRUNCATE of atom s';
@@ -325,6 +329,20 @@ BEGIN
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."apply_pending"() IS 'first-order IVM view v: a statement''s change queued; the last of one statement''s writes applies them all';
+
+-- TRUNCATE of a partition: its BEFORE trigger queued the rows as a deletion and counted the
+-- statement in, while the table still held them; this AFTER trigger applies once they are gone, so
+-- that every delta query reads the live table as its new state, as for any other statement.
+CREATE FUNCTION "pgivm_v"."statement_close"()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    PERFORM "pgivm_v"."apply_pending"();
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION "pgivm_v"."statement_close"() IS 'first-order IVM view v: a partition''s TRUNCATE applied once its rows are gone';
 
 -- Change capture for one base table that feeds relations of the view (one relation, or several
 -- for a self-join such as the graph form over one edge table). Rendered once per base table by the
@@ -416,7 +434,7 @@ BEGIN
     END IF;
     -- A1
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT base."postcode", base."price", base."rooms", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2, 3', TG_RELID::pg_catalog.regclass, TG_RELID);
-    PERFORM "pgivm_v"."apply_batch_a1"();
+    UPDATE "pgivm_v"."state" SET statements_open = statements_open + 1 WHERE singleton;
     RETURN NULL;
 END;
 $pgivm$;
@@ -533,7 +551,7 @@ BEGIN
     END IF;
     -- A2
     EXECUTE pg_catalog.format('INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT base."hours", base."postcode", -count(*) FROM ONLY %1$s base WHERE base.tableoid = %2$s::pg_catalog.oid AND base."postcode" IS NOT NULL GROUP BY 1, 2', TG_RELID::pg_catalog.regclass, TG_RELID);
-    PERFORM "pgivm_v"."apply_batch_a2"();
+    UPDATE "pgivm_v"."state" SET statements_open = statements_open + 1 WHERE singleton;
     RETURN NULL;
 END;
 $pgivm$;

@@ -466,18 +466,19 @@ def _base_view(ctx: maintain.Context, view: ResolvedView, table: TableRef, ident
         c=sql.Literal(f"first-order IVM: the columns its delta queries read of base table {view.base_of(table).ref}"))
 
 
-def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool) -> list[sql.Composable]:
-    """statement_open() and apply_pending(): one statement's writes of several base tables applied
-    together by the last of their triggers (see 45_statements.sql). With an outer join, whose terms
-    read later atoms of other tables as they are now, several tables changed at once count the view
-    again (what TRUNCATE does); a self-join's atoms are told apart as always."""
+def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool, logged: bool) -> list[sql.Composable]:
+    """statement_open(), apply_pending() and statement_close(): one statement's writes of several
+    base tables applied together by the last of their triggers (see 45_statements.sql). With an
+    outer join, whose terms read later atoms of other tables as they are now, several tables changed
+    at once count the view again (what TRUNCATE does); a self-join's atoms are told apart as always.
+    A deferred view's queued changes (a partition's TRUNCATE) only go to its logs, in any order."""
     names, cq = ctx.names, ctx.cq
     def applies(variant: str, indent: str) -> list[sql.Composable]:
         return [sql.SQL(f"{indent}IF EXISTS (SELECT FROM {{}}) THEN\n{indent}    PERFORM {{}}();\n{indent}END IF;").format(
             names(f"{ctx.atom_name(a.alias)}_delta"), names(f"apply_batch_{variant}{ctx.atom_name(a.alias)}")) for a in cq.atoms]
 
     apply = applies("", "    ")
-    if len(cq.tables) > 1:
+    if len(cq.tables) > 1 and not logged:
         changed = sql.SQL(" + ").join(sql.SQL("(EXISTS ({}))::int").format(sql.SQL(" UNION ALL ").join(
             sql.SQL("SELECT FROM {}").format(names(f"{ctx.atom_name(a.alias)}_delta")) for a in cq.atoms_of(t)))
             for t in cq.tables)
@@ -488,6 +489,8 @@ def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool) -> lis
         sql.SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS statements_open integer NOT NULL DEFAULT 0").format(names("state")),
         render(__package__, "45_statements.sql", {
             "state": names("state"), "statement_open": names("statement_open"), "apply_pending": names("apply_pending"),
+            "statement_close": names("statement_close"),
+            "statement_close_comment": sql.Literal(f"first-order IVM view {name}: a partition's TRUNCATE applied once its rows are gone"),
             "apply": sql.SQL("\n").join(apply),
             "statement_open_comment": sql.Literal(f"first-order IVM view {name}: a writing statement counts itself in"),
             "apply_pending_comment": sql.Literal(
@@ -550,6 +553,9 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             "comment": sql.Literal(f"first-order IVM view {name}: the result counted again after a TRUNCATE")}))
         clear = sql.SQL("    PERFORM {}();").format(names("recount"))
     many = chain is None and logged is None and len(tables) > 1
+    # a TRUNCATE of several tables: what a partition's trigger queued is counted again with the rest
+    discard = sql.SQL("\n").join(sql.SQL("    DELETE FROM {};").format(names(f"{ctx.atom_name(a.alias)}_delta"))
+                                 for a in cq.atoms)
     for i, atom in enumerate(cq.atoms):
         k = ctx.atom_name(atom.alias)
         delta = names(f"{k}_delta")
@@ -578,9 +584,9 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                 "comment": sql.Literal(f"first-order IVM view {name}: the delta query of atom {atom.alias}"
                                        + (", one of several tables a statement wrote" if variant else ""))}))
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
-            "clear": names(f"clear_{k}"), "statements": clear,
+            "clear": names(f"clear_{k}"), "statements": sql.SQL("{}\n{}").format(clear, discard),
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
-    functions += _statements_plan(ctx, name, chain is not None)
+    functions += _statements_plan(ctx, name, chain is not None, logged is not None)
     for table in tables:
         functions.append(capture_functions_plan(
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
