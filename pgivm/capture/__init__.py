@@ -290,13 +290,14 @@ def apply_block(atoms: list[CaptureAtom], event: str, threshold: int | None, nam
     ``apply_K`` below the threshold, set at a time through ``K_delta`` and ``apply_batch_K`` above
     (a threshold of None: always set at a time, every atom's net change captured before the first
     is applied, so that a self-join's delta query can read the other atoms' old state). ``then``:
-    what applies them instead of each atom's ``apply_batch_K`` (first-order's ``apply_pending``)."""
+    what applies them instead of each atom's ``apply_batch_K`` (first-order's ``apply_pending``, run
+    by the last of a statement's writes: ``still_open``, counted out with the rows changed)."""
     if threshold is None:
         inserts = [sql.SQL("        INSERT INTO {delta} ({columns}, mult) {net};").format(
             net=net_change(atom, event), delta=names(f"{atom.name}_delta"),
             columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns)) for atom in atoms]
         applies = [sql.SQL("        PERFORM {}();").format(names(f"apply_batch_{atom.name}")) for atom in atoms] \
-            if then is None else [sql.SQL("        PERFORM {}();").format(then)]
+            if then is None else [sql.SQL("        IF still_open <= 0 THEN\n            PERFORM {}(still_open);\n        END IF;").format(then)]
         return sql.SQL("\n").join(inserts + applies)
     blocks = []
     for atom in atoms:

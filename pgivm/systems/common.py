@@ -117,6 +117,10 @@ def capture_functions_plan(
         "apply_update": block("update"),
         "clear": sql.SQL("\n").join(sql.SQL("    PERFORM {}();").format(names(f"clear_{a.name}")) for a in atoms),
         "truncate_rows": capture.truncate_rows_block(atoms, names, sink, counted=then is not None),
+        # first-order: the statement counted out in the same update (its BEFORE trigger counted it in)
+        "close": sql.SQL(", statements_open = statements_open - 1" if then is not None else ""),
+        "still_open": sql.SQL(", statements_open" if then is not None else ""),
+        "into_open": sql.SQL(", still_open" if then is not None else ""),
         "on_change_comment": sql.Literal(f"pgivm view {name}: {'log' if sink == 'log' else 'maintain'} the {strategy} "
                                          f"state for changes of {described}"),
         "on_truncate_comment": sql.Literal(f"pgivm view {name}: clear the {strategy} state of {described} after TRUNCATE"),

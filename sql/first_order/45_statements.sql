@@ -6,7 +6,8 @@
 -- count the changes' cross term twice (a join of r's and s's new rows, once with each).
 --
 -- So a statement counts itself in (statement_open, the BEFORE trigger), and each AFTER trigger only
--- queues its net change in K_delta and counts itself out (apply_pending). The last one out applies
+-- queues its net change in K_delta and counts itself out (in the update of the state row that counts
+-- the rows changed, capture_functions.sql). The last one out (apply_pending) applies
 -- every atom's queued change in order, each delta query reading the earlier atoms as they are now
 -- and the later ones as they were (now, less their queued change): the delta rule of cq.py.
 -- The counter lives in the state row, which every writer of the view updates anyway (writers of
@@ -23,24 +24,21 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION {statement_open}() IS {statement_open_comment};
 
-CREATE FUNCTION {apply_pending}()
+CREATE FUNCTION {apply_pending}(still_open integer)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    still_open integer;
+    queued boolean[];  -- per atom: a change waits in its K_delta
 BEGIN
-    UPDATE {state} SET statements_open = statements_open - 1 WHERE singleton RETURNING statements_open INTO still_open;
-    IF still_open > 0 THEN
-        RETURN;  -- another write of this statement is under way: the last one applies them all
-    END IF;
-    IF still_open < 0 THEN  -- a statement that began before the view was made
+    IF still_open < 0 THEN  -- a statement that began before the view was made (create's locks prevent it)
         UPDATE {state} SET statements_open = 0 WHERE singleton;
     END IF;
+    SELECT ARRAY[{queued}] INTO queued;
 {apply}
 END;
 $pgivm$;
-COMMENT ON FUNCTION {apply_pending}() IS {apply_pending_comment};
+COMMENT ON FUNCTION {apply_pending}(integer) IS {apply_pending_comment};
 
 -- TRUNCATE of a partition: its BEFORE trigger queued the rows as a deletion and counted the
 -- statement in, while the table still held them; this AFTER trigger applies once they are gone, so
@@ -49,8 +47,13 @@ CREATE FUNCTION {statement_close}()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
+DECLARE
+    still_open integer;
 BEGIN
-    PERFORM {apply_pending}();
+    UPDATE {state} SET statements_open = statements_open - 1 WHERE singleton RETURNING statements_open INTO still_open;
+    IF still_open <= 0 THEN
+        PERFORM {apply_pending}(still_open);
+    END IF;
     RETURN NULL;
 END;
 $pgivm$;

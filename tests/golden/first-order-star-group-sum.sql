@@ -280,7 +280,8 @@ ALTER TABLE "pgivm_v"."state" ADD COLUMN IF NOT EXISTS statements_open integer N
 -- count the changes' cross term twice (a join of r's and s's new rows, once with each).
 --
 -- So a statement counts itself in (statement_open, the BEFORE trigger), and each AFTER trigger only
--- queues its net change in K_delta and counts itself out (apply_pending). The last one out applies
+-- queues its net change in K_delta and counts itself out (in the update of the state row that counts
+-- the rows changed, capture_functions.sql). The last one out (apply_pending) applies
 -- every atom's queued change in order, each delta query reading the earlier atoms as they are now
 -- and the later ones as they were (now, less their queued change): the delta rule of cq.py.
 -- The counter lives in the state row, which every writer of the view updates anyway (writers of
@@ -297,38 +298,35 @@ END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_v"."statement_open"() IS 'first-order IVM view v: a writing statement counts itself in';
 
-CREATE FUNCTION "pgivm_v"."apply_pending"()
+CREATE FUNCTION "pgivm_v"."apply_pending"(still_open integer)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    still_open integer;
+    queued boolean[];  -- per atom: a change waits in its K_delta
 BEGIN
-    UPDATE "pgivm_v"."state" SET statements_open = statements_open - 1 WHERE singleton RETURNING statements_open INTO still_open;
-    IF still_open > 0 THEN
-        RETURN;  -- another write of this statement is under way: the last one applies them all
-    END IF;
-    IF still_open < 0 THEN  -- a statement that began before the view was made
+    IF still_open < 0 THEN  -- a statement that began before the view was made (create's locks prevent it)
         UPDATE "pgivm_v"."state" SET statements_open = 0 WHERE singleton;
     END IF;
-    IF (EXISTS (SELECT FROM "pgivm_v"."a1_delta"))::int + (EXISTS (SELECT FROM "pgivm_v"."a2_delta"))::int > 1 THEN
-        IF EXISTS (SELECT FROM "pgivm_v"."a1_delta") THEN
+    SELECT ARRAY[EXISTS (SELECT FROM "pgivm_v"."a1_delta"), EXISTS (SELECT FROM "pgivm_v"."a2_delta")] INTO queued;
+    IF (queued[1])::int + (queued[2])::int > 1 THEN
+        IF queued[1] THEN
             PERFORM "pgivm_v"."apply_batch_many_a1"();
         END IF;
-        IF EXISTS (SELECT FROM "pgivm_v"."a2_delta") THEN
+        IF queued[2] THEN
             PERFORM "pgivm_v"."apply_batch_many_a2"();
         END IF;
         RETURN;
     END IF;
-    IF EXISTS (SELECT FROM "pgivm_v"."a1_delta") THEN
+    IF queued[1] THEN
         PERFORM "pgivm_v"."apply_batch_a1"();
     END IF;
-    IF EXISTS (SELECT FROM "pgivm_v"."a2_delta") THEN
+    IF queued[2] THEN
         PERFORM "pgivm_v"."apply_batch_a2"();
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION "pgivm_v"."apply_pending"() IS 'first-order IVM view v: a statement''s change queued; the last of one statement''s writes applies them all';
+COMMENT ON FUNCTION "pgivm_v"."apply_pending"(integer) IS 'first-order IVM view v: a statement''s change queued; the last of one statement''s writes applies them all';
 
 -- TRUNCATE of a partition: its BEFORE trigger queued the rows as a deletion and counted the
 -- statement in, while the table still held them; this AFTER trigger applies once they are gone, so
@@ -337,8 +335,13 @@ CREATE FUNCTION "pgivm_v"."statement_close"()
 RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
+DECLARE
+    still_open integer;
 BEGIN
-    PERFORM "pgivm_v"."apply_pending"();
+    UPDATE "pgivm_v"."state" SET statements_open = statements_open - 1 WHERE singleton RETURNING statements_open INTO still_open;
+    IF still_open <= 0 THEN
+        PERFORM "pgivm_v"."apply_pending"(still_open);
+    END IF;
     RETURN NULL;
 END;
 $pgivm$;
@@ -383,13 +386,16 @@ AS $pgivm$
 DECLARE
     changed_rows bigint;
     change       record;
+    still_open   integer;  -- first-order: this statement's writes not yet done (see 45_statements.sql)
 BEGIN
+    -- the rows the statement changed, counted into the state row (which also serializes writers)
     IF TG_OP = 'DELETE' THEN
-        SELECT count(*) INTO changed_rows FROM old_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n, statements_open = statements_open - 1
+          FROM (SELECT count(*) AS n FROM old_rows) AS c WHERE singleton RETURNING c.n, statements_open INTO changed_rows, still_open;
     ELSE
-        SELECT count(*) INTO changed_rows FROM new_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n, statements_open = statements_open - 1
+          FROM (SELECT count(*) AS n FROM new_rows) AS c WHERE singleton RETURNING c.n, statements_open INTO changed_rows, still_open;
     END IF;
-    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF NOT FOUND THEN
         -- The state row is missing only from a snapshot taken before the view was created
         -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
@@ -401,13 +407,19 @@ BEGIN
     END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     ELSE
         INSERT INTO "pgivm_v"."a1_delta" ("c1", "c2", "c3", mult) SELECT changes."c1", changes."c2", changes."c3", sum(changes.m)::bigint AS m FROM (SELECT new_rows."postcode" AS "c1", new_rows."price" AS "c2", new_rows."rooms" AS "c3", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."postcode" AS "c1", old_rows."price" AS "c2", old_rows."rooms" AS "c3", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2", changes."c3" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     END IF;
     RETURN NULL;
 END;
@@ -500,13 +512,16 @@ AS $pgivm$
 DECLARE
     changed_rows bigint;
     change       record;
+    still_open   integer;  -- first-order: this statement's writes not yet done (see 45_statements.sql)
 BEGIN
+    -- the rows the statement changed, counted into the state row (which also serializes writers)
     IF TG_OP = 'DELETE' THEN
-        SELECT count(*) INTO changed_rows FROM old_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n, statements_open = statements_open - 1
+          FROM (SELECT count(*) AS n FROM old_rows) AS c WHERE singleton RETURNING c.n, statements_open INTO changed_rows, still_open;
     ELSE
-        SELECT count(*) INTO changed_rows FROM new_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n, statements_open = statements_open - 1
+          FROM (SELECT count(*) AS n FROM new_rows) AS c WHERE singleton RETURNING c.n, statements_open INTO changed_rows, still_open;
     END IF;
-    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF NOT FOUND THEN
         -- The state row is missing only from a snapshot taken before the view was created
         -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
@@ -518,13 +533,19 @@ BEGIN
     END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     ELSIF TG_OP = 'DELETE' THEN
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     ELSE
         INSERT INTO "pgivm_v"."a2_delta" ("c1", "c2", mult) SELECT changes."c1", changes."c2", sum(changes.m)::bigint AS m FROM (SELECT new_rows."hours" AS "c1", new_rows."postcode" AS "c2", 1 AS m FROM new_rows WHERE new_rows."postcode" IS NOT NULL UNION ALL SELECT old_rows."hours" AS "c1", old_rows."postcode" AS "c2", -1 AS m FROM old_rows WHERE old_rows."postcode" IS NOT NULL) AS changes GROUP BY changes."c1", changes."c2" HAVING sum(changes.m) <> 0;
-        PERFORM "pgivm_v"."apply_pending"();
+        IF still_open <= 0 THEN
+            PERFORM "pgivm_v"."apply_pending"(still_open);
+        END IF;
     END IF;
     RETURN NULL;
 END;

@@ -311,13 +311,16 @@ AS $pgivm$
 DECLARE
     changed_rows bigint;
     change       record;
+    still_open   integer;  -- first-order: this statement's writes not yet done (see 45_statements.sql)
 BEGIN
+    -- the rows the statement changed, counted into the state row (which also serializes writers)
     IF TG_OP = 'DELETE' THEN
-        SELECT count(*) INTO changed_rows FROM old_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM old_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     ELSE
-        SELECT count(*) INTO changed_rows FROM new_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM new_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     END IF;
-    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF NOT FOUND THEN
         -- The state row is missing only from a snapshot taken before the view was created
         -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
@@ -428,13 +431,16 @@ AS $pgivm$
 DECLARE
     changed_rows bigint;
     change       record;
+    still_open   integer;  -- first-order: this statement's writes not yet done (see 45_statements.sql)
 BEGIN
+    -- the rows the statement changed, counted into the state row (which also serializes writers)
     IF TG_OP = 'DELETE' THEN
-        SELECT count(*) INTO changed_rows FROM old_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM old_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     ELSE
-        SELECT count(*) INTO changed_rows FROM new_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM new_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     END IF;
-    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF NOT FOUND THEN
         -- The state row is missing only from a snapshot taken before the view was created
         -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.
@@ -545,13 +551,16 @@ AS $pgivm$
 DECLARE
     changed_rows bigint;
     change       record;
+    still_open   integer;  -- first-order: this statement's writes not yet done (see 45_statements.sql)
 BEGIN
+    -- the rows the statement changed, counted into the state row (which also serializes writers)
     IF TG_OP = 'DELETE' THEN
-        SELECT count(*) INTO changed_rows FROM old_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM old_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     ELSE
-        SELECT count(*) INTO changed_rows FROM new_rows;
+        UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + c.n
+          FROM (SELECT count(*) AS n FROM new_rows) AS c WHERE singleton RETURNING c.n INTO changed_rows;
     END IF;
-    UPDATE "pgivm_v"."state" SET updates_applied = updates_applied + changed_rows WHERE singleton;
     IF NOT FOUND THEN
         -- The state row is missing only from a snapshot taken before the view was created
         -- (REPEATABLE READ or SERIALIZABLE): maintaining it from there would lose this change.

@@ -473,15 +473,16 @@ def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool, logged
     at once count the view again (what TRUNCATE does); a self-join's atoms are told apart as always.
     A deferred view's queued changes (a partition's TRUNCATE) only go to its logs, in any order."""
     names, cq = ctx.names, ctx.cq
+    position = {a.alias: i + 1 for i, a in enumerate(cq.atoms)}  # in the array queued
+
     def applies(variant: str, indent: str) -> list[sql.Composable]:
-        return [sql.SQL(f"{indent}IF EXISTS (SELECT FROM {{}}) THEN\n{indent}    PERFORM {{}}();\n{indent}END IF;").format(
-            names(f"{ctx.atom_name(a.alias)}_delta"), names(f"apply_batch_{variant}{ctx.atom_name(a.alias)}")) for a in cq.atoms]
+        return [sql.SQL(f"{indent}IF queued[{position[a.alias]}] THEN\n{indent}    PERFORM {{}}();\n{indent}END IF;").format(
+            names(f"apply_batch_{variant}{ctx.atom_name(a.alias)}")) for a in cq.atoms]
 
     apply = applies("", "    ")
     if len(cq.tables) > 1 and not logged:
-        changed = sql.SQL(" + ").join(sql.SQL("(EXISTS ({}))::int").format(sql.SQL(" UNION ALL ").join(
-            sql.SQL("SELECT FROM {}").format(names(f"{ctx.atom_name(a.alias)}_delta")) for a in cq.atoms_of(t)))
-            for t in cq.tables)
+        changed = sql.SQL(" + ").join(sql.SQL("({})::int").format(sql.SQL(" OR ").join(
+            sql.SQL(f"queued[{position[a.alias]}]") for a in cq.atoms_of(t))) for t in cq.tables)
         several = [sql.SQL("        PERFORM {}();").format(names("recount")), *(sql.SQL("        DELETE FROM {};").format(
             names(f"{ctx.atom_name(a.alias)}_delta")) for a in cq.atoms)] if outer_chain else applies("many_", "        ")
         apply[:0] = [sql.SQL("    IF {} > 1 THEN\n{}\n        RETURN;\n    END IF;").format(changed, sql.SQL("\n").join(several))]
@@ -492,6 +493,8 @@ def _statements_plan(ctx: maintain.Context, name: str, outer_chain: bool, logged
             "statement_close": names("statement_close"),
             "statement_close_comment": sql.Literal(f"first-order IVM view {name}: a partition's TRUNCATE applied once its rows are gone"),
             "apply": sql.SQL("\n").join(apply),
+            "queued": sql.SQL(", ").join(sql.SQL("EXISTS (SELECT FROM {})").format(names(f"{ctx.atom_name(a.alias)}_delta"))
+                                         for a in cq.atoms),
             "statement_open_comment": sql.Literal(f"first-order IVM view {name}: a writing statement counts itself in"),
             "apply_pending_comment": sql.Literal(
                 f"first-order IVM view {name}: a statement's change queued; the last of one statement's writes applies them all")})]
