@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from importlib.resources import files
 
 import psycopg
@@ -34,12 +35,17 @@ class Migration:
 
 
 def available_migrations() -> list[Migration]:
+    return list(_shipped_migrations())
+
+
+@cache  # files of the installed package: every command asks (1.5 ms to read them)
+def _shipped_migrations() -> tuple[Migration, ...]:
     found = []
     for entry in files("pgivm.migrations").iterdir():
         match = _MIGRATION_FILE.match(entry.name)
         if match:
             found.append(Migration(int(match.group(1)), match.group(2), entry.read_text()))
-    return sorted(found, key=lambda m: m.version)
+    return tuple(sorted(found, key=lambda m: m.version))
 
 
 def current_version(conn: psycopg.Connection, exists: bool = False) -> int:

@@ -6,6 +6,7 @@ running invariant checks. Strategies differ in the state they keep and how ``app
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from importlib.resources import files
 from typing import Any
 
@@ -27,6 +28,7 @@ def state_schema_for(view_name: str) -> str:
     return f"pgivm_{view_name}"
 
 
+@cache  # files of the installed package, read at every create, verify and upgrade
 def template(package: str, name: str) -> str:
     """The text of a SQL template of a package (a system's, ``pgivm.capture``, ``pgivm.deferred``):
     the repository's top-level ``sql/<last part of its name>/``, shipped as ``pgivm.sql``."""
