@@ -120,8 +120,14 @@ def _expand_ctes(select: exp.Select, with_: exp.With) -> None:
 def _replace_references(node: exp.Expression, bodies: dict[str, exp.Expression], skip: exp.Expression | None = None) -> None:
     for table in list(node.find_all(exp.Table)):
         if table.name in bodies and not table.args.get("db") and (skip is None or not _inside(table, skip)):
-            alias = table.alias or table.name
-            table.replace(exp.Subquery(this=bodies[table.name].copy(), alias=exp.TableAlias(this=exp.to_identifier(alias))))
+            table.replace(_as_subquery(table, bodies[table.name].copy()))
+
+
+def _as_subquery(table: exp.Table, body: exp.Expression) -> exp.Subquery:
+    """``body`` in place of ``table``, under its alias; first in a parenthesized join, the table
+    holds the joins after it (``(v JOIN u ON ...)``), which the subquery then holds."""
+    return exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(table.alias or table.name)),
+                        joins=table.args.get("joins"))
 
 
 def _inside(node: exp.Expression, ancestor: exp.Expression) -> bool:
@@ -149,8 +155,7 @@ def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | 
             except SqlglotError as err:
                 raise UnsupportedQuery(f"could not read the definition of view {table.sql(dialect='postgres')}: "
                                        f"{(str(err).splitlines() or ['error'])[0]}") from None
-            alias = table.alias or table.name
-            table.replace(exp.Subquery(this=body, alias=exp.TableAlias(this=exp.to_identifier(alias))))
+            table.replace(_as_subquery(table, body))
             found = expanded = True
         if not found:
             return expanded
@@ -197,6 +202,9 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
     schema: dict[str, dict[str, str]] = {}
     for table in select.find_all(exp.Table):
+        if table.args.get("db") and table.name.startswith("static_") and table.args["db"].name.startswith("pgivm_"):
+            raise UnsupportedQuery("generate_series or VALUES in a query with a WITH query, a view or a subquery in "
+                                   "FROM is not supported yet: write it in the view's own FROM")  # (kept in the state)
         if table.args.get("db"):
             raise UnsupportedQuery(f"a schema-qualified table ({table.sql(dialect='postgres')}) beside a WITH query "
                                    "or a subquery in FROM is not supported yet: set search_path instead")
@@ -231,9 +239,9 @@ def _filters_into_on(select: exp.Select) -> None:
     that ON, in terms of the subquery's outputs, where it holds exactly as inside; else sqlglot's
     merge moves it to the outer WHERE, which removes the NULL-extended rows of an outer join around
     the subquery (``r LEFT JOIN (s JOIN (SELECT ... WHERE w) x ON ...) ON ...``). First in FROM
-    before a RIGHT or FULL JOIN, it goes to the first join's ON if that join is inner or RIGHT.
-    Refused in one line where it cannot be kept exactly (a FULL JOIN's side, USING, a subquery in
-    the WHERE, first in a parenthesized join)."""
+    before a RIGHT or FULL JOIN, or first in a parenthesized join, it goes to the first join's ON if
+    that join is inner or RIGHT. Refused in one line where it cannot be kept exactly (a FULL JOIN's
+    side, USING, a subquery in the WHERE, first before a LEFT or FULL JOIN in parentheses)."""
     joins = list(select.args.get("joins") or [])
     outer = any((j.side or "").upper() in ("RIGHT", "FULL") for j in joins)  # may NULL-extend what comes first
     from_ = select.args.get("from_") or select.args.get("from")
@@ -251,10 +259,13 @@ def _filters_into_on(select: exp.Select) -> None:
         if not moved and (nested or outer or (join.side or "").upper() == "LEFT"):
             raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) on a side of a join where its "
                                    "condition cannot be kept exactly: join it with an inner or LEFT JOIN ... ON")
-    for sub in select.find_all(exp.Subquery):  # the first of a parenthesized join: its join may NULL-extend it
+    for sub in select.find_all(exp.Subquery):  # the first of a parenthesized join: as first in FROM above
         if sub.parent_select is select and sub.args.get("joins") and _filtering(sub):
-            raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) first in a parenthesized join: "
-                                   "write it on the right of the join")
+            first = sub.args["joins"][0]
+            if not _keeps_on(first, "RIGHT") or sub.this.args["where"].find(exp.Query):
+                raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) first in a parenthesized join "
+                                       "whose first join may NULL-extend it: write it on the right of the join")
+            _move_where(sub, first)
 
 
 def _keeps_on(join: exp.Join, side: str) -> bool:

@@ -713,7 +713,7 @@ def _conditions(
     tables' columns other than equality, and (general wording) any other condition on one table's
     columns; anything else is refused. ``where``: WHERE's conjuncts, when not all of them."""
     conditions: list[exp.Expression] = []
-    for join in select.args.get("joins") or [] if with_on else []:
+    for join, _ in flat_joins(select) if with_on else []:  # those inside parentheses too
         conditions += _conjuncts(join.args.get("on"))
     conditions += where if where is not None else _where(select)
 

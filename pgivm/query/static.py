@@ -101,8 +101,9 @@ def _values(node: exp.Values) -> tuple[exp.Identifier, list[str], str]:
 def _replace(node: exp.Expression, schema: str, number: int, alias: exp.Identifier, columns: list[str], select: str
              ) -> StaticRelation:
     table = TableRef(f"static_{number}", schema)
+    # first in a parenthesized join, the node holds the joins after it: the table holds them now
     node.replace(exp.Table(this=exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
-                           alias=exp.TableAlias(this=alias)))
+                           alias=exp.TableAlias(this=alias), joins=node.args.get("joins")))
     return StaticRelation(table, tuple(columns), select)
 
 
