@@ -201,16 +201,15 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
     schema: dict[str, dict[str, str]] = {}
-    for table in select.find_all(exp.Table):
-        if table.args.get("db") and table.name.startswith("static_") and table.args["db"].name.startswith("pgivm_"):
-            raise UnsupportedQuery("generate_series or VALUES in a query with a WITH query, a view or a subquery in "
-                                   "FROM is not supported yet: write it in the view's own FROM")  # (kept in the state)
-        if table.args.get("db"):
-            raise UnsupportedQuery(f"a schema-qualified table ({table.sql(dialect='postgres')}) beside a WITH query "
-                                   "or a subquery in FROM is not supported yet: set search_path instead")
+    stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]] = {}  # stand-in name -> (schema, name) written
+    for table in list(select.find_all(exp.Table)):
         name = table.name
+        if table.args.get("db"):  # qualify's schema is one level deep: a stand-in name for the table
+            name = _stand_in(table, stand_ins)
         if name and name not in schema and not _is_cte(select, name):
-            schema[name] = {c: "text" for c in columns_of(TableRef(name=name))}
+            written = stand_ins.get(name)
+            schema[name] = {c: "text" for c in columns_of(TableRef(name=written[1].name, schema=written[0].name)
+                                                          if written else TableRef(name=name))}
     try:
         qualified = qualify(select, schema=schema, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)
@@ -228,7 +227,28 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
                                "operation, or joins on the NULL-extended side of an outer join, is not supported yet: "
                                "only ones that join, filter and rename are inlined")
+    for table in merged.find_all(exp.Table):
+        if table.name in stand_ins and not table.args.get("db"):
+            db, written = stand_ins[table.name]
+            table.set("this", written.copy())
+            table.set("db", db.copy())
     return merged.sql(dialect="postgres")
+
+
+def _stand_in(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]]) -> str:
+    """A schema-qualified table renamed to a name of one part, the same for each mention of it,
+    under its own name as alias if it had none (``sales.orders`` is ``orders`` in the query)."""
+    if table.args.get("catalog"):
+        raise UnsupportedQuery(f"cross-database reference {table.sql(dialect='postgres')} is not supported")
+    db, written = table.args["db"], table.this
+    key = (db.name, written.name)
+    name = next((n for n, (d, w) in stand_ins.items() if (d.name, w.name) == key), None) or f"pgivm_qualified_{len(stand_ins) + 1}"
+    stand_ins[name] = (db.copy(), written.copy())
+    if not table.alias:
+        table.set("alias", exp.TableAlias(this=written.copy()))
+    table.set("db", None)
+    table.set("this", exp.to_identifier(name))
+    return name
 
 
 _KEEPS_ROWS = ("group", "having", "distinct", "limit", "offset", "qualify", "windows", "with", "with_")

@@ -56,10 +56,6 @@ def static_relations(sql: str, schema: str) -> tuple[str, tuple[StaticRelation, 
         statement.set("from_" if "from_" in statement.arg_types else "from", exp.From(this=exp.Table(
             this=exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
             alias=exp.TableAlias(this=exp.to_identifier(NO_FROM)))))
-    if found and (statement.args.get("with_") or statement.args.get("with") or
-                  any(isinstance(s, exp.Subquery) and s.alias for s in statement.find_all(exp.Subquery))):
-        raise UnsupportedQuery("generate_series or VALUES in a query with a WITH query or a subquery in FROM is not "
-                               "supported yet: write it in the view's own FROM")
     return (statement.sql(dialect="postgres"), tuple(found)) if found else (sql, ())
 
 

@@ -137,6 +137,13 @@ JOINED = {
                                                      "ON s.c = x.c) ON s.b = r.a"),
     "with first in a parenthesized right join": ("WITH x AS (SELECT c, d FROM t WHERE d > 0) SELECT r.a, x.c, s.b "
                                                  "FROM r FULL JOIN (x RIGHT JOIN s ON s.c = x.c) ON s.b = r.a"),
+    # beside a WITH query or a subquery: schema-qualified tables, generate_series and VALUES (refused before)
+    "schema-qualified tables beside a with query": ("WITH x AS (SELECT c, d FROM public.t WHERE d > 0) "
+                                                    "SELECT r.a, x.c FROM public.r LEFT JOIN x ON x.c = r.b"),
+    "generate_series in a with query": ("WITH g AS (SELECT k FROM generate_series(0, 2) AS z(k)) "
+                                        "SELECT r.a, g.k FROM r JOIN g ON g.k = r.b"),
+    "values beside a subquery": ("SELECT q.a, v.name FROM (SELECT a, b FROM r WHERE a > 0) AS q "
+                                 "JOIN (VALUES (0, 'z'), (1, 'o')) AS v(k, name) ON v.k = q.b"),
     "generate_series first in a parenthesized join": ("SELECT r.a, g.k FROM r LEFT JOIN (generate_series(0, 2) AS g(k) "
                                                       "JOIN s ON s.b = g.k) ON s.c = r.a"),
 }
