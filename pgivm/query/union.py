@@ -47,8 +47,7 @@ def union_as_joins(sql: str, columns_of: Callable[[TableRef], list[str]] | None
             raise UnsupportedQuery(f"{statement.key.upper()} is not supported: UNION ALL and UNION are")
         return None
     branches, distinct = _branches(statement)
-    if statement.args.get("with") or statement.args.get("with_"):
-        raise UnsupportedQuery("a WITH query before UNION is not supported yet: write each branch's tables in it")
+    branches = [_inlined(b, statement.args.get("with") or statement.args.get("with_"), columns_of) for b in branches]
     for clause, name in (("order", "ORDER BY"), ("limit", "LIMIT"), ("offset", "OFFSET")):
         if statement.args.get(clause):
             raise UnsupportedQuery(f"{name} after UNION is not supported in a maintained view")
@@ -90,6 +89,28 @@ def _branches(node: exp.Expression) -> tuple[list[exp.Select], bool]:
     if (len(left) > 1 and left_distinct != distinct) or (len(right) > 1 and right_distinct != distinct):
         raise UnsupportedQuery("UNION and UNION ALL mixed in one query are not supported: use one of them")
     return left + right, distinct
+
+
+def _inlined(branch: exp.Select, with_: exp.With | None, columns_of: Callable[[TableRef], list[str]] | None
+             ) -> exp.Select:
+    """The branch with the WITH queries before the UNION and its own subqueries in FROM merged in
+    (``inline.py``), where they join, filter and rename; as it is if it has none."""
+    from pgivm.query.inline import inline
+
+    if with_ is None and not any(isinstance(s, exp.Subquery) and s.alias for s in branch.find_all(exp.Subquery)):
+        return branch
+    branch = branch.copy()
+    if with_ is not None:
+        if with_.args.get("recursive"):
+            raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
+        mine = branch.args.get("with") or branch.args.get("with_")
+        merged = exp.With(expressions=[*(c.copy() for c in with_.expressions), *(mine.expressions if mine else [])])
+        branch.set("with_" if "with_" in branch.arg_types else "with", merged)
+    text = inline(branch.sql(dialect="postgres"), columns_of)
+    flat = sqlglot.parse_one(text, read="postgres") if text is not None else branch
+    if not isinstance(flat, exp.Select):
+        raise UnsupportedQuery("a branch of UNION must be a SELECT")
+    return flat
 
 
 def _check_branch(branch: exp.Select) -> None:

@@ -28,6 +28,12 @@ QUERIES = {
     "self outer join and the table again": ("SELECT r.a, r2.a AS a2 FROM r LEFT JOIN r AS r2 ON r2.b = r.a "
                                             "UNION ALL SELECT r.b, r.a FROM r"),
     "computed items": "SELECT a + 1 AS n, coalesce(b, 0) AS m FROM r UNION ALL SELECT c * 2, d FROM s, t WHERE s.b = t.b",
+    # a WITH query before UNION read by both branches, and a subquery in a branch: merged into each
+    # branch first (refused before)
+    "with query before union": ("WITH x AS (SELECT a, b FROM r WHERE a > 1) SELECT x.a, x.b FROM x "
+                                "UNION ALL SELECT x.b, s.c FROM x JOIN s ON s.b = x.a"),
+    "subquery in a branch, distinct": ("SELECT q.a, q.c FROM (SELECT r.a, s.c FROM r JOIN s ON s.b = r.b WHERE s.c > 1) AS q "
+                                       "UNION SELECT t.b, t.d FROM t"),
 }
 
 
@@ -113,6 +119,7 @@ def test_a_write_reads_its_own_branch_not_the_others(conn: psycopg.Connection, d
     ("SELECT * FROM r UNION ALL SELECT b, c FROM s", "SELECT * in a branch of UNION"),
     ("SELECT a FROM r UNION ALL SELECT b FROM s ORDER BY 1", "ORDER BY after UNION"),
     ("SELECT a FROM r WHERE EXISTS (SELECT 1 FROM s) UNION ALL SELECT b FROM s", "a subquery in a branch of UNION"),
+    ("WITH x AS (SELECT b, count(*) AS n FROM r GROUP BY b) SELECT x.b FROM x UNION ALL SELECT s.b FROM s", "aggregates"),
 ])
 def test_what_union_does_not_take_is_refused_in_one_line(conn: psycopg.Connection, dsn: str, query: str, says: str) -> None:
     conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
