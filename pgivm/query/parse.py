@@ -853,14 +853,14 @@ def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], teste
         raise UnsupportedQuery(f"{written}: a subquery of one table, filtered by WHERE, is maintained")
     table = TableRef(name=_name(source.this), schema=_name(source.args.get("db")))  # type: ignore[arg-type]
     alias = _name(source.args["alias"].this) if source.args.get("alias") is not None else table.name
-    if alias in visible:
-        raise UnsupportedQuery(f"{written}: table name or alias {alias!r} is used outside the subquery too: give "
-                               "the subquery's table its own alias")
+    inside = alias  # its name inside the subquery, which hides an outer table of that name (as in PostgreSQL)
+    if alias in visible:  # the same name outside, or in another subquery: the step gets a name of its own
+        alias = next(f"{inside}_{n}" for n in range(2, len(visible) + 3) if f"{inside}_{n}" not in visible)
     own_columns = columns_of(table) if columns_of is not None else None
-    resolver = _SubqueryResolver({**visible, alias: table}, layout, alias, own_columns)  # type: ignore[dict-item]
+    resolver = _SubqueryResolver({**visible, alias: table}, layout, alias, own_columns, inside)  # type: ignore[dict-item]
     conjuncts = _where(subquery)
     if operand is not None:  # IN's operand is the outer query's: its columns qualified before they meet the subquery's
-        operand = operand.transform(lambda n: _qualified(resolver.outer.column(n)) if isinstance(n, exp.Column) else n)
+        operand = operand.transform(lambda n: _qualified(resolver.outer.column(n), outer=True) if isinstance(n, exp.Column) else n)
         items = subquery.expressions
         if len(items) != 1 or isinstance(items[0], exp.Star):
             raise UnsupportedQuery(f"{written}: an IN subquery selects one value")
@@ -875,24 +875,34 @@ def _subquery_step(conjunct: exp.Expression, visible: dict[str, TableRef], teste
     on = _step_conditions(conjuncts, resolver, nested=lambda c: f"{written}: a subquery inside a subquery is not supported",
                           constant=lambda c: f"{written}: condition {_sql(c)} reads no column", allow_true=True)  # WHERE true holds
     tested[alias] = table
+    on = tuple(replace(c, sql=c.sql.replace(f'"{_OUTER}".', "")) for c in on)  # as written, for explain
     return JoinStep("anti" if negated else "semi", alias, on)
 
 
-def _qualified(ref: ColumnRef) -> exp.Column:
-    return exp.column(ref.column, table=ref.alias, quoted=True)
+_OUTER = "pgivm_outer"  # marks a column already resolved in the outer query (an IN operand)
+
+
+def _qualified(ref: ColumnRef, outer: bool = False) -> exp.Column:
+    """``alias.column``; ``outer``: marked as the outer query's, which a subquery's table of the
+    same name does not hide."""
+    return exp.column(ref.column, table=ref.alias, db=_OUTER if outer else None, quoted=True)
 
 
 class _SubqueryResolver:
     """Column references inside a subquery: its own table's first (as PostgreSQL resolves an
     unqualified name in the innermost scope), then the outer query's."""
 
-    def __init__(self, aliases: dict[str, TableRef], layout: _Layout, alias: str, columns: list[str] | None) -> None:
+    def __init__(self, aliases: dict[str, TableRef], layout: _Layout, alias: str, columns: list[str] | None,
+                 inside: str | None = None) -> None:
         self.aliases, self.alias, self.columns = aliases, alias, columns
+        self.inside = inside or alias  # the name the subquery gives its table (``alias``: the step's)
         self.outer = _Resolver({a: t for a, t in aliases.items() if a != alias}, layout)
 
     def column(self, node: exp.Column) -> ColumnRef:
         table, name = _name(node.args.get("table")), _name(node.this) or ""
-        if table == self.alias or table is None and self.columns is not None and name in self.columns:
+        if _name(node.args.get("db")) == _OUTER:
+            return ColumnRef(table, name)  # type: ignore[arg-type]  # resolved already, in the outer query
+        if table == self.inside or table is None and self.columns is not None and name in self.columns:
             return ColumnRef(self.alias, name)
         if table is None and self.columns is None:
             raise NeedsColumns(f"column {name} in a subquery needs the tables' columns (or write it as alias.column)")

@@ -89,6 +89,13 @@ QUERIES = {
     "grouped subquery": "SELECT r.a, x.c FROM r JOIN (SELECT t.c, count(*) AS n FROM t GROUP BY t.c) x ON r.a = x.c",
     "distinct with query": ("WITH x AS (SELECT DISTINCT c, d FROM u) SELECT r.a, count(*) AS n FROM r, x "
                             "WHERE r.a = x.c AND r.b = x.d GROUP BY r.a"),
+    # one table named alike in two subqueries, or inside and outside one (its name inside hides the
+    # outer table's, as in PostgreSQL): refused before ("give the subquery's table its own alias")
+    "self in, aliased": "SELECT s.b, s.c FROM s WHERE s.b IN (SELECT s2.c FROM s AS s2 WHERE s2.b > 1)",
+    "two subqueries of one name": "SELECT r.a, r.b FROM r WHERE r.b IN (SELECT b FROM s) AND r.a IN (SELECT b FROM s)",
+    "a subquery's name hides the outer one": "SELECT s.b, s.c FROM s WHERE s.b IN (SELECT s.c FROM s WHERE s.b > 1)",
+    "two distinct subqueries of one table": ("SELECT r.a, x.b FROM r JOIN (SELECT DISTINCT b FROM s) x ON x.b = r.b "
+                                             "JOIN (SELECT DISTINCT b FROM s) y ON y.b = r.a"),
 }
 
 
