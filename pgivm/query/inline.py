@@ -209,7 +209,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         if name and name not in schema and not _is_cte(select, name):
             written = stand_ins.get(name)
             schema[name] = {c: "text" for c in columns_of(TableRef(name=written[1].name, schema=written[0].name)
-                                                          if written else TableRef(name=name))}
+                                                          if written else TableRef(name=name))} \
+                or {"pgivm_no_column": "text"}  # the one row a SELECT without FROM reads (sqlglot wants a column)
     try:
         qualified = qualify(select, schema=schema, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)

@@ -50,12 +50,15 @@ def static_relations(sql: str, schema: str) -> tuple[str, tuple[StaticRelation, 
             found.append(_replace(node, schema, len(found) + 1, *_series(node)))
         elif isinstance(node, exp.Values) and isinstance(node.parent, (exp.From, exp.Join)):
             found.append(_replace(node, schema, len(found) + 1, *_values(node)))
-    if statement.args.get("from_") is None and statement.args.get("from") is None and not statement.args.get("joins"):
-        table = TableRef(f"static_{len(found) + 1}", schema)
-        found.append(StaticRelation(table, (), "SELECT"))
-        statement.set("from_" if "from_" in statement.arg_types else "from", exp.From(this=exp.Table(
-            this=exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
-            alias=exp.TableAlias(this=exp.to_identifier(NO_FROM)))))
+    # a SELECT without FROM (the view's, a WITH query's, a subquery's in FROM) reads one row
+    for select in [statement, *(s.this for s in statement.find_all(exp.CTE, exp.Subquery) if isinstance(s.this, exp.Select))]:
+        if select.args.get("from_") is None and select.args.get("from") is None and not select.args.get("joins"):
+            table = TableRef(f"static_{len(found) + 1}", schema)
+            found.append(StaticRelation(table, (), "SELECT"))
+            alias = NO_FROM if select is statement else f"{NO_FROM}_{len(found)}"
+            select.set("from_" if "from_" in select.arg_types else "from", exp.From(this=exp.Table(
+                this=exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
+                alias=exp.TableAlias(this=exp.to_identifier(alias)))))
     return (statement.sql(dialect="postgres"), tuple(found)) if found else (sql, ())
 
 

@@ -28,6 +28,9 @@ QUERIES = {  # label -> (query, the default system)
               "JOIN a ON a.i = EXTRACT(day FROM d) GROUP BY d", "first-order"),
     "constants over a table": ("SELECT 1 AS one, 'x' AS tag FROM a", "recompute"),
     "no FROM": ("SELECT 1 AS one, 'two' AS two", "recompute"),
+    # a WITH query or a subquery without FROM (refused before): the one row it reads is a table of the state
+    "no FROM in a with query": ("WITH c AS (SELECT 1 AS one, 2 AS two) SELECT a.i, a.j + c.two AS k FROM a, c WHERE a.j >= c.one",
+                                "recompute"),
     # beside a WITH query (refused before): the WITH query inlined, the series a table of the state
     "beside a with query": ("WITH w AS (SELECT i, j FROM a WHERE j > 0) SELECT w.i, g.x FROM w, generate_series(1, 2) AS g(x)",
                             "first-order"),
