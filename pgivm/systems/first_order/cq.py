@@ -133,7 +133,14 @@ def deferred_atoms(view: ResolvedView) -> dict[TableRef, list[capture.CaptureAto
 
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
-    return capture.view_triggers(name, state_schema_for(name), _letters(view, table), counted=True)
+    return capture.view_triggers(name, state_schema_for(name), _letters(view, table), counted=_counted(view.query))
+
+
+def _counted(cq: ConjunctiveQuery) -> bool:
+    """Whether each writing statement counts itself in and out, its last write applying them all:
+    with one atom a statement's writes are applied one by one (the delta of one atom is the whole
+    delta), which saves two calls a write."""
+    return len(cq.atoms) > 1
 
 
 @dataclass(frozen=True)
@@ -593,7 +600,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     for table in tables:
         functions.append(capture_functions_plan(
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],
-            letters=_letters(view, table), always_batch=True, then=names("apply_pending")))
+            letters=_letters(view, table), always_batch=True, then=names("apply_pending") if _counted(cq) else None))
         # the delta queries read base tables: their functions run with row_security off
     build = [*maintain.pinned_settings(ctx),
              sql.SQL("INSERT INTO {} {}").format(names("maintained"), _result_select(ctx, _base_rows(ctx))),

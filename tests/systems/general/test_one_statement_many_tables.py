@@ -21,6 +21,8 @@ VIEWS = {
     "not_exists": ("SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.b = r.a)", "first-order", "immediate"),
     "fivm": ("SELECT r.b, count(*) AS n FROM r JOIN s ON r.a = s.b GROUP BY r.b", "fivm", "immediate"),
     "deferred": ("SELECT r.a, s.c FROM r JOIN s ON r.a = s.b", "first-order", "deferred"),
+    # one atom: each write applied at once, no statement counted in (the delta of the one atom is the whole)
+    "one_table": ("SELECT r.b, min(r.a) AS lo, count(*) AS n FROM r GROUP BY r.b", "first-order", "immediate"),
 }
 STATEMENTS = [
     "DELETE FROM r WHERE a = 2",  # cascades to s
@@ -83,6 +85,7 @@ PARTITIONED_VIEWS = {
     "deferred": ("SELECT count(*) AS total, sum(a1.y) AS sy FROM r a0 JOIN r a1 ON a0.k2 = a1.k1 "
                  "JOIN s ON a1.k2 = s.k1", "first-order", "deferred"),
     "fivm": ("SELECT s.k2, count(*) AS n FROM r JOIN s ON r.k2 = s.k1 GROUP BY s.k2", "fivm", "immediate"),
+    "one_table": ("SELECT r.k2, min(r.y) AS lo, count(*) AS n FROM r GROUP BY r.k2", "first-order", "immediate"),
 }
 TRUNCATES = [
     "TRUNCATE r_low",  # one partition of a self-joined table
