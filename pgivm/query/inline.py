@@ -201,6 +201,7 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
     schema: dict[str, dict[str, str]] = {}
+    exact: dict[str, dict[str, str]] = {}  # the same, quoted for qualify
     stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]] = {}  # stand-in name -> (schema, name) written
     for table in list(select.find_all(exp.Table)):
         name = table.name
@@ -211,8 +212,11 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             schema[name] = {c: "text" for c in columns_of(TableRef(name=written[1].name, schema=written[0].name)
                                                           if written else TableRef(name=name))} \
                 or {"pgivm_no_column": "text"}  # the one row a SELECT without FROM reads (sqlglot wants a column)
+            # the names as PostgreSQL has them, quoted: sqlglot would fold "Id" to id
+            folded = name if table.this.quoted and not written else name.lower()
+            exact[_quoted_name(folded)] = {_quoted_name(c): t for c, t in schema[name].items()}
     try:
-        qualified = qualify(select, schema=schema, dialect="postgres", quote_identifiers=False,
+        qualified = qualify(select, schema=exact, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
@@ -234,6 +238,10 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             table.set("this", written.copy())
             table.set("db", db.copy())
     return merged.sql(dialect="postgres")
+
+
+def _quoted_name(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
 
 
 def _stand_in(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]]) -> str:

@@ -181,3 +181,27 @@ def test_filtering_subqueries_in_joins_after_every_statement(conn: psycopg.Conne
             assert sorted(conn.execute(f"SELECT * FROM v_{system}").fetchall(), key=repr) == expected, (system, step)
     assert len(seen) > 3
 
+
+
+def test_quoted_and_schema_qualified_names_beside_a_subquery_after_every_statement(conn: psycopg.Connection) -> None:
+    """sqlglot's qualify folds names it is given: "Id" became id and was "unknown" (a refusal), and a
+    schema-qualified table was refused ("set search_path instead")."""
+    conn.execute('CREATE SCHEMA "Sales"; CREATE TABLE "Sales"."Orders" ("Id" int, cust int); '
+                 'CREATE SCHEMA other; CREATE TABLE other.r (a int, b int); CREATE TABLE r (a int, b int)')
+    queries = {
+        "mixed": 'SELECT o."Id", x.b FROM "Sales"."Orders" o JOIN (SELECT a, b FROM other.r WHERE b > 1) x ON x.a = o.cust',
+        "two schemas": "WITH x AS (SELECT a, b FROM other.r) SELECT r.b, x.b AS xb FROM public.r JOIN x ON x.a = r.a",
+    }
+    for name, query in queries.items():
+        command.create(name.replace(" ", "_"), query, target=conn)
+    rng = random.Random(7)
+    for step in range(24):
+        table = rng.choice(['"Sales"."Orders"', "other.r", "r"])
+        if rng.random() < 0.7:
+            conn.execute(f"INSERT INTO {table} VALUES (%s, %s)", [rng.randint(0, 3), rng.randint(0, 4)])
+        else:
+            conn.execute(f"DELETE FROM {table} WHERE ctid IN (SELECT ctid FROM {table} LIMIT 1)")
+        for name, query in queries.items():
+            expected = sorted(conn.execute(query).fetchall(), key=repr)
+            assert sorted(conn.execute(f"SELECT * FROM {name.replace(' ', '_')}").fetchall(), key=repr) == expected, (name, step)
+    assert all(conn.execute(f"SELECT count(*) FROM {name.replace(' ', '_')}").fetchone()[0] > 0 for name in queries)
