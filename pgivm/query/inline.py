@@ -60,6 +60,23 @@ def is_join_tree(node: exp.Expression | None) -> bool:
         and not node.alias
 
 
+def _aliased_joins_as_subqueries(select: exp.Select) -> bool:
+    """``(a JOIN b USING (k)) AS x`` read as ``(SELECT * FROM a JOIN b USING (k)) AS x``: the same
+    columns under x (PostgreSQL lists a join's columns as ``SELECT *`` does), and a subquery the
+    inlining merges; whether any was found."""
+    found = False
+    for node in list(select.find_all(exp.Subquery)):
+        table = node.this
+        if node.alias and isinstance(table, exp.Table) and table.args.get("joins"):
+            joins = table.args["joins"]
+            table.set("joins", None)
+            body = exp.select("*").from_(table.copy())
+            body.set("joins", joins)
+            node.set("this", body)
+            found = True
+    return found
+
+
 def _unparenthesize(select: exp.Select) -> bool:
     """``FROM (a JOIN b ON ...) JOIN c`` read as ``FROM a JOIN b ON ... JOIN c``, the same joins (the
     leftmost is where a left-to-right reading starts anyway), ``(a)`` as ``a``; whether the text
@@ -178,7 +195,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     select = _select_of(sql)
     if select is None:
         return None
-    flattened = _unparenthesize(select)
+    flattened = _aliased_joins_as_subqueries(select)
+    flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
     if not views and not _nested(select):
         return select.sql(dialect="postgres") if flattened else None
@@ -222,6 +240,7 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             _semi_joins(qualified)
         for query in reversed(list(qualified.find_all(exp.Select))):  # inner first: a view over a filtering view
             _filters_into_on(query)
+            _joining_subqueries_as_parentheses(query)
             if query is not qualified:  # its subqueries' WHERE now its own, for the query around it to place
                 merge_subqueries(query)
         merged = eliminate_ctes(merge_subqueries(qualified))
@@ -295,6 +314,49 @@ def _filters_into_on(select: exp.Select) -> None:
                 raise UnsupportedQuery(f"subquery or view {sub.alias} filters (WHERE) first in a parenthesized join "
                                        "whose first join may NULL-extend it: write it on the right of the join")
             _move_where(sub, first)
+
+
+def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
+    """A subquery on the right of a join that only joins and renames, ``r JOIN (SELECT s.b AS k, t.d
+    FROM s JOIN t ON ...) AS x ON x.k = r.b``, merged as the parenthesized join it reads, ``r JOIN
+    (s JOIN t ON ...) ON s.b = r.b`` (sqlglot's merge leaves a subquery with joins alone there). On the
+    NULL-extended side of an outer join only if each output is a column, which NULL-extends alike.
+    Its tables keep their names, but one an outer table also has (renamed, ``s_2``)."""
+    for join in list(select.args.get("joins") or []):
+        sub = join.this
+        if not (isinstance(sub, exp.Subquery) and sub.alias and isinstance(sub.this, exp.Select)):
+            continue
+        body = sub.this
+        from_ = body.args.get("from_") or body.args.get("from")
+        inner = list(body.args.get("joins") or [])
+        if not inner or from_ is None or getattr(from_, "expressions", None) or body.args.get("where") or \
+                any(body.args.get(a) for a in _KEEPS_ROWS) or join.args.get("using") or join.args.get("method") or \
+                not all(isinstance(s, exp.Table) or is_join_tree(s) for s in (from_.this, *(j.this for j in inner))):
+            continue
+        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
+        if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Query)) for o in outputs.values() for n in o.walk()):
+            continue
+        nulled = (join.side or "").upper() in ("LEFT", "FULL")
+        if nulled and not all(isinstance(o, exp.Column) for o in outputs.values()):
+            continue  # coalesce(t.d, 0) is 0 on a NULL-extended row, where x.d is NULL
+        outside = [t for t in select.find_all(exp.Table) if not _inside(t, sub)]
+        if any(t.alias_or_name == sub.alias for t in outside):
+            continue  # a nested query's own table of that name: its columns are not the subquery's
+        taken = {t.alias_or_name for t in outside}
+        for table in [t for t in body.find_all(exp.Table) if t.alias_or_name in taken]:
+            old = table.alias_or_name
+            fresh = next(f"{old}_{n}" for n in range(2, len(taken) + 3) if f"{old}_{n}" not in taken)
+            taken.add(fresh)
+            for column in body.find_all(exp.Column):
+                if column.table == old:
+                    column.set("table", exp.to_identifier(fresh))
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(fresh)))
+        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
+        for column in [c for c in select.find_all(exp.Column) if c.table == sub.alias and not _inside(c, sub)]:
+            column.replace(outputs[column.name].copy())
+        first = from_.this
+        first.set("joins", inner)
+        join.set("this", exp.Subquery(this=first))
 
 
 def _keeps_on(join: exp.Join, side: str) -> bool:

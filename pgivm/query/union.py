@@ -59,6 +59,7 @@ def union_as_joins(sql: str, columns_of: Callable[[TableRef], list[str]] | None
     aliases: list[tuple[str, ...]] = []
     groups, arms = [], []
     for n, branch in enumerate(branches, start=1):
+        branch = _using_as_on(branch, columns_of)
         renamed = _renamed(branch, n, columns_of)
         aliases.append(tuple(renamed.values()))
         groups.append(_group(branch, n))
@@ -128,6 +129,56 @@ def _check_branch(branch: exp.Select) -> None:
         raise UnsupportedQuery("a subquery in a branch of UNION is not supported yet")
     if (branch.args.get("from_") or branch.args.get("from")) is None:
         raise UnsupportedQuery("a branch of UNION without FROM is not supported yet")
+
+
+def _using_as_on(branch: exp.Select, columns_of: Callable[[TableRef], list[str]] | None) -> exp.Select:
+    """The branch with each ``JOIN ... USING (k)`` and NATURAL JOIN of its FROM written as ON
+    ``left.k = right.k``, and an unqualified k qualified by the left table that has it, as PostgreSQL
+    reads them (an inner or LEFT join's k is the left side's): parenthesized, as the union's rewrite
+    puts a branch, USING would read the columns of the joins before it. A FROM the rewrite cannot
+    read (a join or subquery inside parentheses, an ambiguous name) is left to the parser's refusal."""
+    from_ = branch.args.get("from_") or branch.args.get("from")
+    joins = branch.args.get("joins") or []
+    if from_ is None or not any(j.args.get("using") or j.args.get("method") == "NATURAL" for j in joins):
+        return branch
+    branch = branch.copy()
+    from_ = branch.args.get("from_") or branch.args.get("from")
+    sources = [from_.this, *(j.this for j in branch.args["joins"])]
+    if getattr(from_, "expressions", None) or not all(isinstance(t, exp.Table) for t in sources):
+        return branch
+    names = [t.alias_or_name for t in sources]
+
+    def columns(table: exp.Table) -> list[str]:
+        if columns_of is None:
+            raise NeedsColumns("JOIN ... USING or NATURAL JOIN in a branch of UNION needs the tables' columns")
+        return columns_of(TableRef(table.name, table.args["db"].name if table.args.get("db") else None))
+
+    layout = [(c, names[0]) for c in columns(sources[0])]  # the columns so far, as PostgreSQL lists them
+    merged: dict[str, str] = {}  # a USING column -> the alias whose column it is
+    for join, table, alias in zip(branch.args["joins"], sources[1:], names[1:]):
+        right = columns(table)
+        if join.args.get("method") == "NATURAL":
+            using = [c for c, _ in dict.fromkeys(layout) if c in right]
+        else:
+            using = [u.name for u in join.args.get("using") or []]
+        if not using and join.args.get("method") != "NATURAL":
+            layout += [(c, alias) for c in right]
+            continue
+        owners = {u: [a for c, a in layout if c == u] for u in using}
+        if join.side in ("RIGHT", "FULL") or any(len(o) != 1 for o in owners.values()) or any(u not in right for u in using):
+            return branch  # the parser says what is wrong
+        condition = exp.and_(*(exp.EQ(this=exp.column(u, owners[u][0], quoted=True), expression=exp.column(u, alias, quoted=True))
+                               for u in using)) if using else exp.true()
+        join.set("using", None)
+        join.set("method", None)
+        join.set("on", condition)
+        merged.update({u: owners[u][0] for u in using if u not in merged})
+        layout = [(u, owners[u][0]) for u in using] + [(c, a) for c, a in layout if c not in using] + \
+            [(c, alias) for c in right if c not in using]
+    for column in branch.find_all(exp.Column):
+        if not column.table and column.name in merged:
+            column.set("table", exp.to_identifier(merged[column.name], quoted=True))
+    return branch
 
 
 def _tables(branch: exp.Select) -> list[exp.Table]:

@@ -326,6 +326,8 @@ def outer_join_reason(cq: ConjunctiveQuery) -> str | None:
     step = next((s for s in cq.joins if s.kind != "inner"), None)
     if step is None:
         return None
+    if cq.union_branches:  # read as LEFT JOINs of its branches (pgivm.query.union): say what was written
+        return "UNION [ALL]: maintained by first-order and recompute"
     if step.tests:
         return (f"{'NOT EXISTS or NOT IN' if step.kind == 'anti' else 'EXISTS or IN'} over {step.alias}: semi- and "
                 "anti-joins are maintained by first-order and recompute")
@@ -373,8 +375,11 @@ def bare_atom_reason(cq: ConjunctiveQuery) -> str | None:
     """Why a system whose deltas carry each table's columns refuses a table that gives none, only
     its number of rows (``SELECT 1 FROM t``, a cross product with ``generate_series``)."""
     bare = next((a for a in cq.atoms if not a.columns), None)
-    return None if bare is None else (f"{bare.alias} contributes none of its columns, only its number of rows: "
-                                      "not yet (recompute maintains it)")
+    if bare is None:
+        return None
+    shown = bare.alias.rsplit("#", 1)[0] if cq.union_branches else bare.alias  # a branch's alias is alias#n
+    where = " in a branch of UNION" if cq.union_branches else ""
+    return f"{shown}{where} contributes none of its columns, only its number of rows: not yet (recompute maintains it)"
 
 
 def may_fail(view: ResolvedView, computed: Computed) -> str | None:

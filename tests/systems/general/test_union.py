@@ -34,6 +34,10 @@ QUERIES = {
                                 "UNION ALL SELECT x.b, s.c FROM x JOIN s ON s.b = x.a"),
     "subquery in a branch, distinct": ("SELECT q.a, q.c FROM (SELECT r.a, s.c FROM r JOIN s ON s.b = r.b WHERE s.c > 1) AS q "
                                        "UNION SELECT t.b, t.d FROM t"),
+    # USING and NATURAL JOIN in a branch: written as ON before the branch is parenthesized (were
+    # refused as "JOIN s#1 USING or NATURAL, in or of a parenthesized join"); b unqualified is r's
+    "natural join and using in branches": ("SELECT b, r.a, s.c FROM r NATURAL JOIN s UNION ALL "
+                                           "SELECT b, t.d, s.c FROM t JOIN s USING (b) WHERE b > 0"),
 }
 
 
@@ -127,3 +131,17 @@ def test_what_union_does_not_take_is_refused_in_one_line(conn: psycopg.Connectio
         command.create("v", query, target=dsn)
     assert says in str(err.value) and "\n" not in err.value.message
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone() == (0,)
+
+
+@pytest.mark.parametrize(("system", "query", "says"), [
+    ("fivm", "SELECT r.a FROM r UNION ALL SELECT s.b FROM s", "UNION [ALL]: maintained by first-order and recompute"),
+    ("ivme", "SELECT r.a FROM r UNION ALL SELECT s.b FROM s", "UNION [ALL]: maintained by first-order and recompute"),
+    ("first-order", "SELECT a FROM r UNION ALL SELECT 1 FROM s", "s in a branch of UNION contributes none of its columns"),
+])
+def test_a_system_refusing_union_names_what_was_written(conn: psycopg.Connection, dsn: str, system: str, query: str,
+                                                         says: str) -> None:
+    """Not the rewrite's LEFT JOINs and aliases (``LEFT JOIN r#1``, ``s#1``)."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    with pytest.raises(PgivmError) as err:
+        command.create("v", query, system=system, target=dsn)
+    assert says in err.value.message and "#" not in err.value.message, err.value.message
