@@ -141,7 +141,7 @@ def _choose_system(name: str | None, query: ConjunctiveQuery, resolved: Resolved
             raise UnsupportedQuery(f"system {system.name} cannot maintain this query: {reason}")
         return system
     refusals: dict[str, list[str]] = {}
-    for system in registry.SYSTEMS.values():
+    for system in registry.tried(query):
         reason = _refusal(system, query, resolved)
         if reason is None:
             return system
@@ -489,16 +489,17 @@ def explain(name: str, *, target: Target = None) -> list[str]:
 
 
 def _why(chosen: System, resolved: ResolvedView) -> list[str]:
-    """Why the default system for the query is the one it is: the registry's order is the expected
-    speed (ivme, fivm, first-order, recompute; sample only when asked for), and each system before
-    the first that accepts the query says why it does not."""
+    """Why the default system for the query is the one it is: the systems are tried in the order of
+    their expected speed (``registry.tried``), and each system before the first that accepts the
+    query says why it does not."""
     refused: dict[str, list[str]] = {}  # a reason -> the systems that give it, said once
-    for system in registry.SYSTEMS.values():
+    order = registry.tried(resolved.query)
+    for system in order:
         reason = _refusal(system, resolved.query, resolved)
         if reason is None:
             default = "the default for this query" if system is chosen else f"the default would be {system.name}"
             return [f"system: {chosen.name}, {default} (systems are tried fastest first: "
-                    f"{', '.join(registry.SYSTEMS)})", *_reasons(refused)]
+                    f"{', '.join(s.name for s in order)})", *_reasons(refused)]
         refused.setdefault(reason, []).append(system.name)
     return _reasons(refused)
 
