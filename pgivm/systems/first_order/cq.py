@@ -596,7 +596,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         functions.append(render("pgivm.systems.fivm", "20_clear.sql", {
             "clear": names(f"clear_{k}"), "statements": sql.SQL("{}\n{}").format(clear, discard),
             "comment": sql.Literal(f"first-order IVM view {name}: TRUNCATE of atom {atom.alias}")}))
-    functions += _statements_plan(ctx, name, chain is not None, logged is not None)
+    if _counted(cq):  # a view of one atom applies each write at once: no statement to count
+        functions += _statements_plan(ctx, name, chain is not None, logged is not None)
     for table in tables:
         functions.append(capture_functions_plan(
             names, view, name, table, "first-order IVM", atoms=[ctx.capture_atom(a.alias) for a in cq.atoms_of(table)],

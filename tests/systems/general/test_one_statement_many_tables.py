@@ -147,3 +147,18 @@ def test_a_merge_moving_a_row_to_another_partition_is_maintained(conn: psycopg.C
     command.create("v", "SELECT r.a, r.b FROM r", system="first-order", target=conn)
     conn.execute("MERGE INTO r USING (VALUES (1, 2)) AS src(x, y) ON r.a = src.x WHEN MATCHED THEN UPDATE SET b = src.y")
     assert sorted(conn.execute("SELECT * FROM v").fetchall()) == [(1, 2), (2, 1), (3, 2)]
+
+
+def test_only_a_view_of_several_atoms_counts_its_statements(conn: psycopg.Connection) -> None:
+    """A first-order view of one atom applies each write at once: no BEFORE trigger counting the
+    statement in, and none of the functions that count (45_statements.sql) in its state."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    command.create("one", "SELECT r.b, sum(r.a) FROM r GROUP BY r.b", system="first-order", target=conn)
+    command.create("two", "SELECT r.b, count(*) FROM r JOIN s ON r.b = s.b GROUP BY r.b", system="first-order", target=conn)
+    counting = ("SELECT count(*) FROM pg_proc WHERE pronamespace = %s::regnamespace "
+                "AND proname IN ('statement_open', 'apply_pending', 'statement_close')")
+    assert conn.execute(counting, ["pgivm_one"]).fetchone() == (0,)
+    assert conn.execute(counting, ["pgivm_two"]).fetchone() == (3,)
+    assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'pgivm_one_open'").fetchone() == (0,)
+    conn.execute("INSERT INTO r VALUES (1, 2), (3, 2); DELETE FROM r WHERE a = 1")
+    assert conn.execute("SELECT * FROM one").fetchall() == [(2, 3)]
