@@ -248,15 +248,37 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         first = (str(err).splitlines() or ["error"])[0]
         raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
     if isinstance(merged, exp.Select) and _nested(merged):
-        raise UnsupportedQuery("a view, WITH query or subquery in FROM that aggregates, uses DISTINCT, LIMIT or a set "
-                               "operation, or joins on the NULL-extended side of an outer join, is not supported yet: "
-                               "only ones that join, filter and rename are inlined")
+        raise UnsupportedQuery(_unmerged(merged))
     for table in merged.find_all(exp.Table):
         if table.name in stand_ins and not table.args.get("db"):
             db, written = stand_ins[table.name]
             table.set("this", written.copy())
             table.set("db", db.copy())
     return merged.sql(dialect="postgres")
+
+
+def _unmerged(select: exp.Select) -> str:
+    """Why a view, WITH query or subquery in FROM stayed a subquery, in one line naming it."""
+    subqueries = [s for s in select.find_all(exp.Subquery) if s.alias and not is_join_tree(s)]
+    sub = next((s for s in subqueries if isinstance(s.this, exp.Union) or any(
+        s.this.args.get(a) for a in _KEEPS_ROWS) or s.this.find(exp.AggFunc, exp.Window)), subqueries[0] if subqueries else None)
+    if sub is None:
+        return "a view, WITH query or subquery in FROM could not be merged into the view: not supported yet"
+    body = sub.this
+    if isinstance(body, exp.Union):
+        what = f"is a {body.key.upper()}"
+    elif body.args.get("group") or any(isinstance(n, exp.AggFunc) for i in body.expressions for n in i.walk()):
+        what = "aggregates"
+    elif body.args.get("distinct"):
+        what = "uses DISTINCT"
+    elif body.args.get("limit") or body.args.get("offset"):
+        what = "uses LIMIT or OFFSET"
+    elif body.find(exp.Window):
+        what = "uses a window function"
+    else:
+        what = "joins or computes outputs where an outer join NULL-extends it"
+    return (f"view, WITH query or subquery {sub.alias} {what}: not supported yet (those that join, filter and "
+            "rename are merged into the view)")
 
 
 def _quoted_name(name: str) -> str:
