@@ -239,6 +239,7 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
         for query in reversed(list(qualified.find_all(exp.Select))):  # inner first: a view over a filtering view
+            _check_null_extended_outputs(query)
             _filters_into_on(query)
             _joining_subqueries_as_parentheses(query)
             if query is not qualified:  # its subqueries' WHERE now its own, for the query around it to place
@@ -341,9 +342,9 @@ def _filters_into_on(select: exp.Select) -> None:
 def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
     """A subquery on the right of a join that only joins and renames, ``r JOIN (SELECT s.b AS k, t.d
     FROM s JOIN t ON ...) AS x ON x.k = r.b``, merged as the parenthesized join it reads, ``r JOIN
-    (s JOIN t ON ...) ON s.b = r.b`` (sqlglot's merge leaves a subquery with joins alone there). On the
-    NULL-extended side of an outer join only if each output is a column, which NULL-extends alike.
-    Its tables keep their names, but one an outer table also has (renamed, ``s_2``)."""
+    (s JOIN t ON ...) ON s.b = r.b`` (sqlglot's merge leaves a subquery with joins alone there); its
+    outputs are NULL where an outer join NULL-extends it (``_check_null_extended_outputs``). Its
+    tables keep their names, but one an outer table also has (renamed, ``s_2``)."""
     for join in list(select.args.get("joins") or []):
         sub = join.this
         if not (isinstance(sub, exp.Subquery) and sub.alias and isinstance(sub.this, exp.Select)):
@@ -358,9 +359,6 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
         outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
         if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Query)) for o in outputs.values() for n in o.walk()):
             continue
-        nulled = (join.side or "").upper() in ("LEFT", "FULL")
-        if nulled and not all(isinstance(o, exp.Column) for o in outputs.values()):
-            continue  # coalesce(t.d, 0) is 0 on a NULL-extended row, where x.d is NULL
         outside = [t for t in select.find_all(exp.Table) if not _inside(t, sub)]
         if any(t.alias_or_name == sub.alias for t in outside):
             continue  # a nested query's own table of that name: its columns are not the subquery's
@@ -379,6 +377,55 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
         first = from_.this
         first.set("joins", inner)
         join.set("this", exp.Subquery(this=first))
+
+
+# What is NULL whenever its columns are: a column, arithmetic and casts over columns and constants
+_NULL_ON_NULL = (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Paren,
+                 exp.Cast, exp.DataType, exp.DataTypeParam)
+
+
+def _check_null_extended_outputs(select: exp.Select) -> None:
+    """Refuse a subquery output that the query reads where an outer join may NULL-extend the
+    subquery, unless it is NULL on a NULL-extended row as PostgreSQL makes it: merged, ``coalesce(t.d,
+    0) AS k`` or ``42 AS k`` would be computed on the NULL-extended row (0, 42) where x.k is NULL. A
+    source is NULL-extended on the right of a LEFT or FULL join and before a RIGHT or FULL join, in
+    FROM or inside parentheses that are."""
+    for sub in _null_extended_sources(select):
+        if not (isinstance(sub, exp.Subquery) and sub.alias and isinstance(sub.this, exp.Select)):
+            continue
+        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in sub.this.expressions}
+        for column in select.find_all(exp.Column):
+            value = outputs.get(column.name) if column.table == sub.alias and not _inside(column, sub) else None
+            if value is not None and not (value.find(exp.Column) and all(isinstance(n, _NULL_ON_NULL) for n in value.walk())):
+                raise UnsupportedQuery(f"subquery {sub.alias} computes {column.name} ({value.sql(dialect='postgres')}) where an "
+                                       "outer join NULL-extends it: not supported yet (compute it in the outer query)")
+
+
+def _null_extended_sources(select: exp.Select) -> list[exp.Expression]:
+    """The sources of the query's FROM, inside parenthesized joins too, that an outer join may
+    NULL-extend."""
+    out: list[exp.Expression] = []
+
+    def walk(first: exp.Expression, joins: list[exp.Join], extended: bool) -> None:
+        sources = [first, *(j.this for j in joins)]
+        flags = [extended] * len(sources)
+        for q, join in enumerate(joins, start=1):
+            side = (join.side or "").upper()
+            if side in ("LEFT", "FULL"):
+                flags[q] = True
+            if side in ("RIGHT", "FULL"):
+                flags[:q] = [True] * q
+        for source, flag in zip(sources, flags):
+            inner = source.this if isinstance(source, exp.Subquery) and not source.alias else None
+            if inner is not None and inner.args.get("joins"):  # parentheses: (a JOIN b ...), the first holding the joins
+                walk(inner, list(inner.args["joins"]), flag)
+            elif flag:
+                out.append(source)
+
+    from_ = select.args.get("from_") or select.args.get("from")
+    if from_ is not None:  # a first source may hold the joins after it (a subquery first in parentheses, unmerged)
+        walk(from_.this, list(from_.this.args.get("joins") or []) + list(select.args.get("joins") or []), False)
+    return out
 
 
 def _keeps_on(join: exp.Join, side: str) -> bool:

@@ -69,6 +69,13 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     # each names the subquery and what keeps it from being merged
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s LIMIT 3) AS x ON r.a = x.b", ["subquery x uses LIMIT"]),
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s UNION SELECT a FROM r) AS x ON r.a = x.b", ["subquery x is a UNION"]),
+    # an output that is not NULL on a NULL-extended row (merged, 42 or coalesce(...) was computed there,
+    # where PostgreSQL gives NULL: a wrong result, found by the differential fuzzer)
+    ("SELECT r.a, x.k FROM r LEFT JOIN (SELECT s.b, 42 AS k FROM s) AS x ON x.b = r.b", ["subquery x computes k (42)"]),
+    ("SELECT r.a, x.k FROM (SELECT s.b, coalesce(s.c, 0) AS k FROM s) AS x RIGHT JOIN r ON x.b = r.b",
+     ["subquery x computes k (COALESCE(s.c, 0)) where an outer join NULL-extends it"]),
+    ("SELECT r.a, x.k FROM r JOIN (SELECT s.b, 42 AS k FROM s JOIN r AS r2 ON r2.a = s.c) AS x ON x.b = r.b "
+     "FULL JOIN s AS s3 ON s3.c = r.a", ["subquery x computes k (42)"]),
     # x's WHERE would drop rows FULL JOIN keeps, in WHERE and in ON alike
     ("SELECT r.a, x.c FROM r FULL JOIN (SELECT b, c FROM s WHERE c > 0) AS x ON x.b = r.b",
      ["x filters (WHERE)", "cannot be kept exactly"]),
@@ -228,6 +235,9 @@ JOINING = {
                                                  "JOIN r ON r.b = s.b) AS y ON y.ra = r.a"),
     "aliased parenthesized join": ("SELECT r.a, x.c, x.d FROM r JOIN (s JOIN t USING (c)) AS x ON x.b = r.b"),
     "aliased parenthesized join, USING its column": "SELECT r.a, x.d FROM r JOIN (s JOIN t USING (c)) AS x USING (b)",
+    # outputs NULL on a NULL-extended row, as PostgreSQL makes them, where a later outer join may
+    "computed outputs before a right join": ("SELECT r.a, x.k, x.d FROM (SELECT s.b, s.c * 2 + 1 AS k, t.d FROM s "
+                                             "JOIN t ON s.c = t.c) AS x RIGHT JOIN r ON x.b = r.b"),
 }
 
 
