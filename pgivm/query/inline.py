@@ -236,6 +236,7 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     try:
         qualified = qualify(select, schema=exact, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)
+        _check_stars_expanded(qualified)
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
         for query in reversed(list(qualified.find_all(exp.Select))):  # inner first: a view over a filtering view
@@ -256,6 +257,20 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             table.set("this", written.copy())
             table.set("db", db.copy())
     return merged.sql(dialect="postgres")
+
+
+def _check_stars_expanded(query: exp.Expression) -> None:
+    """A ``SELECT *`` that qualify could not expand: over a subquery with two columns of one name
+    (``SELECT r.b, s.b ...``, which PostgreSQL allows while nobody names them), refused naming it."""
+    if not any(isinstance(s, exp.Star) for s in query.find_all(exp.Star)):
+        return
+    for sub in query.find_all(exp.Subquery):
+        if sub.alias and isinstance(sub.this, exp.Select):
+            names = [i.alias_or_name for i in sub.this.expressions]
+            twice = sorted({n for n in names if names.count(n) > 1})
+            if twice:
+                raise UnsupportedQuery(f"subquery {sub.alias} has two columns named {twice[0]}, which a SELECT * around "
+                                       f"it reads: give each its own name ({twice[0]} AS {twice[0]}_2)")
 
 
 def _unmerged(select: exp.Select) -> str:
@@ -359,20 +374,24 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
         outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
         if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Query)) for o in outputs.values() for n in o.walk()):
             continue
+        reads = [c for c in select.find_all(exp.Column) if c.table == sub.alias and not _inside(c, sub)]
+        if any(c.name not in outputs for c in reads) or any(isinstance(s, exp.Star) for s in body.expressions):
+            continue  # a column qualify could not place: the refusal below names the subquery
         outside = [t for t in select.find_all(exp.Table) if not _inside(t, sub)]
         if any(t.alias_or_name == sub.alias for t in outside):
             continue  # a nested query's own table of that name: its columns are not the subquery's
-        taken = {t.alias_or_name for t in outside}
-        for table in [t for t in body.find_all(exp.Table) if t.alias_or_name in taken]:
+        clashing = {t.alias_or_name for t in outside}
+        taken = {t.alias_or_name for t in select.find_all(exp.Table)}  # a fresh name is none of the query's
+        for table in [t for t in body.find_all(exp.Table) if t.alias_or_name in clashing and t.parent_select is body]:
             old = table.alias_or_name
             fresh = next(f"{old}_{n}" for n in range(2, len(taken) + 3) if f"{old}_{n}" not in taken)
             taken.add(fresh)
             for column in body.find_all(exp.Column):
-                if column.table == old:
+                if column.table == old and _names_in(column, old, body) is table:
                     column.set("table", exp.to_identifier(fresh))
             table.set("alias", exp.TableAlias(this=exp.to_identifier(fresh)))
         outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
-        for column in [c for c in select.find_all(exp.Column) if c.table == sub.alias and not _inside(c, sub)]:
+        for column in reads:
             column.replace(outputs[column.name].copy())
         first = from_.this
         first.set("joins", inner)
@@ -426,6 +445,18 @@ def _null_extended_sources(select: exp.Select) -> list[exp.Expression]:
     if from_ is not None:  # a first source may hold the joins after it (a subquery first in parentheses, unmerged)
         walk(from_.this, list(from_.this.args.get("joins") or []) + list(select.args.get("joins") or []), False)
     return out
+
+
+def _names_in(column: exp.Column, alias: str, top: exp.Select) -> exp.Table | None:
+    """The table ``alias`` names where ``column`` is read: that of the innermost query from the
+    column's up to ``top`` that has a table so named (a subquery's own hides the outer one)."""
+    scope = column.parent_select
+    while scope is not None:
+        own = next((t for t in scope.find_all(exp.Table) if t.parent_select is scope and t.alias_or_name == alias), None)
+        if own is not None or scope is top:
+            return own
+        scope = scope.parent.parent_select if scope.parent is not None else None
+    return None
 
 
 def _keeps_on(join: exp.Join, side: str) -> bool:

@@ -133,8 +133,9 @@ def _check_branch(branch: exp.Select) -> None:
 
 def _using_as_on(branch: exp.Select, columns_of: Callable[[TableRef], list[str]] | None) -> exp.Select:
     """The branch with each ``JOIN ... USING (k)`` and NATURAL JOIN of its FROM written as ON
-    ``left.k = right.k``, and an unqualified k qualified by the left table that has it, as PostgreSQL
-    reads them (an inner or LEFT join's k is the left side's): parenthesized, as the union's rewrite
+    ``left.k = right.k``, and an unqualified k read as PostgreSQL reads it (an inner or LEFT join's
+    k is the left side's, a RIGHT join's the right side's, a FULL join's coalesce(left, right)), and
+    a NATURAL JOIN with no common column as CROSS JOIN: parenthesized, as the union's rewrite
     puts a branch, USING would read the columns of the joins before it. A FROM the rewrite cannot
     read (a join or subquery inside parentheses, an ambiguous name) is left to the parser's refusal."""
     from_ = branch.args.get("from_") or branch.args.get("from")
@@ -153,8 +154,9 @@ def _using_as_on(branch: exp.Select, columns_of: Callable[[TableRef], list[str]]
             raise NeedsColumns("JOIN ... USING or NATURAL JOIN in a branch of UNION needs the tables' columns")
         return columns_of(TableRef(table.name, table.args["db"].name if table.args.get("db") else None))
 
-    layout = [(c, names[0]) for c in columns(sources[0])]  # the columns so far, as PostgreSQL lists them
-    merged: dict[str, str] = {}  # a USING column -> the alias whose column it is
+    # the columns so far, as PostgreSQL lists them, each with the alias it reads (None: coalesced)
+    layout: list[tuple[str, str | None]] = [(c, names[0]) for c in columns(sources[0])]
+    merged: dict[str, exp.Expression] = {}  # a USING column -> what it reads
     for join, table, alias in zip(branch.args["joins"], sources[1:], names[1:]):
         right = columns(table)
         if join.args.get("method") == "NATURAL":
@@ -165,19 +167,24 @@ def _using_as_on(branch: exp.Select, columns_of: Callable[[TableRef], list[str]]
             layout += [(c, alias) for c in right]
             continue
         owners = {u: [a for c, a in layout if c == u] for u in using}
-        if join.side in ("RIGHT", "FULL") or any(len(o) != 1 for o in owners.values()) or any(u not in right for u in using):
-            return branch  # the parser says what is wrong
-        condition = exp.and_(*(exp.EQ(this=exp.column(u, owners[u][0], quoted=True), expression=exp.column(u, alias, quoted=True))
-                               for u in using)) if using else exp.true()
+        if any(len(o) != 1 or o[0] is None for o in owners.values()) or any(u not in right for u in using):
+            return branch  # the parser says what is wrong (or a FULL join's merged column joined again)
         join.set("using", None)
         join.set("method", None)
-        join.set("on", condition)
-        merged.update({u: owners[u][0] for u in using if u not in merged})
-        layout = [(u, owners[u][0]) for u in using] + [(c, a) for c, a in layout if c not in using] + \
+        if using:
+            join.set("on", exp.and_(*(exp.EQ(this=exp.column(u, owners[u][0], quoted=True),
+                                             expression=exp.column(u, alias, quoted=True)) for u in using)))
+        else:  # a NATURAL JOIN of tables with no column in common
+            join.set("kind", "CROSS")
+        for u in using:  # the merged column: the side a row always has, both coalesced for FULL
+            left, mine = exp.column(u, owners[u][0], quoted=True), exp.column(u, alias, quoted=True)
+            merged[u] = exp.func("coalesce", left, mine) if join.side == "FULL" else mine if join.side == "RIGHT" else left
+        reads = {u: alias if join.side == "RIGHT" else None if join.side == "FULL" else owners[u][0] for u in using}
+        layout = [(u, reads[u]) for u in using] + [(c, a) for c, a in layout if c not in using] + \
             [(c, alias) for c in right if c not in using]
-    for column in branch.find_all(exp.Column):
+    for column in list(branch.find_all(exp.Column)):
         if not column.table and column.name in merged:
-            column.set("table", exp.to_identifier(merged[column.name], quoted=True))
+            column.replace(merged[column.name].copy())
     return branch
 
 

@@ -72,6 +72,9 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     # an output that is not NULL on a NULL-extended row (merged, 42 or coalesce(...) was computed there,
     # where PostgreSQL gives NULL: a wrong result, found by the differential fuzzer)
     ("SELECT r.a, x.k FROM r LEFT JOIN (SELECT s.b, 42 AS k FROM s) AS x ON x.b = r.b", ["subquery x computes k (42)"]),
+    # SELECT * over a subquery with two columns of one name: sqlglot cannot expand it (was "'a'")
+    ("SELECT p.a FROM s JOIN (SELECT * FROM s AS s2 JOIN (SELECT r.a, r.b, s.b FROM r JOIN s ON r.b = s.b) AS q "
+     "ON q.a = s2.c) AS p ON p.a = s.b", ["subquery q has two columns named b"]),
     ("SELECT r.a, x.k FROM (SELECT s.b, coalesce(s.c, 0) AS k FROM s) AS x RIGHT JOIN r ON x.b = r.b",
      ["subquery x computes k (COALESCE(s.c, 0)) where an outer join NULL-extends it"]),
     ("SELECT r.a, x.k FROM r JOIN (SELECT s.b, 42 AS k FROM s JOIN r AS r2 ON r2.a = s.c) AS x ON x.b = r.b "
@@ -235,6 +238,11 @@ JOINING = {
                                                  "JOIN r ON r.b = s.b) AS y ON y.ra = r.a"),
     "aliased parenthesized join": ("SELECT r.a, x.c, x.d FROM r JOIN (s JOIN t USING (c)) AS x ON x.b = r.b"),
     "aliased parenthesized join, USING its column": "SELECT r.a, x.d FROM r JOIN (s JOIN t USING (c)) AS x USING (b)",
+    # one table at three levels: each level's s renamed once, none twice (was "Alias already used: s_2")
+    "one table at three levels": ("SELECT x.a, s.b FROM s JOIN (SELECT s.b AS a FROM s JOIN (SELECT s.c FROM s JOIN t "
+                                  "ON s.c = t.c) AS p1 ON p1.c = s.b) AS x ON x.a = s.c"),
+    "aliased joins at three levels": ("SELECT p2.a, s.b FROM s JOIN (s JOIN (r JOIN s USING (b)) AS p1 ON p1.c = s.b) "
+                                      "AS p2 ON p2.a = s.c"),
     # outputs NULL on a NULL-extended row, as PostgreSQL makes them, where a later outer join may
     "computed outputs before a right join": ("SELECT r.a, x.k, x.d FROM (SELECT s.b, s.c * 2 + 1 AS k, t.d FROM s "
                                              "JOIN t ON s.c = t.c) AS x RIGHT JOIN r ON x.b = r.b"),

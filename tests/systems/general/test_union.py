@@ -38,6 +38,9 @@ QUERIES = {
     # refused as "JOIN s#1 USING or NATURAL, in or of a parenthesized join"); b unqualified is r's
     "natural join and using in branches": ("SELECT b, r.a, s.c FROM r NATURAL JOIN s UNION ALL "
                                            "SELECT b, t.d, s.c FROM t JOIN s USING (b) WHERE b > 0"),
+    # a RIGHT join's USING column is the right side's, a FULL join's both coalesced
+    "right and full join using in branches": ("SELECT b, s.c FROM r RIGHT JOIN s USING (b) "
+                                              "UNION ALL SELECT b, t.d FROM r FULL JOIN t USING (b)"),
 }
 
 
@@ -145,3 +148,15 @@ def test_a_system_refusing_union_names_what_was_written(conn: psycopg.Connection
     with pytest.raises(PgivmError) as err:
         command.create("v", query, system=system, target=dsn)
     assert says in err.value.message and "#" not in err.value.message, err.value.message
+
+
+def test_a_natural_join_of_tables_with_no_common_column_in_a_branch(conn: psycopg.Connection, dsn: str) -> None:
+    """A cross product, as PostgreSQL reads it (was refused: 'ON TRUE reads no column')."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE w (x int)")
+    query = "SELECT r.a, w.x FROM r NATURAL JOIN w UNION ALL SELECT r.b, r.a FROM r"
+    command.create("v", query, target=dsn)
+    for statement in ("INSERT INTO r VALUES (1, 2), (3, 4)", "INSERT INTO w VALUES (7), (8)", "DELETE FROM r WHERE a = 1",
+                      "INSERT INTO w VALUES (7)", "UPDATE r SET a = 5"):
+        conn.execute(statement)
+        assert _result(conn, "SELECT * FROM v") == _result(conn, query), statement
+    assert len(_result(conn, query)) == 4
