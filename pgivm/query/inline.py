@@ -398,9 +398,18 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
         join.set("this", exp.Subquery(this=first))
 
 
-# What is NULL whenever its columns are: a column, arithmetic and casts over columns and constants
-_NULL_ON_NULL = (exp.Column, exp.Identifier, exp.Literal, exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Paren,
-                 exp.Cast, exp.DataType, exp.DataTypeParam)
+# What may be other than NULL when every column it reads is NULL (PostgreSQL's functions and
+# operators are strict but for these; scalar.FUNCTIONS lists the functions a view may call at all):
+# computed on a NULL-extended row, such a value would not be NULL there
+_NOT_STRICT = (exp.Coalesce, exp.Case, exp.If, exp.Is, exp.And, exp.Or, exp.Greatest, exp.Least, exp.Concat,
+               exp.ConcatWs, exp.NullSafeEQ, exp.NullSafeNEQ, exp.Array, exp.Tuple, exp.Subquery,
+               exp.Exists, exp.Nullif)
+
+
+def _null_on_null(value: exp.Expression) -> bool:
+    """Whether ``value`` is NULL on a row whose columns are all NULL: it reads a column and every
+    operator and function in it is strict."""
+    return value.find(exp.Column) is not None and not any(isinstance(n, _NOT_STRICT) for n in value.walk())
 
 
 def _check_null_extended_outputs(select: exp.Select) -> None:
@@ -415,7 +424,7 @@ def _check_null_extended_outputs(select: exp.Select) -> None:
         outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in sub.this.expressions}
         for column in select.find_all(exp.Column):
             value = outputs.get(column.name) if column.table == sub.alias and not _inside(column, sub) else None
-            if value is not None and not (value.find(exp.Column) and all(isinstance(n, _NULL_ON_NULL) for n in value.walk())):
+            if value is not None and not _null_on_null(value):
                 raise UnsupportedQuery(f"subquery {sub.alias} computes {column.name} ({value.sql(dialect='postgres')}) where an "
                                        "outer join NULL-extends it: not supported yet (compute it in the outer query)")
 

@@ -945,7 +945,13 @@ def _split_expressions(items: list[tuple[str | None, exp.Expression]], grouped: 
             return sub
 
         computed = node.copy().transform(hide)
-        projection.append((output_name(name, node), scalar.from_sqlglot(computed, lambda c: scalar.Col("", c.name))))
+        try:
+            projection.append((output_name(name, node), scalar.from_sqlglot(computed, lambda c: scalar.Col("", c.name))))
+        except UnsupportedQuery as err:  # said of the item as written, not of its hidden outputs
+            message = err.message
+            for written, hidden in leaves.items():
+                message = message.replace(f'{_SHOWN}."{hidden}"', written)
+            raise UnsupportedQuery(message) from None
     return out, tuple(projection)
 
 

@@ -199,7 +199,8 @@ _BINARY: dict[type[exp.Expression], str] = {
 _NAMED: dict[type[exp.Expression], str] = {
     exp.Abs: "abs", exp.Ceil: "ceil", exp.Floor: "floor", exp.Round: "round", exp.Lower: "lower", exp.Upper: "upper",
     exp.Length: "length", exp.Coalesce: "coalesce", exp.Nullif: "nullif", exp.Greatest: "greatest", exp.Least: "least",
-    exp.Sqrt: "sqrt", exp.Pow: "power", exp.Sign: "sign",
+    exp.Sqrt: "sqrt", exp.Pow: "power", exp.Sign: "sign", exp.Trunc: "trunc", exp.Left: "left", exp.Right: "right",
+    exp.Replace: "replace", exp.StrPosition: "strpos", exp.StartsWith: "starts_with",
 }
 
 
@@ -263,6 +264,11 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, exp.Substring):  # substr(x, from[, for]) and SUBSTRING(x FROM ... FOR ...)
         parts = [node.this, node.args.get("start"), node.args.get("length")]
         return Op("fn:substr", tuple(from_sqlglot(a, column) for a in parts if a is not None))
+    if isinstance(node, exp.StrPosition) and (node.args.get("position") or node.args.get("occurrence")):
+        raise UnsupportedQuery(f"unsupported expression {node.sql(dialect='postgres')}: strpos(string, substring) is")
+    if isinstance(node, exp.Trim) and not node.args.get("collation"):  # btrim, ltrim, rtrim; TRIM([BOTH|LEADING|TRAILING] ...)
+        name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
+        return Op("fn:" + name, tuple(from_sqlglot(a, column) for a in _arguments(node)))
     if type(node) in _NAMED:
         return Op("fn:" + _NAMED[type(node)], tuple(from_sqlglot(a, column) for a in _arguments(node)))
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
@@ -277,7 +283,7 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
 def _arguments(node: exp.Expression) -> list[exp.Expression]:
     """A named function's arguments in order (sqlglot keeps the first as ``this``)."""
     out = [node.this] if isinstance(node.this, exp.Expression) else []
-    for key in ("expression", "decimals"):
+    for key in ("expression", "decimals", "substr", "replacement"):
         if isinstance(node.args.get(key), exp.Expression):
             out.append(node.args[key])
     return out + list(node.expressions)
