@@ -248,6 +248,10 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         merged = eliminate_ctes(merge_subqueries(qualified))
     except (SqlglotError, KeyError) as err:  # KeyError: a shape sqlglot's merge does not expect
         first = (str(err).splitlines() or ["error"])[0]
+        if first.startswith("Cannot automatically join: "):
+            column = first.split(": ", 1)[1]
+            raise UnsupportedQuery(f"JOIN ... USING ({column}) beside a subquery or aliased join whose columns pgivm "
+                                   "could not list (two of one name?): write the join as ON a.x = b.x") from None
         raise UnsupportedQuery(f"could not inline the WITH query or subquery: {first}") from None
     if isinstance(merged, exp.Select) and _nested(merged):
         raise UnsupportedQuery(_unmerged(merged))
@@ -398,18 +402,27 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
         join.set("this", exp.Subquery(this=first))
 
 
-# What may be other than NULL when every column it reads is NULL (PostgreSQL's functions and
-# operators are strict but for these; scalar.FUNCTIONS lists the functions a view may call at all):
-# computed on a NULL-extended row, such a value would not be NULL there
-_NOT_STRICT = (exp.Coalesce, exp.Case, exp.If, exp.Is, exp.And, exp.Or, exp.Greatest, exp.Least, exp.Concat,
-               exp.ConcatWs, exp.NullSafeEQ, exp.NullSafeNEQ, exp.Array, exp.Tuple, exp.Subquery,
-               exp.Exists, exp.Nullif)
+# What may be other than NULL when the columns it reads are (PostgreSQL's functions and operators
+# are strict but for these; scalar.FUNCTIONS lists the functions a view may call at all): computed
+# on a NULL-extended row, such a value would not be NULL there
+_NOT_STRICT = (exp.Case, exp.If, exp.Is, exp.And, exp.Or, exp.Concat, exp.ConcatWs, exp.NullSafeEQ, exp.NullSafeNEQ,
+               exp.Array, exp.Tuple, exp.Subquery, exp.Exists, exp.Nullif)
+_NULL_IF_ALL = (exp.Coalesce, exp.Greatest, exp.Least)  # NULL when every argument is
 
 
 def _null_on_null(value: exp.Expression) -> bool:
-    """Whether ``value`` is NULL on a row whose columns are all NULL: it reads a column and every
-    operator and function in it is strict."""
-    return value.find(exp.Column) is not None and not any(isinstance(n, _NOT_STRICT) for n in value.walk())
+    """Whether ``value`` is NULL on a row whose columns are all NULL: a column; a strict function or
+    operator of such a value; coalesce, greatest or least of such values only (the merged column of
+    ``JOIN ... USING (k)`` is ``coalesce(a.k, b.k)``)."""
+    if isinstance(value, exp.Column):
+        return True
+    if isinstance(value, exp.Paren):
+        return _null_on_null(value.this)
+    if isinstance(value, _NULL_IF_ALL):
+        return all(_null_on_null(a) for a in [value.this, *value.expressions])
+    if isinstance(value, _NOT_STRICT) or isinstance(value, exp.DataType):
+        return False
+    return any(_null_on_null(a) for a in value.iter_expressions())
 
 
 def _check_null_extended_outputs(select: exp.Select) -> None:

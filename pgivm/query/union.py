@@ -125,7 +125,10 @@ def _check_branch(branch: exp.Select) -> None:
     if any(isinstance(s, exp.Star) or isinstance(s, exp.Column) and isinstance(s.this, exp.Star)
            for item in branch.expressions for s in item.walk()):
         raise UnsupportedQuery("SELECT * in a branch of UNION is not supported: name the columns")
-    if branch.find(exp.Subquery, exp.Exists) or any(isinstance(s, exp.Select) for s in branch.walk() if s is not branch):
+    from pgivm.query.inline import is_join_tree
+
+    if any(not is_join_tree(s) for s in branch.find_all(exp.Subquery)) or branch.find(exp.Exists) or \
+            any(isinstance(s, exp.Select) for s in branch.walk() if s is not branch):  # (a JOIN b ON ...) is a join
         raise UnsupportedQuery("a subquery in a branch of UNION is not supported yet")
     if (branch.args.get("from_") or branch.args.get("from")) is None:
         raise UnsupportedQuery("a branch of UNION without FROM is not supported yet")
@@ -154,34 +157,34 @@ def _using_as_on(branch: exp.Select, columns_of: Callable[[TableRef], list[str]]
             raise NeedsColumns("JOIN ... USING or NATURAL JOIN in a branch of UNION needs the tables' columns")
         return columns_of(TableRef(table.name, table.args["db"].name if table.args.get("db") else None))
 
-    # the columns so far, as PostgreSQL lists them, each with the alias it reads (None: coalesced)
-    layout: list[tuple[str, str | None]] = [(c, names[0]) for c in columns(sources[0])]
+    # the columns so far, as PostgreSQL lists them, each with what it reads (a USING column of a FULL
+    # join: both sides coalesced)
+    layout: list[tuple[str, exp.Expression]] = [(c, exp.column(c, names[0], quoted=True)) for c in columns(sources[0])]
     merged: dict[str, exp.Expression] = {}  # a USING column -> what it reads
     for join, table, alias in zip(branch.args["joins"], sources[1:], names[1:]):
         right = columns(table)
         if join.args.get("method") == "NATURAL":
-            using = [c for c, _ in dict.fromkeys(layout) if c in right]
+            using = list(dict.fromkeys(c for c, _ in layout if c in right))
         else:
             using = [u.name for u in join.args.get("using") or []]
         if not using and join.args.get("method") != "NATURAL":
-            layout += [(c, alias) for c in right]
+            layout += [(c, exp.column(c, alias, quoted=True)) for c in right]
             continue
-        owners = {u: [a for c, a in layout if c == u] for u in using}
-        if any(len(o) != 1 or o[0] is None for o in owners.values()) or any(u not in right for u in using):
-            return branch  # the parser says what is wrong (or a FULL join's merged column joined again)
+        owners = {u: [e for c, e in layout if c == u] for u in using}
+        if any(len(o) != 1 for o in owners.values()) or any(u not in right for u in using):
+            return branch  # the parser says what is wrong
         join.set("using", None)
         join.set("method", None)
         if using:
-            join.set("on", exp.and_(*(exp.EQ(this=exp.column(u, owners[u][0], quoted=True),
-                                             expression=exp.column(u, alias, quoted=True)) for u in using)))
+            join.set("on", exp.and_(*(exp.EQ(this=owners[u][0].copy(), expression=exp.column(u, alias, quoted=True))
+                                      for u in using)))
         else:  # a NATURAL JOIN of tables with no column in common
             join.set("kind", "CROSS")
         for u in using:  # the merged column: the side a row always has, both coalesced for FULL
-            left, mine = exp.column(u, owners[u][0], quoted=True), exp.column(u, alias, quoted=True)
+            left, mine = owners[u][0].copy(), exp.column(u, alias, quoted=True)
             merged[u] = exp.func("coalesce", left, mine) if join.side == "FULL" else mine if join.side == "RIGHT" else left
-        reads = {u: alias if join.side == "RIGHT" else None if join.side == "FULL" else owners[u][0] for u in using}
-        layout = [(u, reads[u]) for u in using] + [(c, a) for c, a in layout if c not in using] + \
-            [(c, alias) for c in right if c not in using]
+        layout = [(u, merged[u]) for u in using] + [(c, e) for c, e in layout if c not in using] + \
+            [(c, exp.column(c, alias, quoted=True)) for c in right if c not in using]
     for column in list(branch.find_all(exp.Column)):
         if not column.table and column.name in merged:
             column.replace(merged[column.name].copy())

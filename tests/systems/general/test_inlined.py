@@ -72,6 +72,9 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     # an output that is not NULL on a NULL-extended row (merged, 42 or coalesce(...) was computed there,
     # where PostgreSQL gives NULL: a wrong result, found by the differential fuzzer)
     ("SELECT r.a, x.k FROM r LEFT JOIN (SELECT s.b, 42 AS k FROM s) AS x ON x.b = r.b", ["subquery x computes k (42)"]),
+    # USING beside an aliased join whose columns repeat a name (was sqlglot's "Cannot automatically join: a")
+    ("SELECT r0.b, p4.c FROM r AS r0 JOIN (r JOIN (s JOIN s AS s2 ON s.c = s2.c) AS p3 ON p3.b = r.a) AS p4 USING (a)",
+     ["JOIN ... USING (a) beside a subquery or aliased join", "write the join as ON"]),
     # SELECT * over a subquery with two columns of one name: sqlglot cannot expand it (was "'a'")
     ("SELECT p.a FROM s JOIN (SELECT * FROM s AS s2 JOIN (SELECT r.a, r.b, s.b FROM r JOIN s ON r.b = s.b) AS q "
      "ON q.a = s2.c) AS p ON p.a = s.b", ["subquery q has two columns named b"]),
@@ -243,6 +246,10 @@ JOINING = {
                                   "ON s.c = t.c) AS p1 ON p1.c = s.b) AS x ON x.a = s.c"),
     "aliased joins at three levels": ("SELECT p2.a, s.b FROM s JOIN (s JOIN (r JOIN s USING (b)) AS p1 ON p1.c = s.b) "
                                       "AS p2 ON p2.a = s.c"),
+    # the USING column of an aliased join, coalesce(s.c, t.c) to sqlglot, read on the NULL-extended side:
+    # NULL there as PostgreSQL makes it (was refused as a computed output)
+    "using column of an aliased join under a left join": ("SELECT r.a, x.c, x.d FROM r LEFT JOIN (s JOIN t USING (c)) "
+                                                          "AS x ON x.b = r.b"),
     # outputs NULL on a NULL-extended row, as PostgreSQL makes them, where a later outer join may
     "computed outputs before a right join": ("SELECT r.a, x.k, x.d FROM (SELECT s.b, s.c * 2 + 1 AS k, t.d FROM s "
                                              "JOIN t ON s.c = t.c) AS x RIGHT JOIN r ON x.b = r.b"),

@@ -41,6 +41,10 @@ QUERIES = {
     # a RIGHT join's USING column is the right side's, a FULL join's both coalesced
     "right and full join using in branches": ("SELECT b, s.c FROM r RIGHT JOIN s USING (b) "
                                               "UNION ALL SELECT b, t.d FROM r FULL JOIN t USING (b)"),
+    # a FULL join's merged column joined again by USING (was "column b ... is ambiguous"), and an
+    # aliased join in a branch (was "a subquery in a branch of UNION")
+    "using after a full join using": ("SELECT b, s.c FROM r FULL JOIN s USING (b) JOIN t USING (b) "
+                                      "UNION ALL SELECT r0.b, x.d FROM r AS r0 JOIN (r JOIN t USING (b)) AS x USING (a)"),
 }
 
 
