@@ -5,8 +5,9 @@ value to one of ten groups, indexed as an application would index them (r on b a
 b). Each case's view is created under every strategy in turn: no view, pgivm's default system for
 the view when that is not first-order (F-IVM for values of one table, ``default (fivm)``), fivm
 where it takes the view and is not its default (the DISTINCT view: the measurement behind
-first-order's being its default, ``registry.tried``), first-order, recompute, and pg_ivm's ``create_immv`` when the server has the pg_ivm extension
-(``CREATE EXTENSION pg_ivm`` in the scratch database; a view pg_ivm refuses says so).
+first-order's being its default, ``registry.tried``), first-order, recompute, and pg_ivm's
+``create_immv`` when the server has the pg_ivm extension (``CREATE EXTENSION pg_ivm`` in the scratch
+database; a view pg_ivm refuses says so).
 
 - single-row writes: ``statements`` single-row statements, inserts into r alternating with
   deletes of one r row found through the index, each its own transaction;
@@ -50,6 +51,7 @@ PG_IVM_INDEXES = {"outer join": ["sb", "b"]}
 DELETE_MAX = "SELECT s.c, max(r.a) AS hi, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY s.c"
 STRATEGIES = ("no view", "default", "fivm", "first-order", "recompute", "pg_ivm")
 VIEW = "bench_cov"
+SKIP = "skip"  # what _create returns for a strategy that has no row for the view
 # rows read by one statement: tuples every user table and index returned or fetched in this transaction
 _ROWS_READ = """
     SELECT coalesce(sum(pg_catalog.pg_stat_get_xact_tuples_returned(c.oid)
@@ -122,8 +124,6 @@ def _create(conn: psycopg.Connection, strategy: str, query: str, label: str = ""
     command.create(VIEW, query, system=strategy, target=conn)
     return None
 
-
-SKIP = "skip"  # a strategy that has no row for the view
 
 
 def _drop(conn: psycopg.Connection, strategy: str) -> None:

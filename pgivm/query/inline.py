@@ -266,7 +266,7 @@ def inline(sql: str, columns_of: ColumnsOf | None,
 def _check_stars_expanded(query: exp.Expression) -> None:
     """A ``SELECT *`` that qualify could not expand: over a subquery with two columns of one name
     (``SELECT r.b, s.b ...``, which PostgreSQL allows while nobody names them), refused naming it."""
-    if not any(isinstance(s, exp.Star) for s in query.find_all(exp.Star)):
+    if query.find(exp.Star) is None:
         return
     for sub in query.find_all(exp.Subquery):
         if sub.alias and isinstance(sub.this, exp.Select):
@@ -358,6 +358,12 @@ def _filters_into_on(select: exp.Select) -> None:
             _move_where(sub, first)
 
 
+def _outputs(body: exp.Select) -> dict[str, exp.Expression]:
+    """A subquery's outputs by name, each the expression it selects (renaming a table in the body
+    renames it in these, the same nodes)."""
+    return {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
+
+
 def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
     """A subquery on the right of a join that only joins and renames, ``r JOIN (SELECT s.b AS k, t.d
     FROM s JOIN t ON ...) AS x ON x.k = r.b``, merged as the parenthesized join it reads, ``r JOIN
@@ -375,7 +381,7 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
                 any(body.args.get(a) for a in _KEEPS_ROWS) or join.args.get("using") or join.args.get("method") or \
                 not all(isinstance(s, exp.Table) or is_join_tree(s) for s in (from_.this, *(j.this for j in inner))):
             continue
-        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
+        outputs = _outputs(body)
         if any(isinstance(n, (exp.AggFunc, exp.Window, exp.Query)) for o in outputs.values() for n in o.walk()):
             continue
         reads = [c for c in select.find_all(exp.Column) if c.table == sub.alias and not _inside(c, sub)]
@@ -394,7 +400,6 @@ def _joining_subqueries_as_parentheses(select: exp.Select) -> None:
                 if column.table == old and _names_in(column, old, body) is table:
                     column.set("table", exp.to_identifier(fresh))
             table.set("alias", exp.TableAlias(this=exp.to_identifier(fresh)))
-        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in body.expressions}
         for column in reads:
             column.replace(outputs[column.name].copy())
         first = from_.this
@@ -434,7 +439,7 @@ def _check_null_extended_outputs(select: exp.Select) -> None:
     for sub in _null_extended_sources(select):
         if not (isinstance(sub, exp.Subquery) and sub.alias and isinstance(sub.this, exp.Select)):
             continue
-        outputs = {i.alias_or_name: (i.this if isinstance(i, exp.Alias) else i) for i in sub.this.expressions}
+        outputs = _outputs(sub.this)
         for column in select.find_all(exp.Column):
             value = outputs.get(column.name) if column.table == sub.alias and not _inside(column, sub) else None
             if value is not None and not _null_on_null(value):

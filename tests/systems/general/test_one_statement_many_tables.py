@@ -126,14 +126,16 @@ def test_truncate_of_partitions_is_maintained_exactly(conn: psycopg.Connection, 
     assert command.verify("v", target=conn).ok
 
 
-MOVING = ("CREATE TABLE r (a int, b int) PARTITION BY LIST (b); "
-          "CREATE TABLE r_p1 PARTITION OF r FOR VALUES IN (1); CREATE TABLE r_pd PARTITION OF r DEFAULT; "
-          "INSERT INTO r VALUES (1, 1), (2, 1), (3, 2)")
+def _partitioned_view(conn: psycopg.Connection) -> None:
+    """r partitioned by b (1, and the rest), three rows, and a first-order view of it."""
+    conn.execute("CREATE TABLE r (a int, b int) PARTITION BY LIST (b); "
+                 "CREATE TABLE r_p1 PARTITION OF r FOR VALUES IN (1); CREATE TABLE r_pd PARTITION OF r DEFAULT; "
+                 "INSERT INTO r VALUES (1, 1), (2, 1), (3, 2)")
+    command.create("v", "SELECT r.a, r.b FROM r", system="first-order", target=conn)
 
 
 def test_an_update_moving_a_row_to_another_partition_is_maintained(conn: psycopg.Connection) -> None:
-    conn.execute(MOVING)
-    command.create("v", "SELECT r.a, r.b FROM r", system="first-order", target=conn)
+    _partitioned_view(conn)
     conn.execute("UPDATE r SET b = 2 WHERE a = 1")
     conn.execute("UPDATE r SET b = 1 WHERE a = 3")
     assert sorted(conn.execute("SELECT * FROM v").fetchall()) == [(1, 2), (2, 1), (3, 1)]
@@ -143,8 +145,7 @@ def test_an_update_moving_a_row_to_another_partition_is_maintained(conn: psycopg
                    "row to another partition leaves the UPDATE tables empty, and the DELETE and INSERT ones hold the "
                    "move only if the MERGE has such actions (found by the differential fuzzer; recompute is right)")
 def test_a_merge_moving_a_row_to_another_partition_is_maintained(conn: psycopg.Connection) -> None:
-    conn.execute(MOVING)
-    command.create("v", "SELECT r.a, r.b FROM r", system="first-order", target=conn)
+    _partitioned_view(conn)
     conn.execute("MERGE INTO r USING (VALUES (1, 2)) AS src(x, y) ON r.a = src.x WHEN MATCHED THEN UPDATE SET b = src.y")
     assert sorted(conn.execute("SELECT * FROM v").fetchall()) == [(1, 2), (2, 1), (3, 2)]
 
