@@ -26,7 +26,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import deferred, install, owners
+from pgivm import deferred, derived, install, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.compare import compare_result, recount as recount_triangle
@@ -207,8 +207,8 @@ def _parse_for_create(text: str, system: str | None, target: Target, columns: li
                                   lambda table: view_definition(conn, table), name=name)
         if columns:
             query = renamed_outputs(query, columns)
-        if chosen.accepts_types is not None and not query.static:  # a choice that depends on the columns' types
-            # (with tables of constant rows, once create has made them)
+        if chosen.accepts_types is not None and not query.static and not query.derived:  # a choice that depends on
+            # the columns' types (with tables of constant rows or derived tables, once create has made them)
             chosen = _choose_system(system, query, resolve(conn, query))
     names = [o.name for o in query.outputs]
     twice = sorted({n for n in names if names.count(n) > 1})
@@ -243,6 +243,8 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
     install.check_schema_name(schema)
     text = _as_sql_text(definition)
     chosen, query = _parse_for_create(text, system, target, columns, name)
+    if refresh is not None:
+        _check_deferrable(query)
     params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
     if preprocess != "postgres" and preprocess not in chosen.builders:
         raise PgivmError(f"system {chosen.name} has no {preprocess!r} build",
@@ -253,9 +255,9 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
         migrate.upgrade(conn)
         with builder.around(conn) if builder else nullcontext() as context, read_committed(conn), transaction(conn):
             view_schema = install.preflight(conn, name, schema, deferring=refresh is not None)
-            install.create_state_schema(conn, name, view_schema, query.static)
+            install.create_state_schema(conn, name, view_schema, query)
             resolved = resolve(conn, query)
-            if query.static and chosen.accepts_types is not None and _refusal(chosen, query, resolved):
+            if (query.static or query.derived) and chosen.accepts_types is not None and _refusal(chosen, query, resolved):
                 chosen = _choose_system(system, query, resolved)  # the tables' types, now that all exist
                 params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
             fixed_search_path(conn)
@@ -362,10 +364,17 @@ def _stale_object(view: InstalledView) -> dict[str, Any]:
     return {"kind": "view", "schema": view.view_schema, "name": deferred.stale_name(view.name)}
 
 
+def _check_deferrable(query: ConjunctiveQuery) -> None:
+    if query.derived:  # their triggers apply each statement at once: the view would read them ahead of its logs
+        raise UnsupportedQuery("a view with a subquery that aggregates is maintained immediately only, for now",
+                               "use --refresh immediate")
+
+
 def _make_deferred(view: InstalledView, budget: float | None, planner: str | None, lock_wait: float) -> None:
     """An immediate view wrapped in the deferred layer. Reinstalled, not only wrapped: a system's
     SQL may depend on the mode (first-order then reads base tables less what is pending)."""
     conn, params = view.conn, {**view.params, "refresh": "deferred"}
+    _check_deferrable(view.record.query)
     tables = view.deferred_tables(params)
     oids = install.existing(conn, sorted(set(view.record.table_oids.values())))
     lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
@@ -482,7 +491,8 @@ def explain(name: str, *, target: Target = None) -> list[str]:
         view = open_view(conn, name)
         fixed_search_path(conn)
         lines = [f"view {view.view_schema}.{name}: system {view.system.name} ({view.system.summary})",
-                 f"definition: {view.record.definition}", *_why(view.system, view.resolved)]
+                 f"definition: {view.record.definition}", *_why(view.system, view.resolved),
+                 *derived.explain(view.resolved)]
         if view.system.explain is None:
             return lines
         return lines + view.system.explain(conn, view.resolved, name, view.shown_params)
@@ -602,6 +612,7 @@ def _verify_in_snapshot(view: InstalledView, strict: bool) -> VerifyReport:
     else:
         recount = recount_triangle(conn, view.record, resolved)
     failures += view.system.verify(conn, resolved, name, strict)
+    failures += derived.checks(conn, resolved.query)
     unsafe = owners.problems(conn, view.record, lock=False)  # what other roles would refuse to use
     if unsafe:
         failures.append(common.CheckFailure("state_safe_for_other_roles", [(p,) for p in unsafe]))

@@ -17,13 +17,13 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm import capture, deferred, owners
+from pgivm import capture, deferred, derived, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.connection import user_path, user_search_path
 from pgivm.errors import PgivmError, UnsupportedQuery
-from pgivm.query.resolve import ResolvedView
-from pgivm.query.static import StaticRelation
+from pgivm.query.model import TableRef
+from pgivm.query.resolve import ResolvedView, pin_sources
 from pgivm.systems import common, registry
 from pgivm.systems.base import InstallPlan, System
 from pgivm.transactions import lock_by_creating_triggers
@@ -37,13 +37,13 @@ def template_version() -> str:
     """A fingerprint of what views are installed from: the SQL templates and the Python that
     renders SQL around them. ``upgrade`` reinstalls views whose fingerprint differs."""
     # Every folder that makes installed SQL, not only the system's own: systems render each other's
-    # (first-order renders F-IVM's and IVMε's), the capture and deferred layers wrap them all, and
+    # (first-order renders F-IVM's and IVMε's), the capture, deferred and derived layers wrap them all, and
     # the query model renders conditions and plain SQL. Python counts as well as templates: much
     # of the generated SQL is composed in Python (a change there alone once went unreinstalled).
     digest = hashlib.sha256()
     root = files("pgivm")
-    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",), ("query",), ("query", "analysis"),
-                                                   ("systems",))]
+    folders = [root.joinpath(*parts) for parts in (("capture",), ("deferred",), ("derived",), ("query",),
+                                                   ("query", "analysis"), ("systems",))]
     folders += sorted((entry for entry in root.joinpath("systems").iterdir() if entry.is_dir()
                        and entry.name != "__pycache__"), key=lambda e: e.name)
     for folder in folders:
@@ -149,21 +149,44 @@ def deferred_tables(system: System, resolved: ResolvedView, name: str,
     return tables
 
 
-def create_state_schema(conn: psycopg.Connection, name: str, view_schema: str, static: tuple[StaticRelation, ...]
-                        ) -> None:
+def create_state_schema(conn: psycopg.Connection, name: str, view_schema: str, query: Any) -> None:
     """The view's state schema, owned by the creator, and in it the tables of constant rows the
-    query reads (``pgivm.query.static``), filled with names resolved in pg_catalog alone."""
+    query reads (``pgivm.query.static``), filled with names resolved in pg_catalog alone, and its
+    derived tables, empty (``pgivm.derived``; their tables found on the user's path, as the
+    query's are)."""
     conn.execute("SELECT pgivm_catalog.create_state_schema(%s, (SELECT oid FROM pg_catalog.pg_roles "
                  "WHERE rolname = current_user), %s)", [name, view_schema])
-    if not static:
+    if not query.static and not query.derived:
         return
+    sources = pin_sources(conn, query).get("sources", {})
     path = conn.execute("SELECT pg_catalog.current_setting('search_path')").fetchone()[0]  # type: ignore[index]
     conn.execute("SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)")
-    for relation in static:
+    for relation in query.static:
         table = sql.Identifier(relation.table.schema, relation.table.name)  # type: ignore[arg-type]
         conn.execute(sql.SQL("CREATE TABLE {} AS {}").format(table, sql.SQL(relation.select)))  # type: ignore[arg-type]
         conn.execute(sql.SQL("ANALYZE {}").format(table))  # the planner's rows: 1 marker row, not a guess of 2,550
+    for kept in query.derived:
+        for statement in derived.state(kept, sources):
+            conn.execute(statement)
     conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)", [path])
+
+
+def derived_objects(resolved: ResolvedView, name: str) -> tuple[list[sql.Composable], list[sql.Composable]]:
+    """The functions of the view's derived tables, and the triggers on the tables they read."""
+    kept = getattr(resolved.query, "derived", ())
+    functions = [s for relation in kept for s in derived.functions(relation, resolved.sources, name)]
+    on_sources = derived.source_triggers(name, kept, set(resolved.query.tables))
+    return functions, [s for table, triggers in on_sources.items() for s in capture.triggers_on(resolved.sources[table], triggers)]
+
+
+def all_triggers(system: System, resolved: ResolvedView, name: str) -> dict[TableRef, list[capture.CaptureTrigger]]:
+    """What the catalog records of the view's triggers, per table: the system's capture triggers on
+    the tables the query reads, and the derived tables' on the tables those read."""
+    found = {table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables}
+    for table, triggers in derived.source_triggers(name, getattr(resolved.query, "derived", ()),
+                                                   set(resolved.query.tables)).items():
+        found[table] = found.get(table, []) + triggers
+    return found
 
 
 @dataclass
@@ -185,9 +208,15 @@ class Install:
         logged = deferred_tables(self.system, resolved, name, self.params) if self.refresh else None
         plan = self.system.plan(resolved, name, self.view_schema, self.params)
         run_phases(conn, plan, "state", "functions")
-        # Writers wait from here to the commit, so no change slips between build and triggers.
-        lock_by_creating_triggers(conn, plan.phase("capture").statements,
-                                  {b.oid: str(b.ref) for b in resolved.base.values() if not b.static},
+        functions, on_sources = derived_objects(resolved, name)
+        for statement in functions:
+            conn.execute(statement)
+        # Writers wait from here to the commit, so no change slips between build and triggers; the
+        # derived tables are filled once the tables they read are locked, before their own capture.
+        refills = [derived.refill(relation) for relation in resolved.query.derived] if on_sources else []
+        lock_by_creating_triggers(conn, [*on_sources, *refills, *plan.phase("capture").statements],
+                                  {b.oid: str(b.ref) for b in [*resolved.sources.values(), *resolved.base.values()]
+                                   if not b.static},
                                   capture.lock_trigger(name).name, lock_wait)
         if not uses_cofactor(resolved.query):  # cofactor() is pgivm's, not PostgreSQL's
             check_postgres_accepts(conn, resolved.query.sql)
@@ -224,8 +253,7 @@ def record(conn: psycopg.Connection, system: System, name: str, view_schema: str
         template_version=template_version(),
         objects=[{"kind": "view", "schema": view_schema, "name": name}, *stale, {"kind": "schema", "name": state_schema}],
     ))
-    catalog.insert_base_tables(conn, name, resolved, {
-        table: system.capture_triggers(resolved, name, table) for table in query.tables})
+    catalog.insert_base_tables(conn, name, resolved, all_triggers(system, resolved, name))
 
 
 def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: System, resolved: ResolvedView,
@@ -241,11 +269,14 @@ def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: Syst
     remove(conn, record, oids, keep_state=True)  # as the caller: a base table's triggers are its owner's
     with owners.acting_as(conn, record):  # what is created belongs to the view's owner, whoever upgrades
         conn.execute(common.state_logged(record.state_schema))
-        run_phases(conn, plan, "functions", "capture", "expose")
+        run_phases(conn, plan, "functions")
+        functions, on_sources = derived_objects(resolved, name)
+        for statement in [*functions, *on_sources]:
+            conn.execute(statement)
+        run_phases(conn, plan, "capture", "expose")
         if deferring:
             deferred.wrap(conn, names, deferred_tables(system, resolved, name, params), name, record.view_schema)
-        catalog.insert_base_tables(conn, name, resolved, {
-            table: system.capture_triggers(resolved, name, table) for table in resolved.query.tables})
+        catalog.insert_base_tables(conn, name, resolved, all_triggers(system, resolved, name))
 
 
 def _lock_state(conn: psycopg.Connection, state_schema: str) -> None:

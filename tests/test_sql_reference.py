@@ -74,6 +74,12 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT q.a, count(*) FROM (SELECT r.a, s.c FROM r JOIN s ON r.b = s.b) q GROUP BY q.a",
          {"fivm", "first-order", "recompute"}),
     ],
+    "a `WITH` query, subquery or plain view in `FROM` that aggregates": [
+        ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n FROM s GROUP BY b HAVING count(*) > 1) x ON x.b = r.b",
+         {"fivm", "first-order", "recompute", "sample"}),
+        ("WITH x AS (SELECT s.b, max(t.a) AS m FROM s JOIN t ON s.c = t.c GROUP BY s.b) SELECT r.a, x.m FROM r LEFT JOIN x "
+         "ON x.b = r.b", {"first-order", "recompute"}),
+    ],
     "a `WITH` query, subquery or plain view in `FROM` of one row per key": [
         ("SELECT r.a FROM r, (SELECT DISTINCT b FROM s) x WHERE r.b = x.b", {"first-order", "recompute"}),
         ("SELECT r.a FROM r JOIN (SELECT b FROM s GROUP BY b) x ON r.b = x.b", {"first-order", "recompute"}),
@@ -103,7 +109,8 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
 
 # The page's "Refused in one line" paragraph: each refused by every system.
 REFUSED = [
-    "SELECT x.b FROM (SELECT b, count(*) AS n FROM s GROUP BY b HAVING count(*) > 1) x",  # aggregates in FROM
+    "SELECT x.b FROM (SELECT s.b, count(*) AS n FROM s LEFT JOIN t ON s.c = t.c GROUP BY s.b) x",  # over an outer join
+    "SELECT x.b FROM (SELECT DISTINCT ON (b) b, c FROM s) x",
     "SELECT r.a FROM r, (SELECT b FROM s LIMIT 3) x WHERE r.b = x.b",
     "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT n FROM x",
     "SELECT r.a FROM r, generate_series(1, r.b) AS g(x)",  # generate_series of a column

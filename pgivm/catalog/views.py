@@ -56,13 +56,15 @@ class ViewRecord:
     @property
     def table_oids(self) -> dict[TableRef, int]:
         """Each base table of the query (as the model names it) -> the oid it is pinned to."""
-        return {table_from_json(a["table"]): int(a["table"]["oid"]) for a in self.model["atoms"]}
+        pinned = [a["table"] for a in self.model["atoms"]]
+        pinned += [s["table"] for d in self.model.get("derived", []) for s in d["sources"]]  # what derived tables read
+        return {table_from_json(t): int(t["oid"]) for t in pinned}
 
 
 def model_to_json(query: ConjunctiveQuery, view: ResolvedView) -> dict[str, Any]:
     """The parsed query with schema-qualified tables and their oids, as stored in the catalog."""
     return query_to_json(query, {t: {"schema": b.ref.schema, "name": b.ref.name, "oid": b.oid}
-                                 for t, b in view.base.items()})
+                                 for t, b in {**view.sources, **view.base}.items()})
 
 
 def _query_from_triangle_model(model: dict[str, Any], definition: str) -> ConjunctiveQuery:
@@ -138,16 +140,20 @@ def as_stored(identifier: str) -> str:
 
 def insert_base_tables(conn: psycopg.Connection, name: str, view: ResolvedView,
                        triggers: dict[TableRef, list[CaptureTrigger]]) -> None:
-    """Pin the view's base tables by oid, with the columns it reads and its capture triggers."""
+    """Pin the view's base tables by oid, with the columns it reads and its capture triggers (the
+    tables its derived tables read too, with theirs)."""
+    read: dict[TableRef, set[tuple[int, str, str]]] = {}
     for table in view.query.tables:
-        base = view.base_of(table)
-        columns = sorted(
-            {(view.attnums[(atom.alias, column)], as_stored(column), view.declared_type(atom.alias, column))
-             for atom in view.query.atoms_of(table) for column in read_columns(atom)})
+        read[table] = {(view.attnums[(atom.alias, column)], as_stored(column), view.declared_type(atom.alias, column))
+                       for atom in view.query.atoms_of(table) for column in read_columns(atom)}
+    for table, columns in view.source_columns.items():
+        read.setdefault(table, set()).update((attnum, as_stored(c), declared) for c, (_, attnum, declared) in columns.items())
+    for table, columns in read.items():
+        base = view.base[table] if table in view.base else view.sources[table]
         conn.execute(
             "SELECT pgivm_catalog.record_base_table(%s, %s::pg_catalog.oid, %s, %s::pg_catalog.jsonb, %s::pg_catalog.jsonb)",
             [name, base.oid, base.partitioned,
-             json.dumps([{"attnum": n, "name": c, "type": t} for n, c, t in columns]),
+             json.dumps([{"attnum": n, "name": c, "type": t} for n, c, t in sorted(columns)]),
              json.dumps([] if base.static else [t.to_json() for t in triggers[table]])],  # constant rows: none
         )
 

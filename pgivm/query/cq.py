@@ -27,6 +27,7 @@ from psycopg import sql
 from pgivm.errors import UnsupportedQuery
 from pgivm.query import scalar
 from pgivm.query.model import TableRef
+from pgivm.query.derived import DerivedRelation
 from pgivm.query.static import StaticRelation
 
 if TYPE_CHECKING:
@@ -390,6 +391,9 @@ class ConjunctiveQuery:
     # the tables of constant rows create makes first (generate_series, VALUES: pgivm.query.static);
     # not kept in the catalog: once made, they are base tables like any other
     static: tuple[StaticRelation, ...] = ()
+    # the subqueries that aggregate, each a table of the state kept by triggers on its own tables
+    # (pgivm.query.derived, pgivm.derived); kept in the catalog, whose upgrade makes the triggers again
+    derived: tuple[DerivedRelation, ...] = ()
     # a UNION [ALL] read as joins (pgivm.query.union): the aliases of each branch's tables, whose
     # atoms never meet in a joined row
     union_branches: tuple[tuple[str, ...], ...] = ()
@@ -552,6 +556,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
         "joins": [{"kind": j.kind, "alias": j.alias, "on": [_condition_to_json(c) for c in j.on], "width": j.width}
                   for j in query.joins],
         "union_branches": [list(b) for b in query.union_branches],
+        **({"derived": [d.to_json(tables) for d in query.derived]} if query.derived else {}),
     }
 
 
@@ -598,4 +603,5 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
         joins=tuple(JoinStep(j["kind"], j["alias"], tuple(_condition_from_json(c) for c in j["on"]), j.get("width", 1))
                     for j in data.get("joins", [])),
         union_branches=tuple(tuple(b) for b in data.get("union_branches", [])),
+        derived=tuple(DerivedRelation.from_json(d) for d in data.get("derived", [])),
     )

@@ -22,6 +22,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.derived import DerivedRelation, derived_relations
 from pgivm.query.model import TableRef
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -192,14 +193,21 @@ def inline(sql: str, columns_of: ColumnsOf | None,
            definition_of: Callable[[TableRef], str | None] | None = None) -> str | None:
     """The query with its plain views, WITH queries and FROM subqueries merged in, or None if it
     has none."""
+    return inline_deriving(sql, columns_of, definition_of)[0]
+
+
+def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Callable[[TableRef], str | None] | None = None,
+                    derived_schema: str | None = None) -> tuple[str | None, tuple[DerivedRelation, ...]]:
+    """``inline``; with ``derived_schema``, a subquery or WITH query that aggregates is read from a
+    table of that schema first (``derived.py``): the query and those tables."""
     select = _select_of(sql)
     if select is None:
-        return None
+        return None, ()
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
     if not views and not _nested(select):
-        return select.sql(dialect="postgres") if flattened else None
+        return select.sql(dialect="postgres") if flattened else None, ()
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
         raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
@@ -215,6 +223,11 @@ def inline(sql: str, columns_of: ColumnsOf | None,
     for inner in list(select.find_all(exp.Select)):  # a view's text reads ``FROM (r JOIN t ON ...)``
         if inner is not select:
             _unparenthesize(inner)
+    for inner in list(select.find_all(exp.Select)):  # a subquery's items too: one that aggregates is kept whole
+        if inner is not select and isinstance(inner.parent, exp.Subquery):
+            for item in inner.expressions:
+                if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
+                    item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
@@ -239,6 +252,8 @@ def inline(sql: str, columns_of: ColumnsOf | None,
         _check_stars_expanded(qualified)
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
+        kept = derived_relations(qualified, derived_schema, columns_of, lambda t: _written(t, stand_ins)) \
+            if derived_schema else ()
         for query in reversed(list(qualified.find_all(exp.Select))):  # inner first: a view over a filtering view
             _check_null_extended_outputs(query)
             _filters_into_on(query)
@@ -260,7 +275,19 @@ def inline(sql: str, columns_of: ColumnsOf | None,
             db, written = stand_ins[table.name]
             table.set("this", written.copy())
             table.set("db", db.copy())
-    return merged.sql(dialect="postgres")
+    return merged.sql(dialect="postgres"), kept
+
+
+def _written(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]]) -> TableRef:
+    """A table of the qualified query as the user wrote it (schema and name as PostgreSQL reads them)."""
+    if table.name in stand_ins and not table.args.get("db"):
+        db, name = stand_ins[table.name]
+        return TableRef(_folded(name), _folded(db))
+    return TableRef(_folded(table.this))
+
+
+def _folded(identifier: exp.Expression) -> str:
+    return identifier.name if isinstance(identifier, exp.Identifier) and identifier.quoted else identifier.name.lower()
 
 
 def _check_stars_expanded(query: exp.Expression) -> None:

@@ -27,7 +27,8 @@ from sqlglot.errors import ParseError
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
-from pgivm.query.inline import inline, is_join_tree, output_name
+from pgivm.query.derived import DerivedRelation
+from pgivm.query.inline import inline_deriving, is_join_tree, output_name
 from pgivm.query.static import StaticRelation, static_relations
 from pgivm.query.union import union_as_joins
 from pgivm.query.cq import (
@@ -139,24 +140,28 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None,
     tables' columns, and by WITH and subqueries in FROM, which are inlined (``inline.py``), as are
     plain views in FROM, whose SQL ``definition_of`` (a name -> its view's SQL, or None) gives.
     generate_series and VALUES in FROM, and the row a SELECT without FROM reads, are tables of
-    ``static_schema`` (the view's state schema; ``static.py``), which create fills first. A UNION
+    ``static_schema`` (the view's state schema; ``static.py``), which create fills first, as are the
+    subqueries and WITH queries that aggregate (``derived.py``). A UNION
     [ALL] of SELECTs is read as one query of LEFT JOINs from a relation of branch numbers (``union.py``).
     """
     union = union_as_joins(sql, columns_of)
     rewritten, statics = static_relations(union[0] if union else sql, static_schema)
-    if statics:
-        columns_of = _with_static_columns(columns_of, statics)
-    inlined = inline(rewritten, columns_of, definition_of)
-    query = _parse(inlined or rewritten, _GENERAL, columns_of, statics, distinct_as_groups=not union)
+    columns_of = columns_knowing(columns_of, statics)
+    inlined, derived = inline_deriving(rewritten, columns_of, definition_of, static_schema)
+    query = _parse(inlined or rewritten, _GENERAL, columns_knowing(columns_of, derived), statics,
+                   distinct_as_groups=not union)
     if union:
         query = replace(query, union_branches=union[1])
-    return replace(query, sql=sql.strip(), static=statics) if inlined or statics else query
+    return replace(query, sql=sql.strip(), static=statics, derived=derived) if inlined or statics else query
 
 
-def _with_static_columns(columns_of: ColumnsOf | None, statics: tuple[StaticRelation, ...]) -> ColumnsOf:
-    """``columns_of`` that knows the static relations' columns (and, without ``columns_of``, needs
-    the database for no other table's)."""
-    known = {s.table: list(s.columns) for s in statics}
+def columns_knowing(columns_of: ColumnsOf | None, relations: tuple[StaticRelation | DerivedRelation, ...]
+                    ) -> ColumnsOf | None:
+    """``columns_of`` that knows the columns of pgivm's own tables the query reads (constant rows,
+    derived tables), and without ``columns_of`` needs the database for no other table's."""
+    if not relations:
+        return columns_of
+    known = {r.table: list(r.columns) for r in relations}
 
     def columns(table: TableRef) -> list[str]:
         if table in known:

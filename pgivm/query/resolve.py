@@ -47,9 +47,9 @@ class BaseTable:
     @property
     def static(self) -> bool:
         """A table of constant rows in the view's state schema (``pgivm.query.static``): nobody
-        writes it, so it carries no trigger (a state schema holds none). No other table of a
-        pgivm_ schema is a base table (``resolve``)."""
-        return (self.ref.schema or "").startswith("pgivm_")
+        writes it, so it carries no trigger. No other table of a pgivm_ schema is a base table
+        (``resolve``) but the view's own derived tables (``pgivm.query.derived``)."""
+        return (self.ref.schema or "").startswith("pgivm_") and self.ref.name.startswith("static_")
 
     def guard(self, alias: str) -> sql.Composable:
         """A condition on ``alias``'s rows naming the system column ``tableoid``.
@@ -83,6 +83,10 @@ class ResolvedView:
     # (alias, column) -> the type the table declares, where the state keeps another (a domain's
     # base type); what the catalog records, so that the DDL guard sees a change of it
     declared_types: dict[tuple[str, str], str] = field(default_factory=dict)
+    # the tables the query's derived tables read (pgivm.query.derived), as written -> pinned by oid,
+    # and the columns read of each: name -> (type, attnum, declared type)
+    sources: dict[TableRef, BaseTable] = field(default_factory=dict)
+    source_columns: dict[TableRef, dict[str, tuple[str, int, str]]] = field(default_factory=dict)
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -303,7 +307,7 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
     view): they are then found by oid, whatever they are called now."""
     tables: dict[TableRef, TableRef] = {}
-    static = {relation.table for relation in getattr(query, "static", ())}
+    static = {relation.table for relation in (*getattr(query, "static", ()), *getattr(query, "derived", ()))}
     found_oids: dict[TableRef, int] = {}
     for table in query.tables:
         if oids is None and (table.schema or "").startswith("pgivm_") and table not in static:
@@ -318,7 +322,7 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     base = pin_tables(conn, found_oids)
     for table in query.tables:
         tables[table] = base[table].ref
-        if oids is None and base[table].static and table not in static:
+        if oids is None and (base[table].ref.schema or "").startswith("pgivm_") and table not in static:
             _not_state(base[table].ref)
 
     column_types: dict[tuple[str, str], str] = {}
@@ -342,7 +346,25 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys=_unique_keys_of(conn, base),
-                        declared_types=declared_types)
+                        declared_types=declared_types, **pin_sources(conn, query, oids))
+
+
+def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None) -> dict[str, Any]:
+    """The tables the derived tables read, pinned (by the oids given, for an installed view), and
+    the columns read of each."""
+    read: dict[TableRef, set[str]] = {}
+    for relation in getattr(query, "derived", ()):
+        for source in relation.sources:
+            read.setdefault(source.table, set()).update(source.columns)
+    if not read:
+        return {}
+    found = {t: oids[t] if oids is not None and t in oids else _lookup_oid(conn, t) for t in read}
+    base = pin_tables(conn, found)
+    for table, pinned in base.items():
+        if oids is None and (pinned.ref.schema or "").startswith("pgivm_"):
+            _not_state(pinned.ref)
+    columns = _table_columns(conn, {t: (base[t], sorted(c)) for t, c in read.items()})
+    return {"sources": base, "source_columns": columns}
 
 
 def _not_state(table: TableRef) -> None:

@@ -110,6 +110,17 @@ def create_as_owner(cast: Cast, name: str = "v", query: str = TRIANGLE, **option
             o.execute(sql.SQL("GRANT SELECT ON views.{} TO {}").format(sql.Identifier(f"{name}_stale"), sql.Identifier(cast.reader)))
 
 
+def create_with_public_first_and_as_owner(cast: Cast, query: str) -> None:
+    """View ``v`` created by the superuser with a stranger's ``public`` first on its search_path,
+    and view ``mine`` by the view owner."""
+    cast.admin.execute("SET search_path = public, pg_catalog")
+    try:
+        command.create("v", query, schema="views", target=cast.admin)
+    finally:
+        cast.admin.execute("RESET search_path")
+    create_as_owner(cast, "mine", query)
+
+
 def without_ddl_guard(cast: Cast) -> None:
     """What a database where the guard is off looks like (a superuser disabled it): the commands'
     own checks must hold then too."""
@@ -675,12 +686,7 @@ def test_constant_rows_come_from_pg_catalog_whatever_the_search_path(cast: Cast)
                   f"'SELECT 7 WHERE {escalate}()'")
         s.execute("GRANT EXECUTE ON FUNCTION public.generate_series(integer, integer) TO PUBLIC")
     query = "SELECT r.a, g.x FROM shop.r JOIN generate_series(1, 3) AS g(x) ON r.a = g.x"
-    cast.admin.execute("SET search_path = public, pg_catalog")
-    try:
-        command.create("v", query, schema="views", target=cast.admin)
-    finally:
-        cast.admin.execute("RESET search_path")
-    create_as_owner(cast, "mine", query)
+    create_with_public_first_and_as_owner(cast, query)
     with cast.as_(cast.writer) as w:
         w.execute("INSERT INTO shop.r VALUES (2, 9), (3, 9), (7, 9)")
     expected = sorted(cast.admin.execute(query).fetchall())
@@ -691,6 +697,51 @@ def test_constant_rows_come_from_pg_catalog_whatever_the_search_path(cast: Cast)
     with cast.as_(cast.owner) as o, pytest.raises(PgivmError, match="is a table of pgivm's state, not a base table"):
         command.create("theirs", "SELECT x FROM pgivm_v.static_1", schema="views", target=o)
     cast.assert_nobody_escalated("after views over generate_series", ran_in=("public",))
+    assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
+def test_a_superuser_verifies_and_upgrades_a_view_whose_owner_only_reads_the_tables(cast: Cast) -> None:
+    """The view owner has SELECT and TRIGGER on the base tables, no more (the README's rule).
+    pin_state locked the state's views with LOCK TABLE, which locks the tables a view reads too,
+    with its owner's rights: a superuser's verify of a first-order view (base_N views) failed with
+    "permission denied for table r". Views are held by their catalog rows now."""
+    create_as_owner(cast, "g", GROUPED, system="first-order")
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (1, 3), (2, 2)")
+    assert command.verify("g", target=cast.dsn).ok
+    assert command.upgrade("g", force=True, target=cast.dsn).upgraded
+    assert sorted(cast.admin.execute("SELECT * FROM views.g").fetchall()) == sorted(cast.admin.execute(GROUPED).fetchall())
+    cast.assert_nobody_escalated("after a superuser's verify and upgrade")
+
+
+def test_a_derived_table_runs_only_pg_catalogs_functions_as_its_owner(cast: Cast) -> None:
+    """A subquery that aggregates is recounted at every write, inside the view owner's trigger
+    functions (issue 22): a stranger's public.abs, first on the superuser's search_path when it
+    creates the view, never runs; a writer with rights on the table alone maintains it; the state
+    passes the checks other roles rely on; another role's view cannot read it as a base table."""
+    with cast.as_(cast.stranger) as s:
+        escalate = cast.escalate_function(s, "public", cast.stranger)
+        s.execute(f"CREATE FUNCTION public.abs(integer) RETURNS integer LANGUAGE plpgsql AS "
+                  f"$$ BEGIN PERFORM {escalate}(); RETURN 7; END $$")
+        s.execute("GRANT EXECUTE ON FUNCTION public.abs(integer) TO PUBLIC")
+    query = ("SELECT s.c, x.total FROM (SELECT a, sum(abs(b)) AS total, count(*) AS n FROM shop.r GROUP BY a) AS x "
+             "JOIN shop.s ON x.a = s.b")
+    create_with_public_first_and_as_owner(cast, query)
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (2, -9), (3, 9), (3, -4)")
+        w.execute("UPDATE shop.r SET a = 1 WHERE b = 5")
+        w.execute("DELETE FROM shop.r WHERE b = 3")
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            w.execute("SELECT * FROM pgivm_mine.derived_1")
+    expected = sorted(cast.admin.execute(query.replace("abs(", "pg_catalog.abs(")).fetchall())
+    assert expected and expected != sorted(cast.admin.execute(query.replace("abs(b)", "7")).fetchall())
+    for name in ("v", "mine"):
+        assert sorted(cast.admin.execute(f"SELECT * FROM views.{name}").fetchall()) == expected
+        assert command.verify(name, target=cast.dsn).ok
+        assert cast.admin.execute(f"SELECT count(*) FROM pgivm_catalog.state_problems('{name}')").fetchone()[0] == 0  # type: ignore[index]
+    with cast.as_(cast.owner) as o, pytest.raises(PgivmError, match="is a table of pgivm's state, not a base table"):
+        command.create("theirs", "SELECT total FROM pgivm_v.derived_1", schema="views", target=o)
+    cast.assert_nobody_escalated("after views over a derived table", ran_in=("public",))
     assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]
 
 

@@ -1,0 +1,245 @@
+"""The tables that keep a view's aggregating subqueries current (``pgivm.query.derived`` says which
+subqueries, and what is kept of each): their state, their trigger functions and their triggers.
+
+Every system reads ``derived_N`` as a base table with its usual capture triggers; this layer keeps
+its rows equal to the subquery's result by statement triggers on the subquery's own tables, which
+recount the groups a statement touched and write only the rows that changed
+(``sql/derived/10_functions.sql`` says how, and why the triggers fire after the view's own).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import psycopg
+
+from psycopg import sql
+from sqlglot import exp
+
+from pgivm import capture
+from pgivm.capture import CaptureTrigger
+from pgivm.query.derived import DerivedRelation, Source, parsed_recount
+from pgivm.query.model import TableRef
+from pgivm.query.resolve import BaseTable
+from pgivm.systems.common import CheckFailure, render
+
+EVENTS = (("INSERT", False, True), ("DELETE", True, False), ("UPDATE", True, True), ("TRUNCATE", False, False))
+
+
+def tables_of(relation: DerivedRelation) -> list[TableRef]:
+    """The tables the subquery reads, each once, in the order written."""
+    return list(dict.fromkeys(s.table for s in relation.sources))
+
+
+class _Names:
+    """The state objects of one derived table (``derived_N``): its scratch tables, the views that
+    read its tables, its functions."""
+
+    def __init__(self, relation: DerivedRelation) -> None:
+        self.relation = relation
+        self.schema = relation.table.schema or ""
+        self.stem = relation.table.name
+
+    def __call__(self, suffix: str = "") -> sql.Identifier:
+        return sql.Identifier(self.schema, self.stem + suffix)
+
+    def table_view(self, table: TableRef) -> str:
+        return f"{self.stem}_table_{tables_of(self.relation).index(table) + 1}"
+
+    def on_change(self, table: TableRef) -> str:
+        return f"{self.stem}_on_{tables_of(self.relation).index(table) + 1}"
+
+    def qualified(self, name: str) -> exp.Table:
+        return exp.Table(this=exp.to_identifier(name, quoted=True), db=exp.to_identifier(self.schema, quoted=True))
+
+
+def _columns_read(relation: DerivedRelation, table: TableRef) -> list[str]:
+    return sorted({c for s in relation.sources if s.table == table for c in s.columns})
+
+
+def _rows(names: _Names, source: Source, origin: exp.Table, alias: str) -> exp.Select:
+    """SELECT the columns the recount reads of the source's table FROM ``origin`` (a transition
+    table, or the table's view of the state)."""
+    read = _columns_read(names.relation, source.table)
+    items = [exp.column(c, alias, quoted=True) for c in read] or [exp.true().as_("pgivm_row")]
+    return exp.select(*items).from_(origin.as_(alias))
+
+
+def _recount(names: _Names, place: Callable[[Source], exp.Expression] | None = None,
+             condition: str | None = None, keys_only: bool = False) -> exp.Select:
+    """The subquery's recount, each table read where ``place`` says (default: its view of the
+    state), with ``condition`` added to its WHERE; ``keys_only``: the distinct keys of its rows."""
+    relation = names.relation
+    tree = parsed_recount(relation)
+    by_alias = {s.alias: s for s in relation.sources}
+    for table in list(tree.find_all(exp.Table)):
+        source = by_alias[table.alias_or_name]
+        if place is None:
+            table.replace(exp.Table(this=exp.to_identifier(names.table_view(source.table), quoted=True),
+                                    db=exp.to_identifier(names.schema, quoted=True),
+                                    alias=exp.TableAlias(this=exp.to_identifier(source.alias, quoted=True))))
+        else:
+            table.replace(exp.Subquery(this=place(source), alias=exp.TableAlias(this=exp.to_identifier(source.alias, quoted=True))))
+    if condition is not None:
+        tree = tree.where(condition, dialect="postgres", copy=False)
+    if keys_only:
+        tree.set("expressions", tree.expressions[:relation.keys])
+        tree.set("group", None)
+        tree.set("having", None)
+        tree.set("distinct", exp.Distinct())
+    return tree
+
+
+def _text(node: exp.Expression) -> sql.SQL:
+    return sql.SQL(node.sql(dialect="postgres", identify=True))  # type: ignore[arg-type]
+
+
+def _keys(alias: str, relation: DerivedRelation) -> list[str]:
+    return [f'{alias}."{k}"' for k in relation.key_columns]
+
+
+def _key_expressions(relation: DerivedRelation) -> list[str]:
+    return [item.this.sql(dialect="postgres", identify=True) for item in parsed_recount(relation).expressions[:relation.keys]]
+
+
+def _touched(names: _Names, table: TableRef, event: str) -> exp.Expression:
+    """The keys of the groups whose rows one statement's change of ``table`` joins into: for each
+    place the subquery reads the table, that place read from the changed rows and the table's
+    other places from its rows before the statement and after it (a superset of the groups
+    touched is harmless: a recount that finds a group unchanged writes nothing)."""
+    relation = names.relation
+    changed = {"INSERT": ["new_rows"], "DELETE": ["old_rows"], "UPDATE": ["old_rows", "new_rows"]}[event]
+    parts: list[exp.Select] = []
+    for place in (s for s in relation.sources if s.table == table):
+        def rows(source: Source, place: Source = place) -> exp.Expression:
+            view = names.qualified(names.table_view(source.table))
+            if source is place:
+                return _union([_rows(names, source, exp.to_table(r), "c") for r in changed])
+            if source.table == table and event != "INSERT":  # before the statement: now, plus what it deleted
+                return _union([_rows(names, source, view, "v"), _rows(names, source, exp.to_table("old_rows"), "c")])
+            return _rows(names, source, view, "v")
+        parts.append(_recount(names, rows, keys_only=True))
+    return _union(parts, distinct=True)
+
+
+def _union(selects: list[exp.Select], distinct: bool = False) -> exp.Expression:
+    result: exp.Expression = selects[0]
+    for select in selects[1:]:
+        result = exp.union(result, select, distinct=distinct)
+    return result
+
+
+def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> list[sql.Composable]:
+    """The views of its tables, the table (empty: filled once create has locked the tables), its
+    index on the keys, and the scratch tables of one statement's recount."""
+    names = _Names(relation)
+    statements = views(relation, bases)
+    statements.append(sql.SQL("CREATE TABLE {} AS {} WITH NO DATA").format(names(), _text(_recount(names))))
+    if relation.keys:
+        statements.append(sql.SQL("CREATE INDEX ON {} ({})").format(
+            names(), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns)))
+        statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
+            names("_touched"), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns), names()))
+    statements.append(sql.SQL("CREATE TABLE {} (LIKE {})").format(names("_fresh"), names()))
+    statements.append(sql.SQL("COMMENT ON TABLE {} IS {}").format(names(), sql.Literal(
+        f"pgivm: the result of a subquery that aggregates, kept by triggers on its tables: {relation.select}")))
+    return statements
+
+
+def views(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> list[sql.Composable]:
+    """A view of the columns the recount reads of each table (and tableoid: the table stays a
+    table), bound to the table's oid as every view is; made again by each install and upgrade."""
+    names = _Names(relation)
+    statements: list[sql.Composable] = []
+    for table in tables_of(relation):
+        view = names(names.table_view(table)[len(names.stem):])
+        statements.append(sql.SQL("DROP VIEW IF EXISTS {v}; CREATE VIEW {v} AS SELECT b.tableoid{cols} FROM {t} AS b").format(
+            v=view, t=bases[table].ident,
+            cols=sql.SQL("").join(sql.SQL(", b.{}").format(sql.Identifier(c)) for c in _columns_read(relation, table))))
+    return statements
+
+
+def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], view_name: str) -> list[sql.Composable]:
+    """The views of its tables, refill(), check() and one trigger function per table."""
+    names = _Names(relation)
+    keys_equal = sql.SQL(" AND ").join(sql.SQL("f.{k} = d.{k}").format(k=sql.Identifier(k)) for k in relation.key_columns) \
+        if relation.keys else sql.SQL("true")
+    common = {"derived": names(), "fresh": names("_fresh"), "refill": names("_refill"), "keys_equal": keys_equal}
+    statements = views(relation, bases)
+    statements.append(render(__name__, "10_functions.sql", {
+        **common, "check": names("_check"), "recount_all": _text(_recount(names)),
+        "refill_comment": sql.Literal(f"pgivm view {view_name}: {relation.table.name} recounted whole"),
+        "check_comment": sql.Literal(f"pgivm view {view_name}: rows of {relation.table.name} that differ from a recount")}))
+    not_null = " AND ".join(f"{k} IS NOT NULL" for k in _key_expressions(relation))
+    for table in tables_of(relation):
+        function = names(names.on_change(table)[len(names.stem):])
+        comment = sql.Literal(f"pgivm view {view_name}: a statement's change of {bases[table].ref} in {relation.table.name}")
+        if not relation.keys:
+            statements.append(render(__name__, "21_on_change_whole.sql", {
+                "on_change": function, "refill": names("_refill"), "on_change_comment": comment}))
+            continue
+        touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
+        keys_in = (f"({', '.join(_key_expressions(relation))}) IN (SELECT {', '.join(_keys('t', relation))} "
+                   f"FROM {touched_table} AS t WHERE {' AND '.join(k + ' IS NOT NULL' for k in _keys('t', relation))})")
+        statements.append(render(__name__, "20_on_change.sql", {
+            **common, "on_change": function, "touched": names("_touched"),
+            **{f"touched_by_{e.lower()}": _text(_touched(names, table, e)) for e in ("INSERT", "DELETE", "UPDATE")},
+            "recount_touched": _text(_recount(names, condition=keys_in)),
+            "recount_null_keys": _text(_recount(names, condition=f"NOT ({not_null})")),
+            "touched_keys_not_null": sql.SQL(" AND ".join(k + " IS NOT NULL" for k in _keys("t", relation))),
+            "derived_keys_not_null": sql.SQL(" AND ".join(k + " IS NOT NULL" for k in _keys("d", relation))),
+            "derived_keys": sql.SQL(", ".join(_keys("d", relation))),
+            "touched_keys": sql.SQL(", ".join(_keys("t", relation))),
+            "on_change_comment": comment}))
+    return statements
+
+
+def triggers(view_name: str, number: int, relation: DerivedRelation, table: TableRef) -> list[CaptureTrigger]:
+    """The statement triggers on one table the subquery reads. ``pgivm_<view>_zd<N>_...``: AFTER
+    triggers fire in name order, these after the view's own capture triggers on the table."""
+    function = (relation.table.schema or "", _Names(relation).on_change(table))
+    return [CaptureTrigger(f"pgivm_{view_name}_zd{number}_{event.lower()}", "AFTER", (event,), function,
+                           old_table=old, new_table=new) for event, old, new in EVENTS]
+
+
+def checks(conn: psycopg.Connection, query: Any) -> list[CheckFailure]:
+    """verify's invariant of each derived table: its rows equal its subquery's recount."""
+    failures = []
+    for relation in getattr(query, "derived", ()):
+        row = conn.execute(sql.SQL("SELECT {}()").format(_Names(relation)("_check")), prepare=False).fetchone()
+        if row and row[0]:
+            failures.append(CheckFailure(f"{relation.table.name}_equals_its_subquery",
+                                         [(f"{row[0]} rows differ from the subquery recounted: {relation.select}",)]))
+    return failures
+
+
+def explain(view: Any) -> list[str]:
+    """What ``pgivm explain`` says of each derived table."""
+    lines = []
+    for relation in getattr(view.query, "derived", ()):
+        tables = ", ".join(str(view.sources[t].ref) for t in tables_of(relation))
+        keys = (f"the groups a statement touches recounted ({relation.keys} key column{'s' * (relation.keys > 1)})"
+                if relation.keys else "recounted whole at every statement (no GROUP BY)")
+        lines.append(f"derived table {relation.table}: a subquery that aggregates, read as a base table; kept by "
+                     f"triggers on {tables}: {keys}")
+        lines.append(f"  {relation.select}")
+    return lines
+
+
+def refill(relation: DerivedRelation) -> sql.Composable:
+    return sql.SQL("SELECT {}()").format(_Names(relation)("_refill"))
+
+
+def source_triggers(view_name: str, derived: tuple[DerivedRelation, ...], read_by_view: set[TableRef]
+                    ) -> dict[TableRef, list[CaptureTrigger]]:
+    """Each table the view's derived tables read -> the triggers this layer puts on it: the
+    writers' lock (unless the view reads the table itself, whose capture has it) and each derived
+    table's triggers."""
+    found: dict[TableRef, list[CaptureTrigger]] = {}
+    for number, relation in enumerate(derived, start=1):
+        for table in tables_of(relation):
+            if table not in found:
+                found[table] = [] if table in read_by_view else [capture.lock_trigger(view_name)]
+            found[table] += triggers(view_name, number, relation, table)
+    return found

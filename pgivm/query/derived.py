@@ -1,0 +1,210 @@
+"""Subqueries and WITH queries that aggregate, kept as tables of their own (issue 22).
+
+A subquery that aggregates (GROUP BY, an aggregate, HAVING, or DISTINCT) cannot be merged into the
+view's joins the way ``inline.py`` merges one that only joins, filters and renames. Each becomes a
+table of the view's state schema, ``derived_N``: its rows are the subquery's result, one per group,
+each with the group's key values in hidden columns first (``pgivm_k1``, ...). The subquery in the
+view's SQL is replaced by a read of that table, and every system maintains the view over it as
+over a base table, with the usual capture triggers. Statement triggers on the subquery's own
+tables keep the table current (``pgivm.derived``): the groups a statement touched are recounted
+and only those that changed are written, so the capture triggers on ``derived_N`` see the net
+change of the subquery's result.
+
+Here: which subqueries qualify, and what is kept of each (its recount as SQL over its tables'
+aliases, which ``pgivm.derived`` points at the tables or at a statement's changed rows). The
+subquery must read tables only (joined by commas or inner JOIN ... ON), call aggregates and
+PostgreSQL's listed immutable functions only, and read nothing of the query around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.qualify import qualify
+
+from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query import scalar
+from pgivm.query.model import TableRef
+
+ColumnsOf = Callable[[TableRef], list[str]]
+
+KEY = "pgivm_k"  # the hidden key columns: pgivm_k1, pgivm_k2, ...
+AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
+# sqlglot's names for some of PostgreSQL's functions and constructs
+_ALSO = {"logicaland": "bool_and", "logicalor": "bool_or", "substring": "substr", "length": "length",
+         "extract": "date_part", "if": "case"}
+_NOT_FUNCTIONS = (exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)
+
+
+@dataclass(frozen=True)
+class Source:
+    """One table the subquery reads, under its alias there, and the columns it reads of it."""
+
+    alias: str
+    table: TableRef  # as written (the schema None: found on the user's search_path)
+    columns: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class DerivedRelation:
+    """A subquery kept as a table: where, its columns, and how to recount it."""
+
+    table: TableRef
+    columns: tuple[str, ...]  # what the view reads of it, after the hidden keys
+    keys: int  # the hidden key columns: the GROUP BY values (a DISTINCT's: every column); 0: one row
+    select: str  # SELECT <key> AS pgivm_k1, ..., <outputs> FROM <sources by alias> WHERE ... GROUP BY ... HAVING ...
+    sources: tuple[Source, ...]
+
+    @property
+    def key_columns(self) -> tuple[str, ...]:
+        return tuple(f"{KEY}{i + 1}" for i in range(self.keys))
+
+    def to_json(self, oids: dict[TableRef, dict[str, object]] | None = None) -> dict[str, object]:
+        return {"table": {"schema": self.table.schema, "name": self.table.name}, "columns": list(self.columns),
+                "keys": self.keys, "select": self.select,
+                "sources": [{"alias": s.alias, "table": (oids or {}).get(s.table) or {"schema": s.table.schema,
+                                                                                      "name": s.table.name},
+                             "columns": list(s.columns)} for s in self.sources]}
+
+    @staticmethod
+    def from_json(data: dict[str, object]) -> DerivedRelation:
+        table = data["table"]
+        return DerivedRelation(
+            TableRef(table["name"], table.get("schema")), tuple(data["columns"]), int(data["keys"]), str(data["select"]),  # type: ignore[index, union-attr, arg-type, call-overload]
+            tuple(Source(s["alias"], TableRef(s["table"]["name"], s["table"].get("schema")), tuple(s["columns"]))  # type: ignore[index]
+                  for s in data["sources"]))  # type: ignore[union-attr, attr-defined]
+
+
+def aggregates(select: exp.Select) -> bool:
+    """Whether a SELECT groups its rows: GROUP BY, HAVING, an aggregate, or DISTINCT."""
+    return bool(select.args.get("group") or select.args.get("having") or select.args.get("distinct")) or any(
+        isinstance(n, exp.AggFunc) for item in select.expressions for n in item.walk())
+
+
+def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf | None,
+                      written: Callable[[exp.Table], TableRef]) -> tuple[DerivedRelation, ...]:
+    """Replace each subquery of ``select`` that aggregates (innermost first; WITH queries and views
+    already expanded into subqueries, the query qualified) by a read of its table in ``schema``, in
+    place; the tables. ``written``: a table of the query as the user wrote it."""
+    found: list[DerivedRelation] = []
+    for inner in reversed(list(select.find_all(exp.Select))):
+        if inner is select or not aggregates(inner) or not isinstance(inner.parent, exp.Subquery):
+            continue
+        if inner.args.get("limit") or inner.args.get("offset") or inner.find(exp.Window):
+            continue  # refused by inline, naming the subquery
+        if columns_of is None:
+            raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
+        sub = inner.parent
+        alias = sub.args.get("alias")
+        relation = _derived(inner, TableRef(f"derived_{len(found) + 1}", schema), columns_of, written,
+                            sub.alias or "a subquery", [c.name for c in alias.args.get("columns") or []] if alias is not None else [])
+        found.append(relation)
+        read_as = sub.alias or "pgivm_d"  # the subquery's name, which refusals then say
+        inner.replace(exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns))
+                      .from_(exp.Table(this=exp.to_identifier(relation.table.name, quoted=True),
+                                       db=exp.to_identifier(schema, quoted=True),
+                                       alias=exp.TableAlias(this=exp.to_identifier(read_as, quoted=True)))))
+        if alias is not None:
+            alias.set("columns", None)  # named by the read of the table now
+    return tuple(found)
+
+
+def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_as: Callable[[exp.Table], TableRef],
+             name: str, renamed: list[str]) -> DerivedRelation:
+    from pgivm.query.inline import output_name
+
+    body = inner.copy()
+    _check_sources(body, name)
+    for item in body.expressions:  # PostgreSQL's names, before qualify calls them _col_N
+        if isinstance(item, exp.Star):
+            continue
+        if not isinstance(item, (exp.Alias, exp.Column)):
+            item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+    # each table under a stand-in name for qualify (whose schema is one level deep), its alias kept
+    known: dict[str, dict[str, str]] = {}
+    written: dict[str, TableRef] = {}
+    for i, t in enumerate(list(body.find_all(exp.Table))):
+        ref = written_as(t)
+        stand_in = f"pgivm_source_{i + 1}"
+        written[stand_in] = ref
+        if not t.alias:
+            t.set("alias", exp.TableAlias(this=t.this.copy()))
+        t.set("this", exp.to_identifier(stand_in, quoted=True))
+        t.set("db", None)
+        known[f'"{stand_in}"'] = {'"' + c.replace('"', '""') + '"': "text" for c in columns_of(ref)}
+    try:
+        body = qualify(body, schema=known, dialect="postgres", quote_identifiers=True, validate_qualify_columns=True)
+    except SqlglotError as err:
+        first = (str(err).splitlines() or ["error"])[0]
+        raise UnsupportedQuery(f"subquery {name} aggregates and reads a column of the query around it, or one "
+                               f"pgivm cannot place ({first}): not supported yet") from None
+    sources = []
+    for t in list(body.find_all(exp.Table)):
+        ref = written[t.name]
+        alias = t.alias_or_name
+        sources.append(Source(alias, ref, tuple(sorted({c.name for c in body.find_all(exp.Column) if c.table == alias}))))
+        t.set("this", exp.to_identifier(ref.name, quoted=True))  # as written, for the catalog and messages
+        t.set("db", exp.to_identifier(ref.schema, quoted=True) if ref.schema else None)
+    assert isinstance(body, exp.Select)
+    _check_calls(body, name)
+    outputs = [item.alias_or_name for item in body.expressions]
+    if renamed:
+        outputs = renamed + outputs[len(renamed):]
+    twice = sorted({o for o in outputs if outputs.count(o) > 1})
+    if twice or any(o.startswith(KEY) for o in outputs):
+        raise UnsupportedQuery(f"subquery {name} has two columns named {(twice or outputs)[0]}, or one pgivm keeps for itself: "
+                               "give each output its own name")
+    group = body.args.get("group")
+    distinct = body.args.get("distinct")
+    if distinct is not None and (distinct.args.get("on") or group or any(
+            isinstance(n, exp.AggFunc) for item in body.expressions for n in item.walk())):
+        raise UnsupportedQuery(f"subquery {name} uses DISTINCT with aggregates or DISTINCT ON: not supported yet")
+    keys = [e.copy() for e in group.expressions] if group else \
+        [i.this.copy() if isinstance(i, exp.Alias) else i.copy() for i in body.expressions] if distinct else []
+    recount = body.copy()
+    recount.set("distinct", None)
+    if distinct is not None:
+        recount.set("group", exp.Group(expressions=[k.copy() for k in keys]))
+    recount.set("expressions", [*(k.copy().as_(f"{KEY}{i + 1}", quoted=True) for i, k in enumerate(keys)),
+                                *(exp.alias_(i.this.copy() if isinstance(i, exp.Alias) else i.copy(), o, quoted=True)
+                                  for i, o in zip(body.expressions, outputs))])
+    return DerivedRelation(table, tuple(outputs), len(keys), recount.sql(dialect="postgres"), tuple(sources))
+
+
+def _check_sources(body: exp.Select, name: str) -> None:
+    """Tables only, joined by commas or inner JOIN ... ON, no subquery anywhere."""
+    source = body.args.get("from_") or body.args.get("from")
+    if source is None or not isinstance(source.this, exp.Table) or not isinstance(source.this.this, exp.Identifier):
+        raise UnsupportedQuery(f"subquery {name} aggregates over something other than tables (a subquery, a function, "
+                               "a parenthesized join): not supported yet")
+    for join in body.args.get("joins") or []:
+        kind = (join.args.get("side") or join.args.get("kind") or "").upper()
+        if kind not in ("", "INNER", "CROSS") or join.args.get("using") or join.args.get("method") \
+                or not isinstance(join.this, exp.Table) or not isinstance(join.this.this, exp.Identifier):
+            raise UnsupportedQuery(f"subquery {name} aggregates over an outer, USING or NATURAL join, or over a subquery: "
+                                   "not supported yet (inner JOIN ... ON and commas are)")
+    if any(s is not body for s in body.find_all(exp.Select)):
+        raise UnsupportedQuery(f"subquery {name} aggregates and holds a subquery of its own: not supported yet")
+
+
+def _check_calls(body: exp.Select, name: str) -> None:
+    """Aggregates and PostgreSQL's listed immutable functions only: the recount runs at every
+    writing statement, as the view's owner, with search_path pg_catalog."""
+    for node in body.walk():
+        if isinstance(node, exp.Func) and not isinstance(node, _NOT_FUNCTIONS):
+            called = (str(node.this) if isinstance(node, exp.Anonymous) else node.sql_name()).lower()
+            called = _ALSO.get(called, called)
+            if called not in AGGREGATES and called not in scalar.FUNCTIONS:
+                raise UnsupportedQuery(f"subquery {name} calls {called}, which pgivm does not run at every write: "
+                                       f"aggregates ({', '.join(sorted(AGGREGATES))}) and immutable functions "
+                                       "(sql.md lists them) only")
+
+
+def parsed_recount(relation: DerivedRelation) -> exp.Select:
+    statement = sqlglot.parse_one(relation.select, read="postgres")
+    assert isinstance(statement, exp.Select)
+    return statement

@@ -1,0 +1,38 @@
+-- (see 10_functions.sql) One statement's change of one table the subquery reads: the groups its
+-- changed rows join into, recounted; only the rows that differ written.
+CREATE FUNCTION {on_change}()
+RETURNS trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET row_security = off
+-- a statement touches a few groups: each recounted through an index on its keys where the table has
+-- one (the scratch tables' statistics would otherwise guess thousands of keys and scan the table)
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET jit = off
+AS $pgivm$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO {touched} {touched_by_insert};
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO {touched} {touched_by_delete};
+    ELSIF TG_OP = 'UPDATE' THEN
+        INSERT INTO {touched} {touched_by_update};
+    ELSE  -- TRUNCATE
+        PERFORM {refill}();
+        RETURN NULL;
+    END IF;
+    INSERT INTO {fresh} {recount_touched};
+    IF EXISTS (SELECT FROM {touched} AS t WHERE NOT ({touched_keys_not_null})) THEN
+        -- a group with a NULL key: recount every such group, and replace them all
+        INSERT INTO {fresh} {recount_null_keys};
+        DELETE FROM {derived} AS d WHERE NOT ({derived_keys_not_null});
+    END IF;
+    DELETE FROM {derived} AS d
+     WHERE ({derived_keys}) IN (SELECT {touched_keys} FROM {touched} AS t WHERE {touched_keys_not_null})
+       AND NOT EXISTS (SELECT FROM {fresh} AS f WHERE {keys_equal} AND ROW(f.*) IS NOT DISTINCT FROM ROW(d.*));
+    INSERT INTO {derived} SELECT * FROM {fresh} AS f WHERE NOT EXISTS (SELECT FROM {derived} AS d WHERE {keys_equal});
+    DELETE FROM {touched};
+    DELETE FROM {fresh};
+    RETURN NULL;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {on_change}() IS {on_change_comment};
