@@ -79,6 +79,7 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
          {"fivm", "first-order", "recompute", "sample"}),
         ("WITH x AS (SELECT s.b, max(t.a) AS m FROM s JOIN t ON s.c = t.c GROUP BY s.b) SELECT r.a, x.m FROM r LEFT JOIN x "
          "ON x.b = r.b", {"first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE r.b IN (SELECT b FROM s GROUP BY b HAVING sum(c) > 3)", {"first-order", "recompute"}),
     ],
     "a `WITH` query, subquery or plain view in `FROM` of one row per key": [
         ("SELECT r.a FROM r, (SELECT DISTINCT b FROM s) x WHERE r.b = x.b", {"first-order", "recompute"}),

@@ -87,18 +87,20 @@ def aggregates(select: exp.Select) -> bool:
 
 def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf | None,
                       written: Callable[[exp.Table], TableRef]) -> tuple[DerivedRelation, ...]:
-    """Replace each subquery of ``select`` that aggregates (innermost first; WITH queries and views
-    already expanded into subqueries, the query qualified) by a read of its table in ``schema``, in
-    place; the tables. ``written``: a table of the query as the user wrote it."""
+    """Replace each subquery of ``select`` in FROM or in ``x [NOT] IN (...)`` that aggregates
+    (innermost first; WITH queries and views already expanded into subqueries) by a read of its
+    table in ``schema``, in place; the tables. ``written``: a table of the query as the user wrote
+    it."""
     found: list[DerivedRelation] = []
     for inner in reversed(list(select.find_all(exp.Select))):
-        if inner is select or not aggregates(inner) or not isinstance(inner.parent, exp.Subquery):
-            continue
+        sub = inner.parent
+        if inner is select or not aggregates(inner) or not isinstance(sub, exp.Subquery) or not (
+                isinstance(sub.parent, (exp.From, exp.Join)) or isinstance(sub.parent, exp.In) and sub.arg_key == "query"):
+            continue  # a subquery in FROM, or x [NOT] IN (subquery): a table read as any other
         if inner.args.get("limit") or inner.args.get("offset") or inner.find(exp.Window):
             continue  # refused by inline, naming the subquery
         if columns_of is None:
             raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
-        sub = inner.parent
         alias = sub.args.get("alias")
         relation = _derived(inner, TableRef(f"derived_{len(found) + 1}", schema), columns_of, written,
                             sub.alias or "a subquery", [c.name for c in alias.args.get("columns") or []] if alias is not None else [])

@@ -206,8 +206,9 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
-    if not views and not _nested(select):
-        return select.sql(dialect="postgres") if flattened else None, ()
+    if not views and not _nested(select):  # but x IN (a subquery that aggregates): its table, read as any other
+        kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
+        return select.sql(dialect="postgres") if flattened or kept else None, kept
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
         raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
@@ -279,11 +280,12 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
 
 
 def _written(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]]) -> TableRef:
-    """A table of the qualified query as the user wrote it (schema and name as PostgreSQL reads them)."""
+    """A table of the query as the user wrote it (schema and name as PostgreSQL reads them; once
+    qualified, a schema-qualified table has a stand-in name of ``stand_ins``)."""
     if table.name in stand_ins and not table.args.get("db"):
         db, name = stand_ins[table.name]
         return TableRef(_folded(name), _folded(db))
-    return TableRef(_folded(table.this))
+    return TableRef(_folded(table.this), _folded(table.args["db"]) if table.args.get("db") else None)
 
 
 def _folded(identifier: exp.Expression) -> str:
