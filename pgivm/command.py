@@ -243,8 +243,6 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
     install.check_schema_name(schema)
     text = _as_sql_text(definition)
     chosen, query = _parse_for_create(text, system, target, columns, name)
-    if refresh is not None:
-        _check_deferrable(query)
     params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
     if preprocess != "postgres" and preprocess not in chosen.builders:
         raise PgivmError(f"system {chosen.name} has no {preprocess!r} build",
@@ -364,17 +362,10 @@ def _stale_object(view: InstalledView) -> dict[str, Any]:
     return {"kind": "view", "schema": view.view_schema, "name": deferred.stale_name(view.name)}
 
 
-def _check_deferrable(query: ConjunctiveQuery) -> None:
-    if query.derived:  # their triggers apply each statement at once: the view would read them ahead of its logs
-        raise UnsupportedQuery("a view with a subquery that aggregates is maintained immediately only, for now",
-                               "use --refresh immediate")
-
-
 def _make_deferred(view: InstalledView, budget: float | None, planner: str | None, lock_wait: float) -> None:
     """An immediate view wrapped in the deferred layer. Reinstalled, not only wrapped: a system's
     SQL may depend on the mode (first-order then reads base tables less what is pending)."""
     conn, params = view.conn, {**view.params, "refresh": "deferred"}
-    _check_deferrable(view.record.query)
     tables = view.deferred_tables(params)
     oids = install.existing(conn, sorted(set(view.record.table_oids.values())))
     lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)

@@ -132,7 +132,7 @@ def _union(selects: list[exp.Select], distinct: bool = False) -> exp.Expression:
 
 def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> list[sql.Composable]:
     """The views of its tables, the table (empty: filled once create has locked the tables), its
-    index on the keys, and the scratch tables of one statement's recount."""
+    index on the keys, the scratch tables of one statement's recount, and the row its writers lock."""
     names = _Names(relation)
     statements = views(relation, bases)
     statements.append(sql.SQL("CREATE TABLE {} AS {} WITH NO DATA").format(names(), _text(_recount(names))))
@@ -142,6 +142,8 @@ def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> lis
         statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
             names("_touched"), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns), names()))
     statements.append(sql.SQL("CREATE TABLE {} (LIKE {})").format(names("_fresh"), names()))
+    statements.append(sql.SQL("CREATE TABLE {t} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), "
+                              "recounts bigint NOT NULL DEFAULT 0); INSERT INTO {t} DEFAULT VALUES").format(t=names("_lock")))
     statements.append(sql.SQL("COMMENT ON TABLE {} IS {}").format(names(), sql.Literal(
         f"pgivm: the result of a subquery that aggregates, kept by triggers on its tables: {relation.select}")))
     return statements
@@ -165,7 +167,8 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
     names = _Names(relation)
     keys_equal = sql.SQL(" AND ").join(sql.SQL("f.{k} = d.{k}").format(k=sql.Identifier(k)) for k in relation.key_columns) \
         if relation.keys else sql.SQL("true")
-    common = {"derived": names(), "fresh": names("_fresh"), "refill": names("_refill"), "keys_equal": keys_equal}
+    common = {"derived": names(), "fresh": names("_fresh"), "refill": names("_refill"), "keys_equal": keys_equal,
+              "lock": names("_lock")}
     statements = views(relation, bases)
     statements.append(render(__name__, "10_functions.sql", {
         **common, "check": names("_check"), "recount_all": _text(_recount(names)),

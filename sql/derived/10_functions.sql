@@ -26,6 +26,12 @@ SET row_security = off
 SET jit = off
 AS $pgivm$
 BEGIN
+    -- one writer of the subquery's tables at a time recounts, and sees the last one's rows (each
+    -- statement below reads what committed before it; a REPEATABLE READ snapshot older than the
+    -- last update of this row fails with 40001 instead): two recounts of one group, each blind to
+    -- the other's uncommitted rows, would keep only one of them (a deferred view's writers take no
+    -- lock of the view's; an immediate view's are serialized already)
+    UPDATE {lock} SET recounts = recounts + 1 WHERE singleton;
     INSERT INTO {fresh} {recount_all};
     DELETE FROM {derived} AS d
      WHERE NOT EXISTS (SELECT FROM {fresh} AS f WHERE {keys_equal} AND ROW(f.*) IS NOT DISTINCT FROM ROW(d.*));

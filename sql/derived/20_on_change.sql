@@ -10,6 +10,7 @@ SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
 SET jit = off
 AS $pgivm$
 BEGIN
+    UPDATE {lock} SET recounts = recounts + 1 WHERE singleton;  -- one writer at a time (see refill)
     IF TG_OP = 'INSERT' THEN
         INSERT INTO {touched} {touched_by_insert};
     ELSIF TG_OP = 'DELETE' THEN
