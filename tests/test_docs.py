@@ -61,7 +61,7 @@ BLOCKS = code_blocks()
 # What a block must print besides exiting 0 (regular expressions, multiline).
 EXPECTED = {
     "README.md#2": [r"created view public\.sums \(fivm\): rows = 2,", r"^ 20 \| 2 \|\s+7$",  # (4, 2) counted at once
-                    r"OK: sums equals its recount", r"dropped sums"],
+                    r"created view public\.per_b \(fivm\): rows = 2,", r"OK: sums equals its recount", r"dropped sums"],
     "docs/deferred.md#1": [r"count \| pgivm_pending_changes \| pgivm_lag_seconds\s*\n-[-+]+\n\s+2000 \|\s+3 \|",  # stale
                            r"^ count \n-+\n  2003$",  # the read applied the 3 pending rows
                            r"^log rows applied +\d+$"],
