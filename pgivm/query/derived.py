@@ -10,16 +10,19 @@ tables keep the table current (``pgivm.derived``): the groups a statement touche
 and only those that changed are written, so the capture triggers on ``derived_N`` see the net
 change of the subquery's result.
 
-Here: which subqueries qualify, and what is kept of each (its recount as SQL over its tables'
-aliases, which ``pgivm.derived`` points at the tables or at a statement's changed rows). The
-subquery must read tables only (joined by commas or inner JOIN ... ON), call aggregates and
-PostgreSQL's listed immutable functions only, and read nothing of the query around it.
+Here: which subqueries qualify (in FROM, as WITH queries and plain views there, and under
+``x [NOT] IN (...)``), and what is kept of each (its recount as SQL over its tables' aliases, which
+``pgivm.derived`` points at the tables or at a statement's changed rows). The subquery must read
+tables only (joined by commas or inner JOIN ... ON), call aggregates and PostgreSQL's listed
+immutable functions only, and read nothing of the query around it. A subquery of one row per key
+that ``inline._semi_joins`` reads as an EXISTS test stays one.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import sqlglot
 from sqlglot import exp
@@ -35,9 +38,10 @@ ColumnsOf = Callable[[TableRef], list[str]]
 KEY = "pgivm_k"  # the hidden key columns: pgivm_k1, pgivm_k2, ...
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
 # sqlglot's names for some of PostgreSQL's functions and constructs
-_ALSO = {"logicaland": "bool_and", "logicalor": "bool_or", "substring": "substr", "length": "length",
-         "extract": "date_part", "if": "case"}
-_NOT_FUNCTIONS = (exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)
+_ALSO = {"logicaland": "bool_and", "logicalor": "bool_or", "substring": "substr", "extract": "date_part",
+         "trim": "btrim"}
+# sqlglot nodes that are functions to it and operators or constructs to PostgreSQL (AND, OR, CASE, ...)
+_NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)
 
 
 @dataclass(frozen=True)
@@ -63,20 +67,19 @@ class DerivedRelation:
     def key_columns(self) -> tuple[str, ...]:
         return tuple(f"{KEY}{i + 1}" for i in range(self.keys))
 
-    def to_json(self, oids: dict[TableRef, dict[str, object]] | None = None) -> dict[str, object]:
+    def to_json(self, pinned: dict[TableRef, dict[str, Any]]) -> dict[str, Any]:
+        """As the catalog keeps it; ``pinned``: each table as pinned (schema, name, oid)."""
         return {"table": {"schema": self.table.schema, "name": self.table.name}, "columns": list(self.columns),
                 "keys": self.keys, "select": self.select,
-                "sources": [{"alias": s.alias, "table": (oids or {}).get(s.table) or {"schema": s.table.schema,
-                                                                                      "name": s.table.name},
-                             "columns": list(s.columns)} for s in self.sources]}
+                "sources": [{"alias": s.alias, "table": pinned[s.table], "columns": list(s.columns)} for s in self.sources]}
 
     @staticmethod
-    def from_json(data: dict[str, object]) -> DerivedRelation:
-        table = data["table"]
-        return DerivedRelation(
-            TableRef(table["name"], table.get("schema")), tuple(data["columns"]), int(data["keys"]), str(data["select"]),  # type: ignore[index, union-attr, arg-type, call-overload]
-            tuple(Source(s["alias"], TableRef(s["table"]["name"], s["table"].get("schema")), tuple(s["columns"]))  # type: ignore[index]
-                  for s in data["sources"]))  # type: ignore[union-attr, attr-defined]
+    def from_json(data: dict[str, Any]) -> DerivedRelation:
+        def table(t: dict[str, Any]) -> TableRef:
+            return TableRef(t["name"], t.get("schema"))
+
+        return DerivedRelation(table(data["table"]), tuple(data["columns"]), int(data["keys"]), data["select"],
+                               tuple(Source(s["alias"], table(s["table"]), tuple(s["columns"])) for s in data["sources"]))
 
 
 def aggregates(select: exp.Select) -> bool:
