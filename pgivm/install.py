@@ -165,9 +165,15 @@ def create_state_schema(conn: psycopg.Connection, name: str, view_schema: str, q
         table = sql.Identifier(relation.table.schema, relation.table.name)  # type: ignore[arg-type]
         conn.execute(sql.SQL("CREATE TABLE {} AS {}").format(table, sql.SQL(relation.select)))  # type: ignore[arg-type]
         conn.execute(sql.SQL("ANALYZE {}").format(table))  # the planner's rows: 1 marker row, not a guess of 2,550
-    for kept in query.derived:
-        for statement in derived.state(kept, sources):
-            conn.execute(statement)
+    try:
+        for kept in query.derived:
+            for statement in derived.state(kept, sources):
+                conn.execute(statement)
+    except psycopg.Error as err:  # its subquery, as PostgreSQL reads it (class 42: syntax or access rule)
+        if not (err.sqlstate or "").startswith("42"):
+            raise
+        first = (str(err).strip().splitlines() or ["error"])[0]
+        raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
     conn.execute("SELECT pg_catalog.set_config('search_path', %s, true)", [path])
 
 

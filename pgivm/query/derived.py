@@ -38,7 +38,7 @@ ColumnsOf = Callable[[TableRef], list[str]]
 KEY = "pgivm_k"  # the hidden key columns: pgivm_k1, pgivm_k2, ...
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
 # sqlglot's names for some of PostgreSQL's functions and constructs
-_ALSO = {"logicaland": "bool_and", "logicalor": "bool_or", "substring": "substr", "extract": "date_part",
+_ALSO = {"logical_and": "bool_and", "logical_or": "bool_or", "substring": "substr", "extract": "date_part",
          "trim": "btrim"}
 # sqlglot nodes that are functions to it and operators or constructs to PostgreSQL (AND, OR, CASE, ...)
 _NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)

@@ -127,18 +127,25 @@ def _expand_ctes(select: exp.Select, with_: exp.With) -> None:
     the reference's alias (sqlglot merges a WITH query read once; one read twice, a self-join
     through it, is then merged like any subquery). A later WITH query may read an earlier one."""
     bodies: dict[str, exp.Expression] = {}
+    columns: dict[str, list[exp.Identifier]] = {}  # WITH x(c0, c1) AS (...): the names it gives its columns
     for cte in with_.expressions:
         body = cte.this.copy()
-        _replace_references(body, bodies)
+        _replace_references(body, bodies, columns=columns)
         bodies[cte.alias] = body
-    _replace_references(select, bodies, skip=with_)
+        columns[cte.alias] = list(cte.args["alias"].args.get("columns") or [])
+    _replace_references(select, bodies, skip=with_, columns=columns)
     select.set("with_" if "with_" in select.args else "with", None)
 
 
-def _replace_references(node: exp.Expression, bodies: dict[str, exp.Expression], skip: exp.Expression | None = None) -> None:
+def _replace_references(node: exp.Expression, bodies: dict[str, exp.Expression], skip: exp.Expression | None = None,
+                        columns: dict[str, list[exp.Identifier]] | None = None) -> None:
     for table in list(node.find_all(exp.Table)):
         if table.name in bodies and not table.args.get("db") and (skip is None or not _inside(table, skip)):
-            table.replace(_as_subquery(table, bodies[table.name].copy()))
+            sub = _as_subquery(table, bodies[table.name].copy())
+            named = (table.args.get("alias") and table.args["alias"].args.get("columns")) or (columns or {}).get(table.name)
+            if named:
+                sub.args["alias"].set("columns", [c.copy() for c in named])
+            table.replace(sub)
 
 
 def _as_subquery(table: exp.Table, body: exp.Expression) -> exp.Subquery:

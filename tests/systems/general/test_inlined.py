@@ -22,6 +22,8 @@ QUERIES = {
     "renamed": "SELECT sum(x.v) AS total, count(*) FROM (SELECT r.a + 1.5 AS v, r.b AS k FROM r) x JOIN s ON x.k = s.b",
     # a WITH query read twice: a self-join through it (pg_ivm's suite)
     "with read twice": "WITH t AS (SELECT * FROM r WHERE a > 0) SELECT t1.a, t2.b AS b2 FROM t AS t1 JOIN t AS t2 ON t1.b = t2.a",
+    # a WITH query that names its columns (they were lost: "Unknown column", found by a fuzzer)
+    "with column names": "WITH q(x, y) AS (SELECT a, b FROM r) SELECT q.x, s.c FROM q JOIN s ON q.y = s.b",
     # a WITH of the subquery's own (pg_ivm's suite): its name is no table to look up
     "nested with": ("WITH q AS (SELECT * FROM s) SELECT v.a, v.c FROM (WITH p AS (SELECT * FROM r) "
                     "SELECT p.a, q.c FROM p, q WHERE p.b = q.b) v"),
