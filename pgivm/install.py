@@ -213,6 +213,8 @@ class Install:
         conn, name, resolved = self.conn, self.name, self.resolved
         logged = deferred_tables(self.system, resolved, name, self.params) if self.refresh else None
         plan = self.system.plan(resolved, name, self.view_schema, self.params)
+        if not uses_cofactor(resolved.query):  # first too: a query PostgreSQL refuses is said so in one line, not
+            check_postgres_accepts(conn, resolved.query.sql)  # as the error of a statement pgivm made of it
         run_phases(conn, plan, "state", "functions")
         functions, on_sources = derived_objects(resolved, name)
         for statement in functions:
