@@ -691,8 +691,8 @@ class _Resolver:
 
 
 def _where(select: exp.Select) -> list[exp.Expression]:
-    where = select.args.get("where")
-    return _conjuncts(where.this if where is not None else None)
+    where = select.args.get("where")  # (WHERE true, and AND true, hold for every row)
+    return [c for c in _conjuncts(where.this if where is not None else None) if not (isinstance(c, exp.Boolean) and c.this)]
 
 
 def _conjuncts(condition: exp.Expression | None) -> list[exp.Expression]:

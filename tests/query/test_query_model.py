@@ -717,3 +717,10 @@ def test_parenthesized_joins_and_unions_are_join_steps_that_survive_the_catalog(
         tables = {a.table: {"schema": "public", "name": a.table.name, "oid": 1} for a in q.atoms}
         back = query_from_json(query_to_json(q, tables), q.sql)
         assert back.joins == q.joins and back.union_branches == q.union_branches
+
+
+def test_where_true_holds_for_every_row() -> None:
+    """``WHERE true`` (and ``AND true``) is no condition (it was refused as one: a fuzzer's query)."""
+    plain = parse_query("SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE r.a > 1")
+    assert parse_query("SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE true AND r.a > 1 AND true").filters == plain.filters
+    assert parse_query("SELECT r.a FROM r WHERE true").filters == ()
