@@ -108,7 +108,7 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
         relation = _derived(inner, TableRef(f"derived_{len(found) + 1}", schema), columns_of, written,
                             sub.alias or "a subquery", [c.name for c in alias.args.get("columns") or []] if alias is not None else [])
         found.append(relation)
-        read_as = sub.alias or "pgivm_d"  # the subquery's name, which refusals then say
+        read_as = sub.alias or f"subquery_{len(found)}"  # its name (or its place), which refusals then say
         inner.replace(exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns))
                       .from_(exp.Table(this=exp.to_identifier(relation.table.name, quoted=True),
                                        db=exp.to_identifier(schema, quoted=True),
