@@ -277,3 +277,15 @@ def test_a_write_reads_its_groups_rows_not_the_table(conn: psycopg.Connection, d
     print("rows read per single-row write, 20,000 then 40,000 rows:", read)
     assert read[1] < 2_000 and read[3] < 2_000, read
     assert read[3] < 1.5 * read[1], read
+
+
+def test_validate_spark_says_what_it_does_not_check(conn: psycopg.Connection, dsn: str) -> None:
+    """Spark would read the derived table as a base table and not check it: refused in one line
+    before any JVM starts, pointing at verify."""
+    from pgivm.spark.commands import validate_spark
+
+    _tables(conn)
+    command.create("v", QUERIES["sum per group"], target=dsn)
+    with pytest.raises(PgivmError, match="reads a subquery that aggregates") as info:
+        validate_spark("v", target=dsn)
+    assert "pgivm verify v" in (info.value.hint or "")
