@@ -182,7 +182,8 @@ def derived_objects(resolved: ResolvedView, name: str) -> tuple[list[sql.Composa
     kept = getattr(resolved.query, "derived", ())
     functions = [s for relation in kept for s in derived.functions(relation, resolved.sources, name)]
     on_sources = derived.source_triggers(name, kept, set(resolved.query.tables))
-    return functions, [s for table, triggers in on_sources.items() for s in capture.triggers_on(resolved.sources[table], triggers)]
+    return functions, [statement for table, triggers in on_sources.items()
+                       for statement in capture.triggers_on(resolved.sources[table], triggers)]
 
 
 def all_triggers(system: System, resolved: ResolvedView, name: str) -> dict[TableRef, list[capture.CaptureTrigger]]:
