@@ -47,6 +47,9 @@ class _Names:
     def table_view(self, table: TableRef) -> str:
         return f"{self.stem}_table_{tables_of(self.relation).index(table) + 1}"
 
+    def gone(self, table: TableRef) -> str:
+        return f"{self.stem}_gone_{tables_of(self.relation).index(table) + 1}"
+
     def on_change(self, table: TableRef) -> str:
         return f"{self.stem}_on_{tables_of(self.relation).index(table) + 1}"
 
@@ -91,6 +94,11 @@ def _recount(names: _Names, place: Callable[[Source], exp.Expression] | None = N
     return tree
 
 
+def _column_list(relation: DerivedRelation, table: TableRef) -> sql.Composable:
+    read = _columns_read(relation, table)
+    return sql.SQL(", ").join(map(sql.Identifier, read)) if read else sql.SQL("true AS pgivm_row")
+
+
 def _text(node: exp.Expression) -> sql.SQL:
     return sql.SQL(node.sql(dialect="postgres", identify=True))  # type: ignore[arg-type]
 
@@ -105,20 +113,23 @@ def _key_expressions(relation: DerivedRelation) -> list[str]:
 
 def _touched(names: _Names, table: TableRef, event: str) -> exp.Expression:
     """The keys of the groups whose rows one statement's change of ``table`` joins into: for each
-    place the subquery reads the table, that place read from the changed rows and the table's
-    other places from its rows before the statement and after it (a superset of the groups
-    touched is harmless: a recount that finds a group unchanged writes nothing)."""
+    place the subquery reads the table, that place read from the changed rows and every other place
+    from its table's rows now and the rows the client's statement took from it (``_gone``, this
+    trigger's statement's included). The other tables as they are now would miss a joined row two
+    of whose rows one client statement took away: a foreign key's cascade, a writable CTE. A
+    superset of the groups touched is harmless: a recount that finds a group unchanged writes
+    nothing (two statements sent as one message share their statement_timestamp: a superset)."""
     relation = names.relation
     changed = {"INSERT": ["new_rows"], "DELETE": ["old_rows"], "UPDATE": ["old_rows", "new_rows"]}[event]
     parts: list[exp.Select] = []
     for place in (s for s in relation.sources if s.table == table):
         def rows(source: Source, place: Source = place) -> exp.Expression:
-            view = names.qualified(names.table_view(source.table))
             if source is place:
                 return _union([_rows(names, source, exp.to_table(r), "c") for r in changed])
-            if source.table == table and event != "INSERT":  # before the statement: now, plus what it deleted
-                return _union([_rows(names, source, view, "v"), _rows(names, source, exp.to_table("old_rows"), "c")])
-            return _rows(names, source, view, "v")
+            gone = _rows(names, source, names.qualified(names.gone(source.table)), "g").where(
+                exp.column("xid", "g").eq(exp.func("pg_catalog.pg_current_xact_id")), copy=False).where(
+                exp.column("at", "g").eq(exp.func("pg_catalog.statement_timestamp")), copy=False)
+            return _union([_rows(names, source, names.qualified(names.table_view(source.table)), "v"), gone])
         parts.append(_recount(names, rows, keys_only=True))
     return _union(parts, distinct=True)
 
@@ -142,6 +153,11 @@ def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> lis
         statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
             names("_touched"), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns), names()))
     statements.append(sql.SQL("CREATE TABLE {} (LIKE {})").format(names("_fresh"), names()))
+    for table in tables_of(relation):  # the rows the client's statement took from each table (see _touched)
+        statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA; ALTER TABLE {} "
+                                  "ADD COLUMN xid pg_catalog.xid8 NOT NULL, ADD COLUMN at timestamptz NOT NULL").format(
+            names(names.gone(table)[len(names.stem):]), _column_list(relation, table),
+            names(names.table_view(table)[len(names.stem):]), names(names.gone(table)[len(names.stem):])))
     statements.append(sql.SQL("CREATE TABLE {t} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), "
                               "recounts bigint NOT NULL DEFAULT 0); INSERT INTO {t} DEFAULT VALUES").format(t=names("_lock")))
     statements.append(sql.SQL("COMMENT ON TABLE {} IS {}").format(names(), sql.Literal(
@@ -185,8 +201,16 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
         touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
         keys_in = (f"({', '.join(_key_expressions(relation))}) IN (SELECT {', '.join(_keys('t', relation))} "
                    f"FROM {touched_table} AS t WHERE {' AND '.join(k + ' IS NOT NULL' for k in _keys('t', relation))})")
+        gone = [names(names.gone(t)[len(names.stem):]) for t in tables_of(relation)]
         statements.append(render(__name__, "20_on_change.sql", {
             **common, "on_change": function, "touched": names("_touched"),
+            "forget_gone": sql.SQL("\n").join(sql.SQL(
+                "    DELETE FROM {} WHERE xid <> pg_catalog.pg_current_xact_id() OR at <> pg_catalog.statement_timestamp();"
+            ).format(g) for g in gone),
+            "gone": names(names.gone(table)[len(names.stem):]),
+            "gone_columns": sql.SQL(", ").join(map(sql.Identifier, _columns_read(relation, table) or ["pgivm_row"])),
+            "old_columns": sql.SQL(", ").join([sql.SQL("o.") + sql.Identifier(c) for c in _columns_read(relation, table)]
+                                              or [sql.SQL("true")]),
             **{f"touched_by_{e.lower()}": _text(_touched(names, table, e)) for e in ("INSERT", "DELETE", "UPDATE")},
             "recount_touched": _text(_recount(names, condition=keys_in)),
             "recount_null_keys": _text(_recount(names, condition=f"NOT ({not_null})")),

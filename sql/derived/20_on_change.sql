@@ -11,6 +11,13 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE {lock} SET recounts = recounts + 1 WHERE singleton;  -- one writer at a time (see refill)
+    -- the rows earlier statements took from the tables: their keys were found then (one writer at a
+    -- time: no other transaction's are open)
+{forget_gone}
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN  -- what it takes away, for this and the client statement's later triggers' keys
+        INSERT INTO {gone} ({gone_columns}, xid, at)
+        SELECT {old_columns}, pg_catalog.pg_current_xact_id(), pg_catalog.statement_timestamp() FROM old_rows AS o;
+    END IF;
     IF TG_OP = 'INSERT' THEN
         INSERT INTO {touched} {touched_by_insert};
     ELSIF TG_OP = 'DELETE' THEN
