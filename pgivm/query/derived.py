@@ -39,7 +39,7 @@ KEY = "pgivm_k"  # the hidden key columns: pgivm_k1, pgivm_k2, ...
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
 # sqlglot's names for some of PostgreSQL's functions and constructs
 _ALSO = {"logical_and": "bool_and", "logical_or": "bool_or", "substring": "substr", "extract": "date_part",
-         "trim": "btrim"}
+         "trim": "btrim", "str_position": "strpos"}
 # sqlglot nodes that are functions to it and operators or constructs to PostgreSQL (AND, OR, CASE, ...)
 _NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)
 
@@ -129,6 +129,9 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
             continue
         if not isinstance(item, (exp.Alias, exp.Column)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+    for column in body.find_all(exp.Column):  # sch.q.c: the table's alias is q (two tables q would need aliases)
+        column.set("db", None)
+        column.set("catalog", None)
     # each table under a stand-in name for qualify (whose schema is one level deep), its alias kept
     known: dict[str, dict[str, str]] = {}
     written: dict[str, TableRef] = {}

@@ -16,6 +16,7 @@ import pytest
 
 from pgivm import command
 from pgivm.errors import PgivmError
+from pgivm.query.model import TableRef
 
 QUERIES = {
     "sum per group": "SELECT r.a, x.total FROM r JOIN (SELECT b, sum(c) AS total FROM s GROUP BY b) x ON x.b = r.b",
@@ -309,3 +310,21 @@ def test_validate_spark_says_what_it_does_not_check(conn: psycopg.Connection, ds
     with pytest.raises(PgivmError, match="reads a subquery that aggregates") as info:
         validate_spark("v", target=dsn)
     assert "pgivm verify v" in (info.value.hint or "")
+
+
+def test_the_functions_and_names_conditions_take_are_taken_inside() -> None:
+    """Each function conditions may call, as sqlglot names it (strpos is its StrPosition, ltrim its
+    Trim, ...), and a column named with its schema and table (sch.q.c): all refused inside a
+    subquery that aggregates until a fuzzer tried them."""
+    from pgivm.query import scalar
+    from pgivm.query.parse import parse_query
+
+    arguments = {"mod": "q.d, 2", "power": "q.d, 2", "substr": "q.t, 1, 2", "left": "q.t, 1", "right": "q.t, 1",
+                 "replace": "q.t, 'a', 'b'", "strpos": "q.t, 'a'", "starts_with": "q.t, 'a'", "coalesce": "q.d, 1",
+                 "nullif": "q.d, 1", "greatest": "q.d, 1", "least": "q.d, 1", "date_part": "'year', DATE '2020-01-01'"}
+    of_text = {"lower", "upper", "length", "char_length", "btrim", "ltrim", "rtrim"}
+    for function in sorted(scalar.FUNCTIONS):
+        text = f"{function}({arguments.get(function, 'q.t' if function in of_text else 'q.d')})"
+        query = parse_query(f"SELECT x.c, x.m FROM (SELECT sch.q.c, max({text}) AS m FROM sch.q GROUP BY sch.q.c) x",
+                            lambda table: ["c", "d", "t"], static_schema="pgivm_v")
+        assert [s.table for s in query.derived[0].sources] == [TableRef("q", "sch")], function
