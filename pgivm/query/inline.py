@@ -239,6 +239,9 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
             item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+    for table in select.find_all(exp.Table):  # sqlglot's qualify loses a quoted "R" read without an alias
+        if not table.alias and not table.args.get("db") and table.this.quoted and table.name != table.name.lower():
+            table.set("alias", exp.TableAlias(this=table.this.copy()))
     schema: dict[str, dict[str, str]] = {}
     exact: dict[str, dict[str, str]] = {}  # the same, quoted for qualify
     stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]] = {}  # stand-in name -> (schema, name) written

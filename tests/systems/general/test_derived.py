@@ -328,3 +328,18 @@ def test_the_functions_and_names_conditions_take_are_taken_inside() -> None:
         query = parse_query(f"SELECT x.c, x.m FROM (SELECT sch.q.c, max({text}) AS m FROM sch.q GROUP BY sch.q.c) x",
                             lambda table: ["c", "d", "t"], static_schema="pgivm_v")
         assert [s.table for s in query.derived[0].sources] == [TableRef("q", "sch")], function
+
+
+def test_a_quoted_upper_case_table_beside_a_subquery(conn: psycopg.Connection, dsn: str) -> None:
+    """sqlglot's qualify lost "R" read without an alias: every view with a subquery in FROM beside
+    it was refused ("Column 'a' could not be resolved"; found by a fuzzer)."""
+    conn.execute('CREATE TABLE "R" (a int, b int); CREATE TABLE s (b int, c int); '
+                 'INSERT INTO "R" VALUES (1, 1), (2, 2); INSERT INTO s VALUES (1, 5), (1, 6), (2, 7)')
+    queries = ['SELECT "R".a, x.n FROM "R" JOIN (SELECT b, count(*) AS n FROM s GROUP BY b) x ON x.b = "R".b',
+               'SELECT "R".a, x.c FROM "R" JOIN (SELECT b, c FROM s WHERE c > 5) x ON x.b = "R".b']
+    for i, query in enumerate(queries):
+        command.create(f"v{i}", query, target=dsn)
+    for statement in ['INSERT INTO s VALUES (2, 9)', 'DELETE FROM s WHERE c = 5', 'UPDATE "R" SET b = 1 WHERE a = 2']:
+        conn.execute(statement)
+        for i, query in enumerate(queries):
+            assert _differs(conn, f"v{i}", query) == 0, (query, statement)
