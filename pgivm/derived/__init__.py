@@ -44,6 +44,9 @@ class _Names:
     def __call__(self, suffix: str = "") -> sql.Identifier:
         return sql.Identifier(self.schema, self.stem + suffix)
 
+    def ident(self, name: str) -> sql.Identifier:
+        return sql.Identifier(self.schema, name)
+
     def table_view(self, table: TableRef) -> str:
         return f"{self.stem}_table_{tables_of(self.relation).index(table) + 1}"
 
@@ -156,8 +159,8 @@ def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> lis
     for table in tables_of(relation):  # the rows the client's statement took from each table (see _touched)
         statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA; ALTER TABLE {} "
                                   "ADD COLUMN xid pg_catalog.xid8 NOT NULL, ADD COLUMN at timestamptz NOT NULL").format(
-            names(names.gone(table)[len(names.stem):]), _column_list(relation, table),
-            names(names.table_view(table)[len(names.stem):]), names(names.gone(table)[len(names.stem):])))
+            names.ident(names.gone(table)), _column_list(relation, table),
+            names.ident(names.table_view(table)), names.ident(names.gone(table))))
     statements.append(sql.SQL("CREATE TABLE {t} (singleton boolean PRIMARY KEY DEFAULT true CHECK (singleton), "
                               "recounts bigint NOT NULL DEFAULT 0); INSERT INTO {t} DEFAULT VALUES").format(t=names("_lock")))
     statements.append(sql.SQL("COMMENT ON TABLE {} IS {}").format(names(), sql.Literal(
@@ -171,7 +174,7 @@ def views(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> lis
     names = _Names(relation)
     statements: list[sql.Composable] = []
     for table in tables_of(relation):
-        view = names(names.table_view(table)[len(names.stem):])
+        view = names.ident(names.table_view(table))
         statements.append(sql.SQL("DROP VIEW IF EXISTS {v}; CREATE VIEW {v} AS SELECT b.tableoid{cols} FROM {t} AS b").format(
             v=view, t=bases[table].ident,
             cols=sql.SQL("").join(sql.SQL(", b.{}").format(sql.Identifier(c)) for c in _columns_read(relation, table))))
@@ -192,7 +195,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
         "check_comment": sql.Literal(f"pgivm view {view_name}: rows of {relation.table.name} that differ from a recount")}))
     not_null = " AND ".join(f"{k} IS NOT NULL" for k in _key_expressions(relation))
     for table in tables_of(relation):
-        function = names(names.on_change(table)[len(names.stem):])
+        function = names.ident(names.on_change(table))
         comment = sql.Literal(f"pgivm view {view_name}: a statement's change of {bases[table].ref} in {relation.table.name}")
         if not relation.keys:
             statements.append(render(__name__, "21_on_change_whole.sql", {
@@ -201,13 +204,13 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
         touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
         keys_in = (f"({', '.join(_key_expressions(relation))}) IN (SELECT {', '.join(_keys('t', relation))} "
                    f"FROM {touched_table} AS t WHERE {' AND '.join(k + ' IS NOT NULL' for k in _keys('t', relation))})")
-        gone = [names(names.gone(t)[len(names.stem):]) for t in tables_of(relation)]
+        gone = [names.ident(names.gone(t)) for t in tables_of(relation)]
         statements.append(render(__name__, "20_on_change.sql", {
             **common, "on_change": function, "touched": names("_touched"),
             "forget_gone": sql.SQL("\n").join(sql.SQL(
                 "    DELETE FROM {} WHERE xid <> pg_catalog.pg_current_xact_id() OR at <> pg_catalog.statement_timestamp();"
             ).format(g) for g in gone),
-            "gone": names(names.gone(table)[len(names.stem):]),
+            "gone": names.ident(names.gone(table)),
             "gone_columns": sql.SQL(", ").join(map(sql.Identifier, _columns_read(relation, table) or ["pgivm_row"])),
             "old_columns": sql.SQL(", ").join([sql.SQL("o.") + sql.Identifier(c) for c in _columns_read(relation, table)]
                                               or [sql.SQL("true")]),
