@@ -104,12 +104,22 @@ def refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
     return chosen
 
 
-def check_postgres_accepts(conn: psycopg.Connection, sql_text: str) -> None:
+def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: bool = True) -> None:
     """The definition is what users read as the view's meaning: PostgreSQL itself must accept it.
-    (Run once the base tables are locked and pinned, so the names lead where resolve() found.)"""
+    (Run once the base tables are locked and pinned, so the names lead where resolve() found.)
+    ``waiting`` False: before the locks, and so without waiting for one (a writer holding a table
+    would keep create from giving up after its lock_wait); a table locked now is checked later."""
     try:
         with conn.transaction(), user_search_path(conn):  # the user's names, as in their own query
+            if not waiting:  # for this statement only: set back below, or by the savepoint's rollback
+                previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
+                conn.execute("SELECT pg_catalog.set_config('lock_timeout', '20ms', true)")
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
+            if not waiting:
+                conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
+    except psycopg.errors.LockNotAvailable:
+        if waiting:
+            raise
     except psycopg.Error as err:
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
@@ -215,7 +225,7 @@ class Install:
         logged = deferred_tables(self.system, resolved, name, self.params) if self.refresh else None
         plan = self.system.plan(resolved, name, self.view_schema, self.params)
         if not uses_cofactor(resolved.query):  # first too: a query PostgreSQL refuses is said so in one line, not
-            check_postgres_accepts(conn, resolved.query.sql)  # as the error of a statement pgivm made of it
+            check_postgres_accepts(conn, resolved.query.sql, waiting=False)  # as the error of a statement pgivm made
         run_phases(conn, plan, "state", "functions")
         functions, on_sources = derived_objects(resolved, name)
         for statement in functions:
