@@ -105,10 +105,10 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
         if columns_of is None:
             raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
         alias = sub.args.get("alias")
+        read_as = sub.alias or f"subquery_{len(found) + 1}"  # its name (or its place), which refusals say
         relation = _derived(inner, TableRef(f"derived_{len(found) + 1}", schema), columns_of, written,
-                            sub.alias or "a subquery", [c.name for c in alias.args.get("columns") or []] if alias is not None else [])
+                            read_as, [c.name for c in alias.args.get("columns") or []] if alias is not None else [])
         found.append(relation)
-        read_as = sub.alias or f"subquery_{len(found)}"  # its name (or its place), which refusals then say
         inner.replace(exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns))
                       .from_(exp.Table(this=exp.to_identifier(relation.table.name, quoted=True),
                                        db=exp.to_identifier(schema, quoted=True),
