@@ -110,6 +110,10 @@ def _keys(alias: str, relation: DerivedRelation) -> list[str]:
     return [f'{alias}."{k}"' for k in relation.key_columns]
 
 
+def _all_not_null(values: list[str]) -> str:
+    return " AND ".join(f"{v} IS NOT NULL" for v in values)
+
+
 def _key_expressions(relation: DerivedRelation) -> list[str]:
     return [item.this.sql(dialect="postgres", identify=True) for item in parsed_recount(relation).expressions[:relation.keys]]
 
@@ -193,7 +197,8 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
         **common, "check": names("_check"), "recount_all": _text(_recount(names)),
         "refill_comment": sql.Literal(f"pgivm view {view_name}: {relation.table.name} recounted whole"),
         "check_comment": sql.Literal(f"pgivm view {view_name}: rows of {relation.table.name} that differ from a recount")}))
-    not_null = " AND ".join(f"{k} IS NOT NULL" for k in _key_expressions(relation))
+    not_null = _all_not_null(_key_expressions(relation))
+    touched_not_null = _all_not_null(_keys("t", relation))
     for table in tables_of(relation):
         function = names.ident(names.on_change(table))
         comment = sql.Literal(f"pgivm view {view_name}: a statement's change of {bases[table].ref} in {relation.table.name}")
@@ -203,7 +208,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
             continue
         touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
         keys_in = (f"({', '.join(_key_expressions(relation))}) IN (SELECT {', '.join(_keys('t', relation))} "
-                   f"FROM {touched_table} AS t WHERE {' AND '.join(k + ' IS NOT NULL' for k in _keys('t', relation))})")
+                   f"FROM {touched_table} AS t WHERE {touched_not_null})")
         gone = [names.ident(names.gone(t)) for t in tables_of(relation)]
         statements.append(render(__name__, "20_on_change.sql", {
             **common, "on_change": function, "touched": names("_touched"),
@@ -217,8 +222,8 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
             **{f"touched_by_{e.lower()}": _text(_touched(names, table, e)) for e in ("INSERT", "DELETE", "UPDATE")},
             "recount_touched": _text(_recount(names, condition=keys_in)),
             "recount_null_keys": _text(_recount(names, condition=f"NOT ({not_null})")),
-            "touched_keys_not_null": sql.SQL(" AND ".join(k + " IS NOT NULL" for k in _keys("t", relation))),
-            "derived_keys_not_null": sql.SQL(" AND ".join(k + " IS NOT NULL" for k in _keys("d", relation))),
+            "touched_keys_not_null": sql.SQL(touched_not_null),
+            "derived_keys_not_null": sql.SQL(_all_not_null(_keys("d", relation))),
             "derived_keys": sql.SQL(", ".join(_keys("d", relation))),
             "touched_keys": sql.SQL(", ".join(_keys("t", relation))),
             "on_change_comment": comment}))
