@@ -80,6 +80,16 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("WITH x AS (SELECT s.b, max(t.a) AS m FROM s JOIN t ON s.c = t.c GROUP BY s.b) SELECT r.a, x.m FROM r LEFT JOIN x "
          "ON x.b = r.b", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE r.b IN (SELECT b FROM s GROUP BY b HAVING sum(c) > 3)", {"first-order", "recompute"}),
+        ("SELECT x.n, count(*) FROM (SELECT r.a, count(s.c) AS n FROM r LEFT JOIN s ON r.b = s.b GROUP BY r.a) x GROUP BY x.n",
+         {"fivm", "first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE r.b NOT IN (SELECT s.b FROM s JOIN t ON s.c = t.c)", {"first-order", "recompute"}),
+    ],
+    "a scalar subquery compared in `WHERE`": [
+        ("SELECT r.a FROM r WHERE r.a > (SELECT avg(s.c) FROM s)", {"first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE r.a < (SELECT 0.2 * avg(s.c) FROM s WHERE s.b = r.b)", {"first-order", "recompute", "sample"}),
+        ("SELECT r.b, count(*) FROM r GROUP BY r.b HAVING count(*) > (SELECT max(s.c) FROM s) / 2", {"first-order", "recompute"}),
+        ("SELECT r.a, s.c FROM r, s WHERE r.b = s.b AND s.c = (SELECT min(t.c) FROM t WHERE t.a = s.b)",
+         {"fivm", "first-order", "recompute", "sample"}),
     ],
     "a `WITH` query, subquery or plain view in `FROM` of one row per key": [
         ("SELECT r.a FROM r, (SELECT DISTINCT b FROM s) x WHERE r.b = x.b", {"first-order", "recompute"}),
@@ -110,7 +120,8 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
 
 # The page's "Refused in one line" paragraph: each refused by every system.
 REFUSED = [
-    "SELECT x.b FROM (SELECT s.b, count(*) AS n FROM s LEFT JOIN t ON s.c = t.c GROUP BY s.b) x",  # over an outer join
+    "SELECT x.b FROM (SELECT s.b, count(*) AS n FROM s FULL JOIN t ON s.c = t.c GROUP BY s.b) x",  # over a FULL join
+    "SELECT x.d FROM (SELECT t.a AS d, count(*) AS n FROM s LEFT JOIN t ON s.c = t.c GROUP BY t.a) x",  # by its NULL side
     "SELECT x.b FROM (SELECT DISTINCT ON (b) b, c FROM s) x",
     "SELECT r.a FROM r, (SELECT b FROM s LIMIT 3) x WHERE r.b = x.b",
     "WITH RECURSIVE x(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM x WHERE n < 3) SELECT n FROM x",

@@ -73,11 +73,18 @@ def _rows(names: _Names, source: Source, origin: exp.Table, alias: str) -> exp.S
 
 
 def _recount(names: _Names, place: Callable[[Source], exp.Expression] | None = None,
-             condition: str | None = None, keys_only: bool = False) -> exp.Select:
+             condition: str | None = None, keys_only: bool = False, changed: str | None = None) -> exp.Select:
     """The subquery's recount, each table read where ``place`` says (default: its view of the
-    state), with ``condition`` added to its WHERE; ``keys_only``: the distinct keys of its rows."""
+    state), with ``condition`` added to its WHERE; ``keys_only``: the distinct keys of its rows.
+    ``changed``: the alias read from a statement's changed rows, whose LEFT JOIN is read as an
+    inner one: the groups its rows join into (the keys are of the other side, which a row of
+    ``changed`` matching or no longer matching keeps; read as LEFT, every row there would be)."""
     relation = names.relation
     tree = parsed_recount(relation)
+    for join in tree.args.get("joins") or []:
+        if changed is not None and join.this.alias_or_name == changed and (join.args.get("side") or "").upper() == "LEFT":
+            join.set("side", None)
+            join.set("kind", None)
     by_alias = {s.alias: s for s in relation.sources}
     for table in list(tree.find_all(exp.Table)):
         source = by_alias[table.alias_or_name]
@@ -137,7 +144,7 @@ def _touched(names: _Names, table: TableRef, event: str) -> exp.Expression:
                 exp.column("xid", "g").eq(exp.func("pg_catalog.pg_current_xact_id")), copy=False).where(
                 exp.column("at", "g").eq(exp.func("pg_catalog.statement_timestamp")), copy=False)
             return _union([_rows(names, source, names.qualified(names.table_view(source.table)), "v"), gone])
-        parts.append(_recount(names, rows, keys_only=True))
+        parts.append(_recount(names, rows, keys_only=True, changed=place.alias))
     return _union(parts, distinct=True)
 
 

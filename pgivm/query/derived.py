@@ -11,9 +11,11 @@ and only those that changed are written, so the capture triggers on ``derived_N`
 change of the subquery's result.
 
 Here: which subqueries qualify (in FROM, as WITH queries and plain views there, and under
-``x [NOT] IN (...)``), and what is kept of each (its recount as SQL over its tables' aliases, which
+``x [NOT] IN (...)``, where one that joins tables is kept as its DISTINCT values: IN reads each value
+once, NULL included), and what is kept of each (its recount as SQL over its tables' aliases, which
 ``pgivm.derived`` points at the tables or at a statement's changed rows). The subquery must read
-tables only (joined by commas or inner JOIN ... ON), call aggregates and PostgreSQL's listed
+tables only (joined by commas, inner or LEFT JOIN ... ON; grouped by columns of tables no LEFT
+JOIN extends with NULLs), call aggregates and PostgreSQL's listed
 immutable functions only, and read nothing of the query around it. A subquery of one row per key
 that ``inline._semi_joins`` reads as an EXISTS test stays one.
 """
@@ -36,6 +38,7 @@ from pgivm.query.model import TableRef
 ColumnsOf = Callable[[TableRef], list[str]]
 
 KEY = "pgivm_k"  # the hidden key columns: pgivm_k1, pgivm_k2, ...
+_CORRELATED = "reads a column of the query around it"
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
 # sqlglot's names for some of PostgreSQL's functions and constructs
 _ALSO = {"logical_and": "bool_and", "logical_or": "bool_or", "substring": "substr", "extract": "date_part",
@@ -97,8 +100,10 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
     found: list[DerivedRelation] = []
     for inner in reversed(list(select.find_all(exp.Select))):
         sub = inner.parent
-        if inner is select or not aggregates(inner) or not isinstance(sub, exp.Subquery) or not (
-                isinstance(sub.parent, (exp.From, exp.Join)) or isinstance(sub.parent, exp.In) and sub.arg_key == "query"):
+        tested = isinstance(sub, exp.Subquery) and isinstance(sub.parent, exp.In) and sub.arg_key == "query"
+        joining = tested and not aggregates(inner) and bool(inner.args.get("joins")) and inner.find(exp.Window) is None
+        if inner is select or not (aggregates(inner) or joining) or not isinstance(sub, exp.Subquery) or not (
+                isinstance(sub.parent, (exp.From, exp.Join)) or tested):
             continue  # a subquery in FROM, or x [NOT] IN (subquery): a table read as any other
         if inner.args.get("limit") or inner.args.get("offset") or inner.find(exp.Window):
             continue  # refused by inline, naming the subquery
@@ -106,8 +111,17 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
             raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
         alias = sub.args.get("alias")
         read_as = sub.alias or f"subquery_{len(found) + 1}"  # its name (or its place), which refusals say
-        relation = _derived(inner, TableRef(f"derived_{len(found) + 1}", schema), columns_of, written,
-                            read_as, [c.name for c in alias.args.get("columns") or []] if alias is not None else [])
+        table = TableRef(f"derived_{len(found) + 1}", schema)
+        renamed = [c.name for c in alias.args.get("columns") or []] if alias is not None else []
+        if joining:  # x IN (SELECT a FROM t JOIN u ...): IN reads each value once, so its DISTINCT values, kept
+            try:
+                relation = _derived(inner.copy().distinct(copy=False), table, columns_of, written, read_as, renamed)
+            except UnsupportedQuery as err:
+                if _CORRELATED not in err.message:
+                    raise
+                continue  # correlated: a semi-join, whose own rules take it or refuse it
+        else:
+            relation = _derived(inner, table, columns_of, written, read_as, renamed)
         found.append(relation)
         inner.replace(exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns))
                       .from_(exp.Table(this=exp.to_identifier(relation.table.name, quoted=True),
@@ -148,7 +162,7 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
         body = qualify(body, schema=known, dialect="postgres", quote_identifiers=True, validate_qualify_columns=True)
     except SqlglotError as err:
         first = (str(err).splitlines() or ["error"])[0]
-        raise UnsupportedQuery(f"subquery {name} aggregates and reads a column of the query around it, or one "
+        raise UnsupportedQuery(f"subquery {name} aggregates and {_CORRELATED}, or one "
                                f"pgivm cannot place ({first}): not supported yet") from None
     sources = []
     for t in list(body.find_all(exp.Table)):
@@ -173,6 +187,10 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
         raise UnsupportedQuery(f"subquery {name} uses DISTINCT with aggregates or DISTINCT ON: not supported yet")
     keys = [e.copy() for e in group.expressions] if group else \
         [i.this.copy() if isinstance(i, exp.Alias) else i.copy() for i in body.expressions] if distinct else []
+    extended = {j.this.alias_or_name for j in body.args.get("joins") or [] if (j.args.get("side") or "").upper() == "LEFT"}
+    if any(c.table in extended for k in keys for c in k.find_all(exp.Column)):
+        raise UnsupportedQuery(f"subquery {name} groups by a column of its LEFT JOIN's NULL-extended side: not supported "
+                               "yet (group by the other side's columns)")
     recount = body.copy()
     recount.set("distinct", None)
     if distinct is not None:
@@ -184,17 +202,17 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
 
 
 def _check_sources(body: exp.Select, name: str) -> None:
-    """Tables only, joined by commas or inner JOIN ... ON, no subquery anywhere."""
+    """Tables only, joined by commas, inner or LEFT JOIN ... ON, no subquery anywhere."""
     source = body.args.get("from_") or body.args.get("from")
     if source is None or not isinstance(source.this, exp.Table) or not isinstance(source.this.this, exp.Identifier):
         raise UnsupportedQuery(f"subquery {name} aggregates over something other than tables (a subquery, a function, "
                                "a parenthesized join): not supported yet")
     for join in body.args.get("joins") or []:
         kind = (join.args.get("side") or join.args.get("kind") or "").upper()
-        if kind not in ("", "INNER", "CROSS") or join.args.get("using") or join.args.get("method") \
+        if kind not in ("", "INNER", "CROSS", "LEFT") or join.args.get("using") or join.args.get("method") \
                 or not isinstance(join.this, exp.Table) or not isinstance(join.this.this, exp.Identifier):
-            raise UnsupportedQuery(f"subquery {name} aggregates over an outer, USING or NATURAL join, or over a subquery: "
-                                   "not supported yet (inner JOIN ... ON and commas are)")
+            raise UnsupportedQuery(f"subquery {name} aggregates over a RIGHT, FULL, USING or NATURAL join, or over a "
+                                   "subquery: not supported yet (inner and LEFT JOIN ... ON and commas are)")
     if any(s is not body for s in body.find_all(exp.Select)):
         raise UnsupportedQuery(f"subquery {name} aggregates and holds a subquery of its own: not supported yet")
 

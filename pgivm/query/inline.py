@@ -24,6 +24,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.derived import DerivedRelation, derived_relations
 from pgivm.query.model import TableRef
+from pgivm.query.scalar_subqueries import has_compared, scalar_subqueries_as_joins
 
 ColumnsOf = Callable[[TableRef], list[str]]
 
@@ -213,7 +214,8 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
-    if not views and not _nested(select):  # but x IN (a subquery that aggregates): its table, read as any other
+    if not views and not _nested(select) and not (derived_schema and has_compared(select)):
+        # but x IN (a subquery that aggregates): its table, read as any other
         kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
         return select.sql(dialect="postgres") if flattened or kept else None, kept
     with_ = select.args.get("with_") or select.args.get("with")
@@ -261,6 +263,8 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
         qualified = qualify(select, schema=exact, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)
         _check_stars_expanded(qualified)
+        if derived_schema:  # a compared scalar subquery: a join with its values, kept as a derived table
+            scalar_subqueries_as_joins(qualified)
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
         kept = derived_relations(qualified, derived_schema, columns_of, lambda t: _written(t, stand_ins)) \

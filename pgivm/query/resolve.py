@@ -374,8 +374,9 @@ def _not_state(table: TableRef) -> None:
 
 def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:
     """Each join variable's type: its columns' one type, bigint for integers of several widths, text
-    for varchar of any lengths and text (binary-coercible: PostgreSQL joins them as text), or a
-    one-line refusal."""
+    for varchar of any lengths and text (binary-coercible: PostgreSQL joins them as text), numeric
+    for numerics of any precision and scale and integers (PostgreSQL joins them as numeric, by
+    value: 1.0 = 1), or a one-line refusal."""
     variable_types: dict[str, str] = {}
     for variable, uses in by_variable.items():
         kinds = {type_name for _, _, type_name in uses}
@@ -385,10 +386,16 @@ def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[
             variable_types[variable] = "bigint"
         elif all(_is_text(kind) for kind in kinds):
             variable_types[variable] = "text"
+        elif all(_is_numeric(kind) or kind in _INTEGER_TYPES for kind in kinds):
+            variable_types[variable] = "numeric"
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
     return variable_types
+
+
+def _is_numeric(type_name: str) -> bool:
+    return re.fullmatch(r"numeric(\(\d+(,\d+)?\))?", type_name) is not None
 
 
 def _is_text(type_name: str) -> bool:

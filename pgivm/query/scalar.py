@@ -1,7 +1,7 @@
 """Scalar expressions over one table's columns and constants: the conditions WHERE and ON put on a
 single table beyond ``column OP constant`` (IS NULL, IN lists, BETWEEN, LIKE, OR, NOT, CASE,
-arithmetic, typed constants such as ``DATE '1997-09-01'``, and a listed set of PostgreSQL's
-immutable functions).
+arithmetic, typed constants such as ``DATE '1997-09-01'`` and ``INTERVAL '3' MONTH``, and a listed
+set of PostgreSQL's immutable functions).
 
 A tree of three kinds of node (a column, a constant, an operation), stored in the catalog as JSON
 and turned into SQL only through psycopg's composition: columns by the caller's renderer (each
@@ -246,6 +246,11 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, exp.Cast):
         type_name = node.to.sql(dialect="postgres").lower()
         return Op("cast", (from_sqlglot(node.this, column),), _checked_type(type_name))
+    if isinstance(node, exp.Interval):  # INTERVAL '90' DAY: the constant CAST('90 DAY' AS interval)
+        unit = node.args.get("unit")
+        if not isinstance(node.this, exp.Literal) or (unit is not None and not isinstance(unit, exp.Var)):
+            raise UnsupportedQuery(f"unsupported interval {node.sql(dialect='postgres')}: write INTERVAL '3 days'")
+        return Op("cast", (Lit(f"{node.this.name} {unit.name}" if unit is not None else node.this.name, True),), "interval")
     if isinstance(node, exp.Extract):
         field = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Identifier)) else str(node.this).lower()
         if field not in _FIELDS:

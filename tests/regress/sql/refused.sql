@@ -4,7 +4,7 @@ CREATE TABLE s (b int, c int);
 -- pgivm: create x
 SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) OR r.a > 1;
 -- pgivm: create i
-SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s LEFT JOIN r AS r2 ON r2.a = s.c GROUP BY s.b);
+SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s FULL JOIN r AS r2 ON r2.a = s.c GROUP BY s.b);
 -- pgivm: create u
 SELECT r.a FROM r EXCEPT SELECT s.c FROM s;
 -- pgivm: create g

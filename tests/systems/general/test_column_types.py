@@ -91,13 +91,22 @@ MIXED_QUERIES = {
 }
 
 
+# numerics of any precision and scale, and integers, join by value (1 = 1.0 = 1.00): TPC-H's
+# numeric(15,2) columns against a sum or min of them (numeric with no typmod)
+MIXED_NUMERIC = ("CREATE TABLE r (a numeric(6, 2), b integer); CREATE TABLE s (b numeric, c numeric(10, 3)); "
+                 "CREATE TABLE t (c numeric(8, 1), a bigint)")
+MIXED = {"text": (MIXED_TEXT, ["x", "y", "zz", "abc"]), "numeric": (MIXED_NUMERIC, [1, 1.0, 2.5, 3, 2.50, 1.00])}
+
+
 @pytest.mark.parametrize("system", list(MIXED_QUERIES))
-def test_varchar_of_any_length_joins_text(conn: psycopg.Connection, dsn: str, system: str) -> None:
+@pytest.mark.parametrize("kind", list(MIXED))
+def test_types_postgresql_joins_by_value_join(conn: psycopg.Connection, dsn: str, kind: str, system: str) -> None:
     """varchar(4), varchar(12), varchar and text join as PostgreSQL joins them (as text: the casts
-    are binary), where they were refused as columns of different types; exact after every statement."""
-    conn.execute(MIXED_TEXT)
-    rng = random.Random(f"mixed-{system}")
-    values = ["x", "y", "zz", "abc"]
+    are binary), and so do numeric(6,2), numeric and integers (as numeric), where they were refused
+    as columns of different types; exact after every statement."""
+    schema, values = MIXED[kind]
+    conn.execute(schema)
+    rng = random.Random(f"mixed-{system}" if kind == "text" else f"mixed-{kind}-{system}")
 
     def write() -> None:
         table = rng.choice("rst")

@@ -1,6 +1,6 @@
 """Conditions on one table beyond ``column OP constant`` (issue 22): IS [NOT] NULL, IN and NOT IN
 lists, BETWEEN, LIKE and ILIKE, OR, NOT, CASE, arithmetic (``a % 2 = 0``), typed constants
-(``DATE '2024-03-01'``), casts, EXTRACT and PostgreSQL's immutable functions (coalesce, lower,
+(``DATE '2024-03-01'``, ``INTERVAL '1' MONTH``), casts, EXTRACT and PostgreSQL's immutable functions (coalesce, lower,
 length, abs), in WHERE and in ON, over values with NULLs, on one table or (CASE) on two: under fivm
 (one table's conditions), first-order and recompute,
 immediate and deferred, after every statement against PostgreSQL's own evaluation of the same SQL.
@@ -23,7 +23,8 @@ WHERE = ("r.a IS NOT NULL AND (r.a % 2 = 0 OR r.name LIKE 'a%') AND r.d >= DATE 
 QUERIES = {
     "grouped sums": f"SELECT s.c, count(*) AS n, sum(r.x) AS sx FROM r JOIN s ON r.b = s.b WHERE {WHERE} GROUP BY s.c",
     "listing": ("SELECT r.name, s.c FROM r JOIN s ON r.b = s.b AND extract(month FROM r.d) IN (3, 5) "
-                "WHERE CASE WHEN r.x IS NULL THEN s.y IS NULL ELSE r.x > 1.5 END"),
+                "WHERE CASE WHEN r.x IS NULL THEN s.y IS NULL ELSE r.x > 1.5 END "
+                "AND r.d < DATE '2024-07-01' - INTERVAL '1' MONTH + INTERVAL '3 days'"),  # TPC-H's date arithmetic
     "count": ("SELECT count(*) AS n FROM r JOIN s ON r.b = s.b WHERE length(r.name) <= 3 AND abs(s.y - 2) < 2 "
               "AND r.d::text < '2024-06' AND r.name ILIKE '%E%' AND s.y IS NOT NULL"),
 }

@@ -41,6 +41,23 @@ QUERIES = {
                                     "SELECT r.a, x.n, x.ok FROM r JOIN x ON x.k = r.b"),
     "two of them, renamed columns": ("SELECT x.k, x.n, y.m FROM (SELECT b, count(*) FROM s GROUP BY b) AS x(k, n) "
                                      "JOIN (SELECT c, max(d) FROM t GROUP BY c) AS y(k, m) ON x.k = y.k"),
+    # over LEFT JOINs, grouped by the preserved side (TPC-H Q13's shape, and a chain of two)
+    "count over a left join, grouped again": ("SELECT x.n, count(*) AS custdist FROM (SELECT r.a, count(s.c) AS n FROM r "
+                                              "LEFT JOIN s ON r.b = s.b AND s.c > 0 GROUP BY r.a) x GROUP BY x.n"),
+    "two left joins": ("SELECT r.a, x.n, x.total FROM r JOIN (SELECT s.b, count(t.d) AS n, sum(t2.d) AS total FROM s "
+                       "LEFT JOIN t ON t.c = s.c LEFT OUTER JOIN t t2 ON t2.d = t.c GROUP BY s.b) x ON x.b = r.b"),
+    # IN and NOT IN over a join: its DISTINCT values kept (NULLs too: NOT IN's rule)
+    "in (a join)": "SELECT r.a, r.b FROM r WHERE r.b IN (SELECT s.b FROM s JOIN t ON s.c = t.c WHERE t.d > 0)",
+    "not in (a join)": "SELECT r.a, r.v FROM r WHERE r.a NOT IN (SELECT t.d FROM s, t WHERE s.c = t.c AND s.w > 1)",
+    # scalar subqueries compared in WHERE or HAVING (TPC-H Q2, Q11, Q17, Q22): joins with their values
+    "compared with a scalar subquery": "SELECT r.a, r.b FROM r WHERE r.v > (SELECT avg(w) FROM s WHERE c > 0)",
+    "correlated scalar subquery": "SELECT r.a, r.v FROM r WHERE r.v >= (SELECT avg(s.w) - 1 FROM s WHERE s.b = r.b AND s.c > 0)",
+    "correlated by two keys, grouped": ("SELECT r.a, count(*) AS n FROM r, t WHERE t.c = r.a AND "
+                                        "(SELECT sum(w) FROM s WHERE s.b = r.b AND t.d = s.c) > r.v GROUP BY r.a"),
+    "having compared with a scalar subquery": ("SELECT r.b, sum(r.v) AS total FROM r GROUP BY r.b "
+                                               "HAVING sum(r.v) > (SELECT sum(w) FROM s) / 3"),
+    "correlated over the view's own table": ("SELECT sum(r.v) AS total, count(*) AS n FROM r "
+                                             "WHERE r.v < (SELECT avg(r2.v) + 1 FROM r r2 WHERE r2.b = r.b)"),
 }
 SYSTEMS = ("fivm", "first-order", "recompute")
 
@@ -197,8 +214,10 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
 
 
 @pytest.mark.parametrize(("sql", "words"), [
-    ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n FROM s LEFT JOIN t ON s.c = t.c GROUP BY b) x ON x.b = r.b",
-     ["subquery x aggregates over an outer, USING or NATURAL join"]),
+    ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n FROM s RIGHT JOIN t ON s.c = t.c GROUP BY b) x ON x.b = r.b",
+     ["subquery x aggregates over a RIGHT, FULL, USING or NATURAL join"]),
+    ("SELECT r.a, x.n FROM r JOIN (SELECT t.d, count(*) AS n FROM s LEFT JOIN t ON s.c = t.c GROUP BY t.d) x ON x.d = r.b",
+     ["subquery x groups by a column of its LEFT JOIN's NULL-extended side"]),
     # correlated (PostgreSQL refuses it too, without LATERAL)
     ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n FROM s WHERE s.c = r.a GROUP BY b) x ON x.b = r.b",
      ["could not be resolved"]),
@@ -209,6 +228,11 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     ("SELECT r.a, x.c FROM r JOIN (SELECT DISTINCT ON (b) b, c FROM s) x ON x.b = r.b", ["DISTINCT ON"]),
     ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n, count(*) AS n FROM s GROUP BY b) x ON x.b = r.b",
      ["subquery x has two columns named n"]),
+    # scalar subqueries: count is 0 over no rows (a join would drop the row), correlation by <, under OR
+    ("SELECT r.a FROM r WHERE r.v > (SELECT count(*) FROM s WHERE s.b = r.b)", ["is correlated", "not NULL over no rows"]),
+    ("SELECT r.a FROM r WHERE r.v > (SELECT max(w) FROM s WHERE s.b < r.b)", ["other than by an equality", "s.b < r.b"]),
+    ("SELECT r.a FROM r WHERE r.a = 1 OR r.v > (SELECT max(w) FROM s)", ["a subquery is maintained only as"]),
+    ("SELECT r.b FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(w) FROM s WHERE s.b = r.b)", ["in HAVING reads the query"]),
     # PostgreSQL's own refusal (s is not visible in that ON), in one line (was its raw error: a fuzzer)
     ("SELECT r.a FROM r WHERE r.a IN (SELECT DISTINCT t.d FROM s, t JOIN s s2 ON s2.b = s.c WHERE t.c = s.b)",
      ["PostgreSQL rejects the view SQL: invalid reference to FROM-clause entry for table"]),

@@ -1,0 +1,35 @@
+-- scalar subqueries compared in WHERE and HAVING (TPC-H Q11, Q17, Q22): each a join with a table of
+-- its values; a correlated one grouped by its correlating column, a row without a match filtered
+-- (the subquery's NULL), an uncorrelated one a single row every row is compared with
+CREATE TABLE r (a int, b int, v numeric);
+CREATE TABLE s (b int, w int);
+INSERT INTO r VALUES (1, 1, 5), (2, 1, 1), (3, 2, 4), (4, 3, 9), (4, 3, 9);
+INSERT INTO s VALUES (1, 2), (1, 4), (2, 8), (NULL, 1);
+-- pgivm: create below
+SELECT r.a, r.v FROM r WHERE r.v < (SELECT 2 * avg(s.w) FROM s WHERE s.b = r.b);
+-- pgivm: create above
+SELECT count(*) AS n, sum(r.v) AS total FROM r WHERE r.v > (SELECT avg(s.w) FROM s);
+-- pgivm: create big
+SELECT r.b, sum(r.v) AS total FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(s.w) FROM s);
+SELECT * FROM below ORDER BY a;
+SELECT * FROM above;
+SELECT * FROM big ORDER BY b;
+-- r.b = 3 has no row of s: its rows have the subquery's NULL until one comes
+INSERT INTO s VALUES (3, 6);
+SELECT * FROM below ORDER BY a;
+SELECT * FROM above;
+SELECT * FROM big ORDER BY b;
+-- the average moves: rows cross it both ways
+UPDATE s SET w = 1 WHERE b = 1;
+SELECT * FROM below ORDER BY a;
+SELECT * FROM above;
+DELETE FROM s WHERE w = 8;
+SELECT * FROM below ORDER BY a;
+SELECT * FROM above;
+SELECT * FROM big ORDER BY b;
+UPDATE r SET b = 1 WHERE a = 3;
+SELECT * FROM below ORDER BY a;
+TRUNCATE s;
+SELECT * FROM below ORDER BY a;
+SELECT * FROM above;
+SELECT * FROM big ORDER BY b;
