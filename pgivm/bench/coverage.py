@@ -48,6 +48,9 @@ CASES = {
     # kept as a derived table, recounted per touched group through r's index on (b, a); pg_ivm refuses it
     "aggregating subquery": ("SELECT s.c, x.n, x.top FROM s JOIN (SELECT b, count(*) AS n, max(a) AS top FROM r GROUP BY b) AS x "
                              "ON x.b = s.b"),
+    # a correlated scalar subquery (TPC-H Q17's shape): joined as a derived table of each b's average
+    "correlated scalar subquery": ("SELECT s.c, r.a FROM r JOIN s ON r.b = s.b "
+                                   "WHERE r.a > (SELECT avg(r2.a) FROM r AS r2 WHERE r2.b = r.b)"),
 }
 # pg_ivm looks the rows of an outer join's view up by the join columns, which its documentation
 # asks the user to index (it indexes a view's keys itself otherwise)

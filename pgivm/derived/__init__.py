@@ -121,6 +121,15 @@ def _all_not_null(values: list[str]) -> str:
     return " AND ".join(f"{v} IS NOT NULL" for v in values)
 
 
+def _shown_keys(relation: DerivedRelation) -> list[str]:
+    """The subquery's outputs that show a GROUP BY value (``SELECT b, sum(c) ... GROUP BY b``), in
+    the keys' order."""
+    items = parsed_recount(relation).expressions
+    keys, outputs = items[:relation.keys], dict(zip(relation.columns, items[relation.keys:]))
+    return [next(name for name, o in outputs.items() if o.this == k.this) for k in keys
+            if any(o.this == k.this for o in outputs.values())]
+
+
 def _key_expressions(relation: DerivedRelation) -> list[str]:
     return [item.this.sql(dialect="postgres", identify=True) for item in parsed_recount(relation).expressions[:relation.keys]]
 
@@ -164,6 +173,9 @@ def state(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable]) -> lis
     if relation.keys:
         statements.append(sql.SQL("CREATE INDEX ON {} ({})").format(
             names(), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns)))
+        shown = _shown_keys(relation)
+        if shown:  # the view joins on these (x.b = s.b): its delta finds the group's row by them
+            statements.append(sql.SQL("CREATE INDEX ON {} ({})").format(names(), sql.SQL(", ").join(map(sql.Identifier, shown))))
         statements.append(sql.SQL("CREATE TABLE {} AS SELECT {} FROM {} WITH NO DATA").format(
             names("_touched"), sql.SQL(", ").join(sql.Identifier(k) for k in relation.key_columns), names()))
     statements.append(sql.SQL("CREATE TABLE {} (LIKE {})").format(names("_fresh"), names()))
@@ -220,7 +232,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
         statements.append(render(__name__, "20_on_change.sql", {
             **common, "on_change": function, "touched": names("_touched"),
             "forget_gone": sql.SQL("\n").join(sql.SQL(
-                "    DELETE FROM {} WHERE xid <> pg_catalog.pg_current_xact_id() OR at <> pg_catalog.statement_timestamp();"
+                "        DELETE FROM {} WHERE xid <> pg_catalog.pg_current_xact_id() OR at <> pg_catalog.statement_timestamp();"
             ).format(g) for g in gone),
             "gone": names.ident(names.gone(table)),
             "gone_columns": sql.SQL(", ").join(map(sql.Identifier, _columns_read(relation, table) or ["pgivm_row"])),

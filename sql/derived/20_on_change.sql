@@ -11,10 +11,11 @@ SET jit = off
 AS $pgivm$
 BEGIN
     UPDATE {lock} SET recounts = recounts + 1 WHERE singleton;  -- one writer at a time (see refill)
-    -- the rows earlier statements took from the tables: their keys were found then (one writer at a
-    -- time: no other transaction's are open)
-{forget_gone}
     IF TG_OP IN ('DELETE', 'UPDATE') THEN  -- what it takes away, for this and the client statement's later triggers' keys
+        -- first, the rows earlier statements took from the tables: their keys were found then (one
+        -- writer at a time: no other transaction's are open). Only here, where rows are added: the
+        -- reads take this client statement's rows alone, so an INSERT skips these statements
+{forget_gone}
         INSERT INTO {gone} ({gone_columns}, xid, at)
         SELECT {old_columns}, pg_catalog.pg_current_xact_id(), pg_catalog.statement_timestamp() FROM old_rows AS o;
     END IF;
