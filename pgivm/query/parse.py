@@ -774,7 +774,7 @@ def _join_steps(select: exp.Select, kinds: JoinKinds, aliases: list[str], layout
                       for left, right in layout.equalities if right.alias == alias]
         on = _step_conditions(conjuncts, resolver, nested=lambda c: f"{_SUBQUERY_WHERE}: {_sql(c)}",
                               constant=lambda c: f"ON {_sql(c)} reads no column of the tables it joins: remove it or "
-                                                 "write the condition it stands for")
+                                                 "write the condition it stands for", allow_true=True)  # ON true: every pair
         kind = kinds[position]
         steps.append(JoinStep("inner" if kind in ("comma", "cross") else kind, alias, on, width))  # type: ignore[arg-type]
     return steps

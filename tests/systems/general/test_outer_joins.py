@@ -58,6 +58,10 @@ QUERIES = {
     "right of right, grouped": ("SELECT u.c, count(*) AS n, sum(r.a) AS sa, max(t.d) AS m FROM r RIGHT JOIN "
                                 "(s RIGHT JOIN (t LEFT JOIN u ON t.d = u.d) ON s.c = t.c) ON r.b = s.b GROUP BY u.c"),
     "count, no group": "SELECT count(*) AS n, count(t.d) AS nd FROM r LEFT JOIN s ON r.b = s.b RIGHT JOIN t ON t.c = s.c",
+    # ON true: every pair, or the row NULL-extended while the other side is empty (was refused)
+    "left on true": "SELECT r.a, s.c FROM r LEFT JOIN s ON true WHERE r.a > 0",
+    "full on true, then left": "SELECT r.a, s.c, t.d FROM r FULL JOIN s ON TRUE LEFT JOIN t ON t.c = s.c",
+    "left on true to one row": "SELECT r.a, x.n, x.m FROM r LEFT JOIN (SELECT count(*) AS n, max(c) AS m FROM s) x ON true",
     # semi- and anti-joins: EXISTS, NOT EXISTS, IN and NOT IN over a subquery of one table
     "exists": "SELECT r.a, r.b FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c > 0)",
     "not exists": "SELECT r.a, r.b FROM r WHERE NOT EXISTS (SELECT FROM s WHERE s.b = r.b) AND r.a IS NOT NULL",
