@@ -24,7 +24,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.derived import DerivedRelation, derived_relations
 from pgivm.query.model import TableRef
-from pgivm.query.scalar_subqueries import has_compared, scalar_subqueries_as_joins
+from pgivm.query.scalar_subqueries import and_terms, has_compared, scalar_subqueries_as_joins
 
 ColumnsOf = Callable[[TableRef], list[str]]
 
@@ -585,8 +585,8 @@ def _semi_joins(select: exp.Select) -> None:
                             or is_join_tree(j.this) for j in joins):
         return
     sources = [from_.this, *(j.this for j in joins)]
-    conditions = [*_and_terms(select.args["where"].this if select.args.get("where") else None),
-                  *(c for j in joins for c in _and_terms(j.args.get("on")))]
+    conditions = [*and_terms(select.args["where"].this if select.args.get("where") else None),
+                  *(c for j in joins for c in and_terms(j.args.get("on")))]
     kept, tests = list(sources), []
     for source in sources:
         keys = _one_row_per_key(source)
@@ -621,7 +621,7 @@ def _semi_joins(select: exp.Select) -> None:
             return node
 
         matches = [exp.EQ(this=renamed(keys[k]), expression=equated[k].copy()) for k in sorted(keys)]
-        where = [renamed(w) for w in _and_terms(body.args["where"].this if body.args.get("where") else None)]
+        where = [renamed(w) for w in and_terms(body.args["where"].this if body.args.get("where") else None)]
         scan = exp.Table(this=table.this.copy(), alias=exp.TableAlias(this=exp.to_identifier(fresh)))
         tests.append(exp.Exists(this=exp.select("1").from_(scan).where(*where, *matches)))
         for column in reads:  # what the rest of the query reads of it is the column it equals
@@ -634,16 +634,6 @@ def _semi_joins(select: exp.Select) -> None:
     select.set("joins", [exp.Join(this=s) for s in kept[1:]] or None)  # commas: every ON is in WHERE now
     terms = [*conditions, *tests]
     select.set("where", exp.Where(this=exp.and_(*terms)) if terms else None)
-
-
-def _and_terms(condition: exp.Expression | None) -> list[exp.Expression]:
-    if condition is None:
-        return []
-    if isinstance(condition, exp.And):
-        return [*_and_terms(condition.this), *_and_terms(condition.expression)]
-    if isinstance(condition, exp.Paren):
-        return _and_terms(condition.this)
-    return [condition]
 
 
 def _one_row_per_key(source: exp.Expression) -> dict[str, exp.Expression] | None:

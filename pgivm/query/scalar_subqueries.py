@@ -50,7 +50,7 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
             if clause == "having" and not select.args.get("group"):
                 continue  # with no GROUP BY, grouping by the value would drop the one row of no input
             condition = select.args.get(clause)
-            for term in _and_terms(condition.this if condition is not None else None):
+            for term in and_terms(condition.this if condition is not None else None):
                 compared = [n for n in term.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]
                 for side in compared if isinstance(term, _COMPARISONS) else ():
                     name = next(f"scalar_{n}" for n in range(1, len(taken) + 2) if f"scalar_{n}" not in taken)
@@ -89,7 +89,7 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) holds a subquery of its own: not supported yet")
     where = body.args.get("where")
     kept, keys = [], []  # keys: (the subquery's side, the outer side) of each correlating equality
-    for term in _and_terms(where.this if where is not None else None):
+    for term in and_terms(where.this if where is not None else None):
         outer = [c for c in term.find_all(exp.Column) if c.table not in own]
         if not outer:
             kept.append(term)
@@ -140,13 +140,14 @@ def _null_on_empty(value: exp.Expression) -> bool:
     return isinstance(value, _STRICT) and any(_null_on_empty(a) for a in value.iter_expressions())
 
 
-def _and_terms(condition: exp.Expression | None) -> list[exp.Expression]:
+def and_terms(condition: exp.Expression | None) -> list[exp.Expression]:
+    """The terms of a condition joined by AND (parentheses looked through)."""
     if condition is None:
         return []
     if isinstance(condition, exp.And):
-        return [*_and_terms(condition.this), *_and_terms(condition.expression)]
+        return [*and_terms(condition.this), *and_terms(condition.expression)]
     if isinstance(condition, exp.Paren):
-        return _and_terms(condition.this)
+        return and_terms(condition.this)
     return [condition]
 
 
