@@ -81,8 +81,8 @@ def _recount(names: _Names, place: Callable[[Source], exp.Expression] | None = N
     ``changed`` matching or no longer matching keeps; read as LEFT, every row there would be)."""
     relation = names.relation
     tree = parsed_recount(relation)
-    for join in tree.args.get("joins") or []:
-        if changed is not None and join.this.alias_or_name == changed and (join.args.get("side") or "").upper() == "LEFT":
+    for join in tree.args.get("joins") or [] if changed is not None else []:
+        if join.this.alias_or_name == changed and (join.args.get("side") or "").upper() == "LEFT":
             join.set("side", None)
             join.set("kind", None)
     by_alias = {s.alias: s for s in relation.sources}

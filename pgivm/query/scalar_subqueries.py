@@ -83,8 +83,8 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
     """Join ``select`` with the values of the scalar subquery ``side`` (``body``) as ``name``, and
     read the value there; in HAVING, the value is one more GROUP BY column (one value per group).
     ``strict``: the comparison is NULL when the value is (no CASE or coalesce around it)."""
-    own = {s.alias_or_name for s in [*(f.this for f in [body.args.get("from_") or body.args.get("from")] if f),
-                                     *(j.this for j in body.args.get("joins") or [])]}
+    from_ = body.args.get("from_") or body.args.get("from")
+    own = {s.alias_or_name for s in [*([from_.this] if from_ else []), *(j.this for j in body.args.get("joins") or [])]}
     if any(s is not body for s in body.find_all(exp.Select)):
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) holds a subquery of its own: not supported yet")
     where = body.args.get("where")

@@ -40,7 +40,7 @@ def _rows(conn: psycopg.Connection, query: str) -> Counter[tuple[object, ...]]:
     return Counter(tuple(row) for row in conn.execute(query).fetchall())  # numerics compare by value: 1.0 = 1.00
 
 
-def _statement(conn: psycopg.Connection, rng: random.Random, columns: dict[str, list[str]], step: int) -> str:
+def _statement(rng: random.Random, columns: dict[str, list[str]], step: int) -> str:
     table = rng.choices(list(KEYS), weights=[30, 15, 10, 10, 10, 10, 10, 5])[0]  # the fact table most
     key, count = KEYS[table]
     k, other = rng.randint(1, count + 2), rng.randint(1, count)
@@ -79,7 +79,7 @@ def test_tpch_queries_taken_and_exact_after_every_statement(conn: psycopg.Connec
     before = {n: _rows(conn, f"SELECT * FROM q{n}") for n in views}
     changed: Counter[int] = Counter()
     for step in range(60):
-        statement = _statement(conn, rng, columns, step)
+        statement = _statement(rng, columns, step)
         if rng.random() < 0.1:  # rolled back: every view as it was
             with pytest.raises(psycopg.errors.QueryCanceled), conn.transaction():
                 conn.execute(statement)
