@@ -7,6 +7,11 @@ Java or a missing driver is a one-line PgivmError.
 
 Start-up is quiet: Spark logs errors only (its own log4j2 configuration, below), and a driver jar
 found locally spares the Ivy resolution report; only a first resolution prints Ivy's.
+
+Two variables tune the session without code: ``$PGIVM_SPARK_CONF``, settings over pgivm's own
+(``key=value`` pairs separated by spaces, e.g. ``spark.sql.shuffle.partitions=2``), and
+``$PGIVM_SPARK_JAVA_OPTIONS``, options of the driver's JVM (e.g. ``-XX:TieredStopAtLevel=1``, which
+starts faster and compiles less: what the tests use, where every Spark job is tiny).
 """
 
 from __future__ import annotations
@@ -113,6 +118,18 @@ def _log4j2_configuration() -> Iterator[str]:
         os.unlink(path)
 
 
+def _settings_from_environment() -> dict[str, str]:
+    """``$PGIVM_SPARK_CONF`` as settings: ``key=value`` pairs separated by spaces."""
+    settings = {}
+    for pair in os.environ.get("PGIVM_SPARK_CONF", "").split():
+        key, equals, value = pair.partition("=")
+        if not (key and equals and value):
+            raise PgivmError(f"PGIVM_SPARK_CONF holds {pair!r}, not a key=value pair",
+                             "write Spark settings as key=value separated by spaces, e.g. spark.sql.shuffle.partitions=2")
+        settings[key] = value
+    return settings
+
+
 def get_spark(master: str = "local[*]") -> Any:
     """The process-wide SparkSession (created once; a later master is ignored)."""
     global _session
@@ -132,11 +149,13 @@ def get_spark(master: str = "local[*]") -> Any:
         "spark.sql.session.timeZone": "UTC",
         **_jar_config(),
     }
+    conf.update(_settings_from_environment())
     for key, value in conf.items():
         builder = builder.config(key, value)
     try:
         with _log4j2_configuration() as log_config:
-            builder = builder.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile={log_config}")
+            java_options = f"-Dlog4j2.configurationFile={log_config} {os.environ.get('PGIVM_SPARK_JAVA_OPTIONS', '')}"
+            builder = builder.config("spark.driver.extraJavaOptions", java_options.strip())
             spark = builder.getOrCreate()
     except Exception as err:  # JVM launch or dependency resolution
         first = (str(err).strip().splitlines() or ["error"])[0]

@@ -72,6 +72,19 @@ def test_missing_java_and_driver_are_one_line_errors(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PGIVM_JDBC_JAR", str(tmp_path / "missing.jar"))
     with pytest.raises(PgivmError, match="PGIVM_JDBC_JAR"):
         session._jar_config()
+    monkeypatch.setenv("PGIVM_SPARK_CONF", "spark.sql.shuffle.partitions=2 spark.ui.enabled")
+    with pytest.raises(PgivmError, match="'spark.ui.enabled', not a key=value pair"):
+        session._settings_from_environment()
+    monkeypatch.setenv("PGIVM_SPARK_CONF", " spark.a=1  spark.b=x=y ")
+    assert session._settings_from_environment() == {"spark.a": "1", "spark.b": "x=y"}
+
+
+def test_the_environment_settings_reach_the_session() -> None:
+    """tests/conftest.py sets $PGIVM_SPARK_CONF and $PGIVM_SPARK_JAVA_OPTIONS for the suite's tiny jobs."""
+    spark = session.get_spark(MASTER)
+    assert spark.conf.get("spark.sql.shuffle.partitions") == "2"
+    options = spark.sparkContext.getConf().get("spark.driver.extraJavaOptions")
+    assert "-XX:TieredStopAtLevel=1" in options and "-Dlog4j2.configurationFile=" in options
 
 
 def test_grqc_load_create_spark_validate_and_churn(conn: psycopg.Connection, dsn: str, capsys) -> None:
