@@ -24,6 +24,7 @@ Runs on a qualified query (each column names its table), before ``derived.py``.
 
 from __future__ import annotations
 
+import sqlglot
 from sqlglot import exp
 
 from pgivm.errors import UnsupportedQuery
@@ -56,6 +57,15 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
                     name = next(f"scalar_{n}" for n in range(1, len(taken) + 2) if f"scalar_{n}" not in taken)
                     taken.add(name)
                     _join_values(select, side, side.this, name, clause == "having", _strict_up_to(side, term))
+
+
+def as_written(recount: str) -> str:
+    """The recount of a scalar subquery's values (its derived table's) as the subquery reads in a
+    message: its value alone, without the columns it is grouped and joined by."""
+    select = sqlglot.parse_one(recount, dialect="postgres")
+    value = next(e for e in select.expressions if e.alias_or_name == VALUE)
+    select.set("expressions", [value.this])
+    return select.sql(dialect="postgres")
 
 
 def _scalar(node: exp.Expression) -> exp.Select | None:

@@ -17,7 +17,7 @@ from psycopg.rows import dict_row
 from pgivm import capture
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis import shapes
-from pgivm.query import scalar
+from pgivm.query import scalar, scalar_subqueries
 from pgivm.query.cq import Computed, ConjunctiveQuery
 from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
@@ -334,14 +334,33 @@ def outer_join_reason(cq: ConjunctiveQuery) -> str | None:
     return f"{step.kind.upper()} JOIN {step.alias}: outer joins are maintained by first-order and recompute"
 
 
+def across_tables_reason(cq: ConjunctiveQuery) -> str | None:
+    """Why a system that filters each table's rows alone refuses a condition over two tables, the
+    first such condition as the user wrote it: the value of a scalar subquery, which
+    ``pgivm.query.scalar_subqueries`` joins as a derived table, is shown as that subquery."""
+    if not cq.across_tables:
+        return None
+    condition = cq.across_tables[0]
+    derived = {d.table: d for d in cq.derived}
+    for atom in cq.atoms:
+        relation = derived.get(atom.table)
+        value = f'"{atom.alias}"."{scalar_subqueries.VALUE}"'
+        if relation is not None and value in condition:
+            subquery = scalar_subqueries.as_written(relation.select)
+            return (f"condition {condition.replace(value, f'({subquery})')} compares a value with a scalar subquery's: "
+                    "only first-order, recompute and sample evaluate such conditions on the join result")
+    return (f"condition {condition} compares columns of two tables: only first-order, recompute and sample "
+            "evaluate such conditions on the join result")
+
+
 def triangle_reason(cq: ConjunctiveQuery) -> str | None:
     """None if the query is a triangle count (what ivme, first-order and recompute maintain), else why not."""
     outer = outer_join_reason(cq)
     if outer is not None:
         return outer
-    if cq.across_tables:
-        return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
-                "evaluate such conditions on the join result")
+    across = across_tables_reason(cq)
+    if across is not None:
+        return across
     try:
         shapes.as_triangle(cq)
         return None

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
-from pgivm.systems.common import bare_atom_reason, may_fail, outer_join_reason, shape_of
+from pgivm.systems.common import across_tables_reason, bare_atom_reason, may_fail, outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.order import computed_values, home
 from pgivm.systems.fivm.rings import integer_arithmetic
@@ -37,9 +37,9 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
     outer = outer_join_reason(cq)
     if outer is not None:
         return outer
-    if cq.across_tables:
-        return (f"condition {cq.across_tables[0]} compares columns of two tables: only first-order, recompute and sample "
-                "evaluate such conditions on the join result")
+    across_tables = across_tables_reason(cq)
+    if across_tables is not None:
+        return across_tables
     across = next((c for c in computed_values(cq) if home(c) is None), None)
     if across is not None:
         return (f"{across} reads the columns of {'several tables' if across.refs else 'no table'}: F-IVM computes a "

@@ -247,6 +247,22 @@ def test_what_is_not_kept_is_refused_in_one_line(conn: psycopg.Connection, dsn: 
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0  # type: ignore[index]
 
 
+@pytest.mark.parametrize("system", ["fivm", "ivme"])
+def test_a_refused_scalar_subquery_is_named_as_written(conn: psycopg.Connection, dsn: str, system: str) -> None:
+    """Not as the derived table it is joined as (``"scalar_1"."pgivm_value"``: pgivm's names)."""
+    _tables(conn)
+    for query, subquery in [
+        ("SELECT r.b, sum(r.v) FROM r WHERE r.v > (SELECT avg(w) FROM s WHERE c > 0) GROUP BY r.b",
+         '(SELECT AVG("s"."w") FROM "s" AS "s" WHERE "s"."c" > 0)'),
+        ("SELECT r.b, sum(r.v) FROM r WHERE r.v > 2 * (SELECT avg(w) FROM s WHERE s.b = r.b) GROUP BY r.b",
+         '2 * (SELECT AVG("s"."w") FROM "s" AS "s" GROUP BY "s"."b")')]:
+        with pytest.raises(PgivmError) as info:
+            command.create("v", query, system=system, target=dsn)
+        assert info.value.message == (f"system {system} cannot maintain this query: condition r.v > {subquery} compares "
+                                      "a value with a scalar subquery's: only first-order, recompute and sample "
+                                      "evaluate such conditions on the join result"), info.value.message
+
+
 @pytest.mark.parametrize("system", ["recompute", "first-order"])
 def test_a_query_postgresql_refuses_is_refused_in_one_line(conn: psycopg.Connection, dsn: str, system: str) -> None:
     """x = y of an integer and a text: recompute ran SQL of its own made of it first, whose raw
