@@ -90,6 +90,7 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.b, count(*) FROM r GROUP BY r.b HAVING count(*) > (SELECT max(s.c) FROM s) / 2", {"first-order", "recompute"}),
         ("SELECT r.a, s.c FROM r, s WHERE r.b = s.b AND s.c = (SELECT min(t.c) FROM t WHERE t.a = s.b)",
          {"fivm", "first-order", "recompute", "sample"}),
+        ("SELECT r.a FROM r WHERE r.a > (SELECT count(*) FROM s WHERE s.b = r.b)", {"first-order", "recompute"}),
     ],
     "a `WITH` query, subquery or plain view in `FROM` of one row per key": [
         ("SELECT r.a FROM r, (SELECT DISTINCT b FROM s) x WHERE r.b = x.b", {"first-order", "recompute"}),

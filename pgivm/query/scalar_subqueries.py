@@ -14,10 +14,15 @@ nested query", TODS 1982, for aggregates that are NULL over no rows): grouped by
 equality that correlates it, ``(SELECT l_partkey AS pgivm_c1, 0.2 * avg(l_quantity) AS pgivm_value
 FROM lineitem GROUP BY l_partkey) AS scalar_1``, joined by ``scalar_1.pgivm_c1 = p_partkey``. A row
 with no match had the subquery's NULL, and a comparison with NULL keeps no row of a WHERE: the
-join keeps none either. That holds only when the value is NULL over no rows (sum, avg, min, max,
-bool_and/or, and arithmetic over them); count is 0 there, and is refused; so is a comparison under
-OR or NOT (a NULL there may keep the row), and a subquery correlated otherwise than by equalities
-of its WHERE joined by AND.
+join keeps none either. That holds when the value is NULL over no rows (sum, avg, min, max,
+bool_and/or, and arithmetic over them) and the comparison NULL when it is. Otherwise (count, 0 over
+no rows: Kim's method is wrong there, the "COUNT bug" of Ganski and Wong, SIGMOD 1987; or a
+coalesce around the subquery) the values are LEFT JOINed on the equalities and read as ``CASE
+WHEN scalar_1.pgivm_c1 IS NULL THEN <the value over no rows> ELSE scalar_1.pgivm_value END``: a
+key of a match is never NULL (it equalled the row's), and the value over no rows is the value
+with each count 0 and each other aggregate NULL. Refused: a comparison under OR or NOT (a NULL
+there may keep the row), and a subquery correlated otherwise than by equalities of its WHERE
+joined by AND.
 
 Runs on a qualified query (each column names its table), before ``derived.py``.
 """
@@ -116,21 +121,28 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) reads the query around it in its value: not supported yet")
     if keys and having:
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) in HAVING reads the query around it: not supported yet")
-    if keys and not (_null_on_empty(value) and strict):
-        raise UnsupportedQuery(f"scalar subquery ({_short(body)}) is correlated and its value is not NULL over no rows "
-                               "(count, coalesce, CASE: not supported; sum, avg, min, max are)")
+    # A correlated value that is not NULL over no rows (count) or a comparison that is not NULL when
+    # it is (coalesce around it): a row with no match keeps the value over no rows, so a LEFT JOIN.
+    outer = bool(keys) and not (_null_on_empty(value) and strict)
+    empty = _over_no_rows(value, body) if outer else None
     values = body.copy()
     values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
     values.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)),
                                value.copy().as_(VALUE)])
     if keys:
         values.set("group", exp.Group(expressions=[mine.copy() for mine, _ in keys]))
-    select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name)))))
-    side.replace(exp.column(VALUE, table=name))
     matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
                for i, (_, other) in enumerate(keys)]
-    if matches:
-        select.set("where", exp.Where(this=exp.and_(select.args["where"].this, *matches)))
+    joined = exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name)))
+    if outer:
+        select.append("joins", exp.Join(this=joined, side="LEFT", on=exp.and_(*matches)))
+        no_match = exp.Is(this=exp.column(f"{KEY}1", table=name), expression=exp.Null())  # a key is NULL only then
+        side.replace(exp.Case(ifs=[exp.If(this=no_match, true=empty)], default=exp.column(VALUE, table=name)))
+    else:
+        select.append("joins", exp.Join(this=joined))
+        side.replace(exp.column(VALUE, table=name))
+        if matches:
+            select.set("where", exp.Where(this=exp.and_(select.args["where"].this, *matches)))
     if having:
         select.args["group"].append("expressions", exp.column(VALUE, table=name))
 
@@ -140,6 +152,22 @@ def _reads_only(node: exp.Expression, own: set[str], inside: bool) -> bool:
     the query around it's."""
     tables = [c.table for c in node.find_all(exp.Column)]
     return bool(tables) and all((t in own) == inside for t in tables) and node.find(exp.AggFunc, exp.Subquery) is None
+
+
+def _over_no_rows(value: exp.Expression, body: exp.Select) -> exp.Expression:
+    """The value over no rows, a constant: each count 0, each aggregate NULL over no rows NULL."""
+    def empty(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.Count):
+            return exp.Literal.number(0)
+        if isinstance(node, _NULL_ON_EMPTY):
+            return exp.Null()
+        if isinstance(node, exp.AggFunc):
+            raise UnsupportedQuery(f"scalar subquery ({_short(body)}) is correlated and calls {node.sql(dialect='postgres')}, "
+                                   "whose value over no rows pgivm does not know: count, sum, avg, min, max, "
+                                   "bool_and and bool_or are taken")
+        return node
+
+    return value.copy().transform(empty)
 
 
 def _null_on_empty(value: exp.Expression) -> bool:

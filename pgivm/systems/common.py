@@ -331,7 +331,20 @@ def outer_join_reason(cq: ConjunctiveQuery) -> str | None:
     if step.tests:
         return (f"{'NOT EXISTS or NOT IN' if step.kind == 'anti' else 'EXISTS or IN'} over {step.alias}: semi- and "
                 "anti-joins are maintained by first-order and recompute")
+    subquery = _scalar_subquery(cq, step.alias)
+    if subquery is not None:  # pgivm.query.scalar_subqueries LEFT JOINs one whose value is not NULL over no rows
+        return (f"correlated scalar subquery ({subquery}) has a value over no rows (a count's 0, or a coalesce): it is "
+                "read through a LEFT JOIN, which first-order and recompute maintain")
     return f"{step.kind.upper()} JOIN {step.alias}: outer joins are maintained by first-order and recompute"
+
+
+def _scalar_subquery(cq: ConjunctiveQuery, alias: str) -> str | None:
+    """The scalar subquery joined as ``alias`` (a derived table of its values), as written; else None."""
+    derived = {d.table: d for d in cq.derived}
+    atom = next((a for a in cq.atoms if a.alias == alias and a.table in derived), None)
+    if atom is None or scalar_subqueries.VALUE not in derived[atom.table].columns:
+        return None
+    return scalar_subqueries.as_written(derived[atom.table].select)
 
 
 def across_tables_reason(cq: ConjunctiveQuery) -> str | None:
@@ -341,12 +354,10 @@ def across_tables_reason(cq: ConjunctiveQuery) -> str | None:
     if not cq.across_tables:
         return None
     condition = cq.across_tables[0]
-    derived = {d.table: d for d in cq.derived}
     for atom in cq.atoms:
-        relation = derived.get(atom.table)
         value = f'"{atom.alias}"."{scalar_subqueries.VALUE}"'
-        if relation is not None and value in condition:
-            subquery = scalar_subqueries.as_written(relation.select)
+        subquery = _scalar_subquery(cq, atom.alias) if value in condition else None
+        if subquery is not None:
             return (f"condition {condition.replace(value, f'({subquery})')} compares a value with a scalar subquery's: "
                     "only first-order, recompute and sample evaluate such conditions on the join result")
     return (f"condition {condition} compares columns of two tables: only first-order, recompute and sample "

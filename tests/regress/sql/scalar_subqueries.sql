@@ -11,14 +11,19 @@ SELECT r.a, r.v FROM r WHERE r.v < (SELECT 2 * avg(s.w) FROM s WHERE s.b = r.b);
 SELECT count(*) AS n, sum(r.v) AS total FROM r WHERE r.v > (SELECT avg(s.w) FROM s);
 -- pgivm: create big
 SELECT r.b, sum(r.v) AS total FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(s.w) FROM s);
+-- a count is 0 over no rows (Kim's COUNT bug): r.b = 3 has no row of s, and its rows count 0
+-- pgivm: create fewer
+SELECT r.a, r.v FROM r WHERE r.v > 3 * (SELECT count(*) FROM s WHERE s.b = r.b);
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
+SELECT * FROM fewer ORDER BY a, v;
 -- r.b = 3 has no row of s: its rows have the subquery's NULL until one comes
 INSERT INTO s VALUES (3, 6);
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
+SELECT * FROM fewer ORDER BY a, v;
 -- the average moves: rows cross it both ways
 UPDATE s SET w = 1 WHERE b = 1;
 SELECT * FROM below ORDER BY a;
@@ -27,9 +32,11 @@ DELETE FROM s WHERE w = 8;
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
+SELECT * FROM fewer ORDER BY a, v;
 UPDATE r SET b = 1 WHERE a = 3;
 SELECT * FROM below ORDER BY a;
 TRUNCATE s;
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
+SELECT * FROM fewer ORDER BY a, v;

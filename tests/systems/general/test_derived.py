@@ -56,6 +56,10 @@ QUERIES = {
                                         "(SELECT sum(w) FROM s WHERE s.b = r.b AND t.d = s.c) > r.v GROUP BY r.a"),
     "having compared with a scalar subquery": ("SELECT r.b, sum(r.v) AS total FROM r GROUP BY r.b "
                                                "HAVING sum(r.v) > (SELECT sum(w) FROM s) / 3"),
+    # correlated, with a value over no rows (count's 0, a coalesce around it): a LEFT JOIN of its values
+    "correlated count of s": "SELECT r.a, r.v FROM r WHERE r.v > (SELECT count(*) FROM s WHERE s.b = r.b)",
+    "coalesce around a correlated max, grouped": ("SELECT r.a, count(*) AS n FROM r WHERE coalesce((SELECT max(s.w) "
+                                                  "FROM s WHERE s.b = r.b), 4) >= r.v GROUP BY r.a"),
     "correlated over the view's own table": ("SELECT sum(r.v) AS total, count(*) AS n FROM r "
                                              "WHERE r.v < (SELECT avg(r2.v) + 1 FROM r r2 WHERE r2.b = r.b)"),
 }
@@ -229,7 +233,8 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     ("SELECT r.a, x.n FROM r JOIN (SELECT b, count(*) AS n, count(*) AS n FROM s GROUP BY b) x ON x.b = r.b",
      ["subquery x has two columns named n"]),
     # scalar subqueries: count is 0 over no rows (a join would drop the row), correlation by <, under OR
-    ("SELECT r.a FROM r WHERE r.v > (SELECT count(*) FROM s WHERE s.b = r.b)", ["is correlated", "not NULL over no rows"]),
+    ("SELECT r.a FROM r WHERE r.v > (SELECT stddev(w) FROM s WHERE s.b = r.b)", ["is correlated and calls STDDEV",
+                                                                                 "value over no rows"]),
     ("SELECT r.a FROM r WHERE r.v > (SELECT max(w) FROM s WHERE s.b < r.b)", ["other than by an equality", "s.b < r.b"]),
     ("SELECT r.a FROM r WHERE r.a = 1 OR r.v > (SELECT max(w) FROM s)", ["a subquery is maintained only as"]),
     ("SELECT r.b FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(w) FROM s WHERE s.b = r.b)", ["in HAVING reads the query"]),
@@ -261,6 +266,12 @@ def test_a_refused_scalar_subquery_is_named_as_written(conn: psycopg.Connection,
         assert info.value.message == (f"system {system} cannot maintain this query: condition r.v > {subquery} compares "
                                       "a value with a scalar subquery's: only first-order, recompute and sample "
                                       "evaluate such conditions on the join result"), info.value.message
+    with pytest.raises(PgivmError) as info:  # read through a LEFT JOIN (its count is 0 over no rows)
+        command.create("v", "SELECT r.b, sum(r.v) FROM r WHERE r.v > (SELECT count(*) FROM s WHERE s.b = r.b) GROUP BY r.b",
+                       system=system, target=dsn)
+    assert info.value.message == (f"system {system} cannot maintain this query: correlated scalar subquery (SELECT "
+                                  'COUNT(*) FROM "s" AS "s" GROUP BY "s"."b") has a value over no rows (a count\'s 0, or '
+                                  "a coalesce): it is read through a LEFT JOIN, which first-order and recompute maintain")
 
 
 @pytest.mark.parametrize("system", ["recompute", "first-order"])
