@@ -24,6 +24,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.derived import DerivedRelation, derived_relations
 from pgivm.query.model import TableRef
+from pgivm.query.exists_over_joins import exists_over_joins, has_joined_exists
 from pgivm.query.scalar_subqueries import and_terms, has_compared, scalar_subqueries_as_joins
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -214,7 +215,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
-    if not views and not _nested(select) and not (derived_schema and has_compared(select)):
+    if not views and not _nested(select) and not (derived_schema and (has_compared(select) or has_joined_exists(select))):
         # but x IN (a subquery that aggregates): its table, read as any other
         kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
         return select.sql(dialect="postgres") if flattened or kept else None, kept
@@ -226,7 +227,8 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     if writing is not None:  # it would run at every read of the view; PostgreSQL's CREATE VIEW refuses it too
         raise UnsupportedQuery(f"WITH {writing.alias} AS ({writing.this.key.upper()} ...) writes: a view only reads")
     if columns_of is None:
-        raise NeedsColumns("a WITH query or a subquery in FROM needs the tables' columns: give pgivm a database "
+        raise NeedsColumns("a WITH query, a subquery in FROM, a compared scalar subquery or an EXISTS over a join "
+                           "needs the tables' columns: give pgivm a database "
                            "to read them from")
     if with_ is not None:
         _expand_ctes(select, with_)
@@ -265,6 +267,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
         _check_stars_expanded(qualified)
         if derived_schema:  # a compared scalar subquery: a join with its values, kept as a derived table
             scalar_subqueries_as_joins(qualified)
+            exists_over_joins(qualified)  # an EXISTS over a join: over its values, kept as a derived table
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
         kept = derived_relations(qualified, derived_schema, columns_of, lambda t: _written(t, stand_ins)) \

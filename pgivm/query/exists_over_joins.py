@@ -1,0 +1,96 @@
+"""``[NOT] EXISTS`` over a join, correlated by equalities, as ``[NOT] EXISTS`` over one table: the
+DISTINCT values of its correlated columns (issue 22).
+
+``WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b = r.b AND t.d > 0)`` asks whether
+some joined row of s and t has r's b. The join's rows matter only through that value, so the test
+reads a table of the values the join has:
+
+    EXISTS (SELECT 1 FROM (SELECT DISTINCT s.b AS pgivm_c1 FROM s JOIN t ON s.c = t.c WHERE t.d > 0)
+            AS exists_1 WHERE exists_1.pgivm_c1 = r.b)
+
+which ``derived.py`` keeps as a table of the view's state (a DISTINCT subquery in FROM), leaving an
+EXISTS over one table: the semi- and anti-joins first-order and recompute maintain. SQL's NULLs
+agree: an equality with NULL is never true, inside the subquery as against its values. Taken only
+when every condition of the subquery's WHERE that reads the query around it is an equality of one
+of its columns (or an expression of its tables) with one of the outer query's, the conditions
+joined by AND; otherwise the EXISTS is left as written, for the semi-join rules to take or refuse.
+
+Runs on a qualified query (each column names its table), before ``derived.py``.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from pgivm.query.scalar_subqueries import and_terms
+
+KEY = "pgivm_c"  # the correlated columns: pgivm_c1, pgivm_c2, ...
+
+
+def has_joined_exists(select: exp.Expression) -> bool:
+    """Whether some EXISTS of the query reads a join (more than one table)."""
+    return any(isinstance(e.this, exp.Select) and _sources(e.this)[1:] for e in select.find_all(exp.Exists))
+
+
+def exists_over_joins(query: exp.Expression) -> None:
+    """Each EXISTS over a join, correlated by equalities only, as an EXISTS over its values, in place."""
+    taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
+    for test in reversed(list(query.find_all(exp.Exists))):
+        body = test.this
+        if not isinstance(body, exp.Select) or not _sources(body)[1:] or not _plain(body):
+            continue
+        own = {s.alias_or_name for s in _sources(body)}
+        where = body.args.get("where")
+        kept, keys = [], []  # keys: (the subquery's side, the outer side) of each correlating equality
+        for term in and_terms(where.this if where is not None else None):
+            if all(c.table in own for c in term.find_all(exp.Column)):
+                kept.append(term)
+                continue
+            pair = _correlation(term, own)
+            if pair is None:
+                break
+            keys.append(pair)
+        else:
+            outside = [c for j in body.args.get("joins") or [] for c in j.find_all(exp.Column) if c.table not in own]
+            if keys and not outside:
+                name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
+                taken.add(name)
+                body.replace(_over_values(body, kept, keys, name))
+
+
+def _sources(body: exp.Select) -> list[exp.Expression]:
+    from_ = body.args.get("from_") or body.args.get("from")
+    return [*([from_.this] if from_ is not None else []), *(j.this for j in body.args.get("joins") or [])]
+
+
+def _plain(body: exp.Select) -> bool:
+    """Tables joined (inner), filtered by WHERE: nothing a DISTINCT of some columns would change."""
+    clauses = ("group", "having", "distinct", "limit", "offset", "with_", "with", "windows", "order")
+    return (not any(body.args.get(c) for c in clauses) and all(isinstance(s, exp.Table) for s in _sources(body))
+            and all(not j.side and (j.kind or "").upper() in ("", "INNER", "CROSS") for j in body.args.get("joins") or [])
+            and body.find(exp.AggFunc, exp.Window) is None
+            and not any(s is not body for s in body.find_all(exp.Select)))
+
+
+def _correlation(term: exp.Expression, own: set[str]) -> tuple[exp.Expression, exp.Expression] | None:
+    """(the subquery's side, the outer query's side) of an equality between them, else None."""
+    if not isinstance(term, exp.EQ):
+        return None
+    for mine, other in ((term.this, term.expression), (term.expression, term.this)):
+        mine_tables = {c.table for c in mine.find_all(exp.Column)}
+        other_tables = {c.table for c in other.find_all(exp.Column)}
+        if mine_tables and other_tables and mine_tables <= own and not other_tables & own:
+            return mine, other
+    return None
+
+
+def _over_values(body: exp.Select, kept: list[exp.Expression], keys: list[tuple[exp.Expression, exp.Expression]],
+                 name: str) -> exp.Select:
+    values = body.copy()
+    values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
+    values.set("expressions", [mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)])
+    values.set("distinct", exp.Distinct())
+    matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
+               for i, (_, other) in enumerate(keys)]
+    return (exp.select("1").from_(exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name))))
+            .where(exp.and_(*matches)))
