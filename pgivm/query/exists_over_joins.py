@@ -14,6 +14,7 @@ agree: an equality with NULL is never true, inside the subquery as against its v
 when every condition of the subquery's WHERE that reads the query around it is an equality of one
 of its columns (or an expression of its tables) with one of the outer query's, the conditions
 joined by AND; otherwise the EXISTS is left as written, for the semi-join rules to take or refuse.
+``x IN (SELECT v FROM s JOIN t ... WHERE <correlated>)`` is that EXISTS with ``v = x`` in its WHERE.
 
 Runs on a qualified query (each column names its table), before ``derived.py``.
 """
@@ -28,12 +29,18 @@ KEY = "pgivm_c"  # the correlated columns: pgivm_c1, pgivm_c2, ...
 
 
 def has_joined_exists(select: exp.Expression) -> bool:
-    """Whether some EXISTS of the query reads a join (more than one table)."""
-    return any(isinstance(e.this, exp.Select) and _sources(e.this)[1:] for e in select.find_all(exp.Exists))
+    """Whether some EXISTS or IN of the query reads a join (more than one table)."""
+    return any(isinstance(e.this, exp.Select) and _sources(e.this)[1:] for e in select.find_all(exp.Exists)) or any(
+        isinstance(_in_body(i), exp.Select) and _sources(_in_body(i))[1:] for i in select.find_all(exp.In))
 
 
 def exists_over_joins(query: exp.Expression) -> None:
-    """Each EXISTS over a join, correlated by equalities only, as an EXISTS over its values, in place."""
+    """Each EXISTS over a join, correlated by equalities only, as an EXISTS over its values, in place;
+    ``x IN (a correlated subquery over a join)`` first as the EXISTS it is."""
+    for select in list(query.find_all(exp.Select)):
+        where = select.args.get("where")
+        for term in and_terms(where.this if where is not None else None):
+            _in_as_exists(term)
     taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
     for test in reversed(list(query.find_all(exp.Exists))):
         body = test.this
@@ -56,6 +63,31 @@ def exists_over_joins(query: exp.Expression) -> None:
                 name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
                 taken.add(name)
                 body.replace(_over_values(body, kept, keys, name))
+
+
+def _in_body(node: exp.In) -> exp.Expression | None:
+    query = node.args.get("query")
+    return query.this if isinstance(query, exp.Subquery) else query
+
+
+def _in_as_exists(term: exp.Expression) -> None:
+    """``x IN (SELECT v FROM s JOIN t ... WHERE ...)``, correlated, a term of a WHERE joined by AND, as
+    ``EXISTS (SELECT 1 FROM s JOIN t ... WHERE ... AND v = x)``: the same rows pass (a NULL on
+    either side passes neither). Uncorrelated, it is a derived table of its DISTINCT values already
+    (``derived.py``, NOT IN too); a NOT IN correlated is left to the semi-join rules."""
+    body = _in_body(term) if isinstance(term, exp.In) else None
+    if not isinstance(body, exp.Select) or not _sources(body)[1:] or not _plain(body) or len(body.expressions) != 1:
+        return
+    own = {s.alias_or_name for s in _sources(body)}
+    if all(c.table in own for c in body.find_all(exp.Column)):
+        return
+    value = body.expressions[0].this if isinstance(body.expressions[0], exp.Alias) else body.expressions[0]
+    tested = body.copy()
+    where = tested.args.get("where")
+    equal = exp.EQ(this=value.copy(), expression=term.this.copy())
+    tested.set("where", exp.Where(this=exp.and_(where.this, equal) if where is not None else equal))
+    tested.set("expressions", [exp.Literal.number(1)])
+    term.replace(exp.Exists(this=tested))
 
 
 def _sources(body: exp.Select) -> list[exp.Expression]:

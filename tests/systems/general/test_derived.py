@@ -66,6 +66,8 @@ QUERIES = {
     "not exists over a join, two keys, grouped": ("SELECT r.b, count(*) AS n, sum(r.v) AS total FROM r WHERE NOT EXISTS "
                                                   "(SELECT * FROM s, t WHERE s.c = t.c AND t.d = r.a AND s.b = r.b) "
                                                   "GROUP BY r.b"),
+    "in (a join), correlated": ("SELECT r.a, r.v FROM r WHERE r.a + 1 IN (SELECT t.d + 1 FROM"
+                                " s, t WHERE s.c = t.c AND s.b = r.b AND s.w > 0)"),
     "correlated over the view's own table": ("SELECT sum(r.v) AS total, count(*) AS n FROM r "
                                              "WHERE r.v < (SELECT avg(r2.v) + 1 FROM r r2 WHERE r2.b = r.b)"),
 }
@@ -247,6 +249,7 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     # EXISTS over a join correlated otherwise than by equalities of its WHERE: left to the semi-join rules
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b < r.b)", ["not one with joins"]),
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c AND t.d = r.a)", ["not one with joins"]),
+    ("SELECT r.a FROM r WHERE r.b NOT IN (SELECT s.b FROM s JOIN t ON s.c = t.c WHERE t.d = r.a)", ["not one with joins"]),
     # PostgreSQL's own refusal (s is not visible in that ON), in one line (was its raw error: a fuzzer)
     ("SELECT r.a FROM r WHERE r.a IN (SELECT DISTINCT t.d FROM s, t JOIN s s2 ON s2.b = s.c WHERE t.c = s.b)",
      ["PostgreSQL rejects the view SQL: invalid reference to FROM-clause entry for table"]),
