@@ -23,15 +23,13 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from pgivm.query.scalar_subqueries import and_terms
-
-KEY = "pgivm_c"  # the correlated columns: pgivm_c1, pgivm_c2, ...
+from pgivm.query.scalar_subqueries import KEY, and_terms, sources_of
 
 
 def has_joined_exists(select: exp.Expression) -> bool:
     """Whether some EXISTS or IN of the query reads a join (more than one table)."""
-    return any(isinstance(e.this, exp.Select) and _sources(e.this)[1:] for e in select.find_all(exp.Exists)) or any(
-        isinstance(_in_body(i), exp.Select) and _sources(_in_body(i))[1:] for i in select.find_all(exp.In))
+    return any(isinstance(e.this, exp.Select) and sources_of(e.this)[1:] for e in select.find_all(exp.Exists)) or any(
+        isinstance(_in_body(i), exp.Select) and sources_of(_in_body(i))[1:] for i in select.find_all(exp.In))
 
 
 def exists_over_joins(query: exp.Expression) -> None:
@@ -44,9 +42,9 @@ def exists_over_joins(query: exp.Expression) -> None:
     taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
     for test in reversed(list(query.find_all(exp.Exists))):
         body = test.this
-        if not isinstance(body, exp.Select) or not _sources(body)[1:] or not _plain(body):
+        if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body):
             continue
-        own = {s.alias_or_name for s in _sources(body)}
+        own = {s.alias_or_name for s in sources_of(body)}
         where = body.args.get("where")
         kept, keys = [], []  # keys: (the subquery's side, the outer side) of each correlating equality
         for term in and_terms(where.this if where is not None else None):
@@ -76,9 +74,9 @@ def _in_as_exists(term: exp.Expression) -> None:
     either side passes neither). Uncorrelated, it is a derived table of its DISTINCT values already
     (``derived.py``, NOT IN too); a NOT IN correlated is left to the semi-join rules."""
     body = _in_body(term) if isinstance(term, exp.In) else None
-    if not isinstance(body, exp.Select) or not _sources(body)[1:] or not _plain(body) or len(body.expressions) != 1:
+    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body) or len(body.expressions) != 1:
         return
-    own = {s.alias_or_name for s in _sources(body)}
+    own = {s.alias_or_name for s in sources_of(body)}
     if all(c.table in own for c in body.find_all(exp.Column)):
         return
     value = body.expressions[0].this if isinstance(body.expressions[0], exp.Alias) else body.expressions[0]
@@ -90,15 +88,10 @@ def _in_as_exists(term: exp.Expression) -> None:
     term.replace(exp.Exists(this=tested))
 
 
-def _sources(body: exp.Select) -> list[exp.Expression]:
-    from_ = body.args.get("from_") or body.args.get("from")
-    return [*([from_.this] if from_ is not None else []), *(j.this for j in body.args.get("joins") or [])]
-
-
 def _plain(body: exp.Select) -> bool:
     """Tables joined (inner), filtered by WHERE: nothing a DISTINCT of some columns would change."""
     clauses = ("group", "having", "distinct", "limit", "offset", "with_", "with", "windows", "order")
-    return (not any(body.args.get(c) for c in clauses) and all(isinstance(s, exp.Table) for s in _sources(body))
+    return (not any(body.args.get(c) for c in clauses) and all(isinstance(s, exp.Table) for s in sources_of(body))
             and all(not j.side and (j.kind or "").upper() in ("", "INNER", "CROSS") for j in body.args.get("joins") or [])
             and body.find(exp.AggFunc, exp.Window) is None
             and not any(s is not body for s in body.find_all(exp.Select)))

@@ -64,6 +64,12 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
                     _join_values(select, side, side.this, name, clause == "having", _strict_up_to(side, term))
 
 
+def sources_of(body: exp.Select) -> list[exp.Expression]:
+    """What a SELECT reads: its FROM's source, then each join's."""
+    from_ = body.args.get("from_") or body.args.get("from")
+    return [*([from_.this] if from_ is not None else []), *(j.this for j in body.args.get("joins") or [])]
+
+
 def as_written(recount: str) -> str:
     """The recount of a scalar subquery's values (its derived table's) as the subquery reads in a
     message: its value alone, without the columns it is grouped and joined by."""
@@ -98,8 +104,7 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
     """Join ``select`` with the values of the scalar subquery ``side`` (``body``) as ``name``, and
     read the value there; in HAVING, the value is one more GROUP BY column (one value per group).
     ``strict``: the comparison is NULL when the value is (no CASE or coalesce around it)."""
-    from_ = body.args.get("from_") or body.args.get("from")
-    own = {s.alias_or_name for s in [*([from_.this] if from_ else []), *(j.this for j in body.args.get("joins") or [])]}
+    own = {s.alias_or_name for s in sources_of(body)}
     if any(s is not body for s in body.find_all(exp.Select)):
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) holds a subquery of its own: not supported yet")
     where = body.args.get("where")
