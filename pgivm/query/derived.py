@@ -34,6 +34,7 @@ from sqlglot.optimizer.qualify import qualify
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query import scalar
 from pgivm.query.model import TableRef
+from pgivm.query.scalar_subqueries import and_terms
 
 ColumnsOf = Callable[[TableRef], list[str]]
 
@@ -44,7 +45,7 @@ AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_o
 _ALSO = {"logical_and": "bool_and", "logical_or": "bool_or", "substring": "substr", "extract": "date_part",
          "trim": "btrim", "str_position": "strpos"}
 # sqlglot nodes that are functions to it and operators or constructs to PostgreSQL (AND, OR, CASE, ...)
-_NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren)
+_NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren, exp.Exists)
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,12 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
     table in ``schema``, in place; the tables. ``written``: a table of the query as the user wrote
     it."""
     found: list[DerivedRelation] = []
+    reads: dict[int, exp.Table] = {}  # each subquery kept so far, by its new body: the read of its table
+
+    def columns(ref: TableRef) -> list[str]:  # a kept subquery's table does not exist yet
+        kept = next((r for r in found if r.table == ref), None)
+        return [*kept.key_columns, *kept.columns] if kept else columns_of(ref)  # type: ignore[misc]
+
     for inner in reversed(list(select.find_all(exp.Select))):
         sub = inner.parent
         tested = isinstance(sub, exp.Subquery) and isinstance(sub.parent, exp.In) and sub.arg_key == "query"
@@ -109,27 +116,42 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
             continue  # refused by inline, naming the subquery
         if columns_of is None:
             raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
+        _read_kept_tables(inner, reads)
         alias = sub.args.get("alias")
         read_as = sub.alias or f"subquery_{len(found) + 1}"  # its name (or its place), which refusals say
         table = TableRef(f"derived_{len(found) + 1}", schema)
         renamed = [c.name for c in alias.args.get("columns") or []] if alias is not None else []
         if joining:  # x IN (SELECT a FROM t JOIN u ...): IN reads each value once, so its DISTINCT values, kept
             try:
-                relation = _derived(inner.copy().distinct(copy=False), table, columns_of, written, read_as, renamed)
+                relation = _derived(inner.copy().distinct(copy=False), table, columns, written, read_as, renamed)
             except UnsupportedQuery as err:
                 if _CORRELATED not in err.message:
                     raise
                 continue  # correlated: a semi-join, whose own rules take it or refuse it
         else:
-            relation = _derived(inner, table, columns_of, written, read_as, renamed)
-        found.append(relation)
-        inner.replace(exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns))
-                      .from_(exp.Table(this=exp.to_identifier(relation.table.name, quoted=True),
-                                       db=exp.to_identifier(schema, quoted=True),
-                                       alias=exp.TableAlias(this=exp.to_identifier(read_as, quoted=True)))))
+            relation = _derived(inner, table, columns, written, read_as, renamed)
+        same = next((r for r in found if (r.select, r.sources) == (relation.select, relation.sources)), None)
+        if same is not None:  # a WITH query read twice (TPC-H Q15): one table
+            relation = same
+        else:
+            found.append(relation)
+        read = exp.Table(this=exp.to_identifier(relation.table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
+                         alias=exp.TableAlias(this=exp.to_identifier(read_as, quoted=True)))
+        body = exp.select(*(exp.column(c, read_as, quoted=True).as_(c, quoted=True) for c in relation.columns)).from_(read)
+        reads[id(body)] = read
+        inner.replace(body)
         if alias is not None:
             alias.set("columns", None)  # named by the read of the table now
     return tuple(found)
+
+
+def _read_kept_tables(inner: exp.Select, reads: dict[int, exp.Table]) -> None:
+    """A subquery in ``inner``'s FROM kept already (innermost first) read as its table, under its
+    alias: ``inner`` is then over tables, kept in turn from the one below (TPC-H Q15's maximum of a
+    WITH query's sums)."""
+    for sub in [s for s in inner.find_all(exp.Subquery) if id(s.this) in reads and s.parent_select is inner]:
+        if isinstance(sub.parent, (exp.From, exp.Join)):
+            sub.replace(reads[id(sub.this)].copy())
 
 
 def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_as: Callable[[exp.Table], TableRef],
@@ -213,8 +235,35 @@ def _check_sources(body: exp.Select, name: str) -> None:
                 or not isinstance(join.this, exp.Table) or not isinstance(join.this.this, exp.Identifier):
             raise UnsupportedQuery(f"subquery {name} aggregates over a RIGHT, FULL, USING or NATURAL join, or over a "
                                    "subquery: not supported yet (inner and LEFT JOIN ... ON and commas are)")
-    if any(s is not body for s in body.find_all(exp.Select)):
-        raise UnsupportedQuery(f"subquery {name} aggregates and holds a subquery of its own: not supported yet")
+    tests = [t for t in and_terms(body.args["where"].this if body.args.get("where") else None) if _semi_join(t)]
+    tested = {id(t.find(exp.Select)) for t in tests}
+    if any(s is not body and id(s) not in tested for s in body.find_all(exp.Select)):
+        raise UnsupportedQuery(f"subquery {name} aggregates and holds a subquery of its own other than an IN or EXISTS "
+                               "over one table joined by AND in its WHERE: not supported yet")
+    taken = {t.alias_or_name for t in body.find_all(exp.Table) if t.parent_select is body}
+    for term in tests:  # the table an IN or EXISTS reads, under a name of its own (its recount reads it by alias)
+        inner = term.find(exp.Select)
+        table = inner.find(exp.Table)
+        alias = table.alias_or_name
+        if alias in taken:  # inside, the name meant the inner table (the nearest)
+            own = next(f"{alias}_{n}" for n in range(2, len(taken) + 3) if f"{alias}_{n}" not in taken)
+            table.set("alias", exp.TableAlias(this=exp.to_identifier(own, quoted=True)))
+            for column in inner.find_all(exp.Column):
+                if column.table == alias:
+                    column.set("table", exp.to_identifier(own, quoted=True))
+            alias = own
+        taken.add(alias)
+
+
+def _semi_join(term: exp.Expression) -> bool:
+    """``x IN (SELECT ... FROM t ...)`` or ``EXISTS (SELECT ... FROM t ...)``, over one table: a group
+    a changed row of t joins into is found by reading t's changed rows there (positive: under NOT,
+    a changed row would touch the groups it does not match)."""
+    inner = term.args.get("query") if isinstance(term, exp.In) else term.this if isinstance(term, exp.Exists) else None
+    inner = inner.this if isinstance(inner, exp.Subquery) else inner
+    return isinstance(inner, exp.Select) and not inner.args.get("joins") and inner.find(exp.Subquery) is None \
+        and isinstance((inner.args.get("from_") or inner.args.get("from") or exp.From()).this, exp.Table) \
+        and not aggregates(inner)
 
 
 def _check_calls(body: exp.Select, name: str) -> None:

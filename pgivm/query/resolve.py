@@ -8,7 +8,7 @@ its owner could point elsewhere (see docs/security.md).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -349,19 +349,23 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
                         declared_types=declared_types, **pin_sources(conn, query, oids))
 
 
-def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None) -> dict[str, Any]:
-    """The tables the derived tables read, pinned (by the oids given, for an installed view), and
-    the columns read of each."""
+def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None,
+                among: Callable[[TableRef], bool] | None = None) -> dict[str, Any]:
+    """The tables the derived tables read (those ``among`` takes), pinned (by the oids given, for an
+    installed view), and the columns read of each. A derived table may read another of the view's
+    (TPC-H Q15's maximum of a WITH query's sums)."""
     read: dict[TableRef, set[str]] = {}
     for relation in getattr(query, "derived", ()):
         for source in relation.sources:
-            read.setdefault(source.table, set()).update(source.columns)
+            if among is None or among(source.table):
+                read.setdefault(source.table, set()).update(source.columns)
     if not read:
         return {}
+    own = {relation.table for relation in query.derived}
     found = {t: oids[t] if oids is not None and t in oids else _lookup_oid(conn, t) for t in read}
     base = pin_tables(conn, found)
     for table, pinned in base.items():
-        if oids is None and (pinned.ref.schema or "").startswith("pgivm_"):
+        if oids is None and (pinned.ref.schema or "").startswith("pgivm_") and table not in own:
             _not_state(pinned.ref)
     columns = _table_columns(conn, {t: (base[t], sorted(c)) for t, c in read.items()})
     return {"sources": base, "source_columns": columns}

@@ -105,7 +105,7 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
     read the value there; in HAVING, the value is one more GROUP BY column (one value per group).
     ``strict``: the comparison is NULL when the value is (no CASE or coalesce around it)."""
     own = {s.alias_or_name for s in sources_of(body)}
-    if any(s is not body for s in body.find_all(exp.Select)):
+    if any(s is not body and not _within_sources(s, body) for s in body.find_all(exp.Select)):
         raise UnsupportedQuery(f"scalar subquery ({_short(body)}) holds a subquery of its own: not supported yet")
     where = body.args.get("where")
     kept, keys = [], []  # keys: (the subquery's side, the outer side) of each correlating equality
@@ -150,6 +150,17 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
             select.set("where", exp.Where(this=exp.and_(select.args["where"].this, *matches)))
     if having:
         select.args["group"].append("expressions", exp.column(VALUE, table=name))
+
+
+def _within_sources(node: exp.Expression | None, body: exp.Select) -> bool:
+    """Whether ``node`` is inside a subquery ``body`` reads in FROM (which ``derived.py`` keeps, or
+    refuses if it reads the query around it), not in its WHERE or its value."""
+    sources = {id(s) for s in sources_of(body)}
+    while node is not None and node is not body:
+        if id(node) in sources:
+            return True
+        node = node.parent
+    return False
 
 
 def _reads_only(node: exp.Expression, own: set[str], inside: bool) -> bool:

@@ -745,6 +745,36 @@ def test_a_derived_table_runs_only_pg_catalogs_functions_as_its_owner(cast: Cast
     assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]
 
 
+def test_a_derived_table_over_another_carries_only_the_states_triggers(cast: Cast) -> None:
+    """A derived table that reads another (TPC-H Q15's maximum of a WITH query's sums) puts its
+    triggers on the inner one, a table of the state: the checks other roles rely on accept them
+    because they call the state's functions. The view owner's own trigger under that name, calling
+    a function of theirs, is reported by verify and refused to a superuser's command."""
+    query = ("WITH x AS (SELECT a, sum(b) AS total FROM shop.r GROUP BY a) "
+             "SELECT s.c, x.total FROM shop.s JOIN x ON x.a = s.b WHERE x.total = (SELECT max(total) FROM x)")
+    create_as_owner(cast, "v", query, system="first-order")
+    with cast.as_(cast.writer) as w:
+        w.execute("INSERT INTO shop.r VALUES (2, 40), (3, 1)")
+        w.execute("UPDATE shop.r SET a = 1 WHERE b = 40")
+    expected = sorted(cast.admin.execute(query).fetchall())
+    assert expected and sorted(cast.admin.execute("SELECT * FROM views.v").fetchall()) == expected
+    assert command.verify("v", target=cast.dsn).ok
+    assert cast.admin.execute("SELECT count(*) FROM pg_trigger WHERE tgrelid = 'pgivm_v.derived_1'::regclass "
+                              "AND tgname LIKE 'pgivm_v_zd2_%'").fetchone()[0] == 4  # type: ignore[index]
+    without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        o.execute(f"CREATE FUNCTION evil.t() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM {escalate}(); "  # type: ignore[arg-type]
+                  "RETURN NULL; END $$; CREATE TRIGGER pgivm_v_zd7_insert AFTER INSERT ON pgivm_v.derived_1 "
+                  "FOR EACH STATEMENT EXECUTE FUNCTION evil.t()")
+        report = command.verify("v", target=o)
+    assert not report.ok and any("trigger pgivm_v_zd7_insert on pgivm_v.derived_1 was not made by pgivm" in str(f)
+                                 for f in report.failures), report.failures
+    with pytest.raises(PgivmError, match="pgivm_v_zd7_insert on pgivm_v.derived_1 was not made by pgivm"):
+        command.refresh("v", target=cast.dsn)
+    cast.assert_nobody_escalated("after a superuser's command on the view", ran_in=("evil",))
+
+
 def test_a_snapshot_older_than_the_locks_is_refused_when_the_guard_is_off(cast: Cast) -> None:
     """pin_state locks a view's state, then checks it; in a REPEATABLE READ transaction the check
     reads the snapshot, which may predate the locks, while the executor runs the newest
