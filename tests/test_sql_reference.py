@@ -85,6 +85,7 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.a FROM r WHERE r.b NOT IN (SELECT s.b FROM s JOIN t ON s.c = t.c)", {"first-order", "recompute"}),
     ],
     "a scalar subquery compared in `WHERE`": [
+        ("SELECT r.a, (SELECT count(*) FROM s WHERE s.b = r.b) AS n, (SELECT max(t.c) FROM t) FROM r", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE r.a > (SELECT avg(s.c) FROM s)", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE r.a < (SELECT 0.2 * avg(s.c) FROM s WHERE s.b = r.b)", {"first-order", "recompute", "sample"}),
         ("SELECT r.b, count(*) FROM r GROUP BY r.b HAVING count(*) > (SELECT max(s.c) FROM s) / 2", {"first-order", "recompute"}),
@@ -107,6 +108,11 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.a FROM r WHERE r.a IN (SELECT t.a FROM s JOIN t ON s.c = t.c WHERE s.b = r.b)", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) AND r.a NOT IN (SELECT t.a FROM t)",
          {"first-order", "recompute"}),
+    ],
+    "`EXISTS (SELECT ... FROM t [JOIN u ...] WHERE ...)` read as a value": [
+        ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) OR r.a > 2", {"first-order", "recompute"}),
+        ("SELECT r.a, EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b = r.b) AS e FROM r", {"first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c)", {"first-order", "recompute"}),
     ],
     "`generate_series(...)`": [
         ("SELECT g.x, count(*) FROM generate_series(1, 3) AS g(x) JOIN r ON r.a = g.x GROUP BY g.x",

@@ -156,7 +156,7 @@ def _read_kept_tables(inner: exp.Select, reads: dict[int, exp.Table]) -> None:
 
 def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_as: Callable[[exp.Table], TableRef],
              name: str, renamed: list[str]) -> DerivedRelation:
-    from pgivm.query.inline import output_name
+    from pgivm.query.inline import named
 
     body = inner.copy()
     _check_sources(body, name)
@@ -164,7 +164,7 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
         if isinstance(item, exp.Star):
             continue
         if not isinstance(item, (exp.Alias, exp.Column)):
-            item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+            item.replace(named(item))
     for column in body.find_all(exp.Column):  # sch.q.c: the table's alias is q (two tables q would need aliases)
         column.set("db", None)
         column.set("catalog", None)

@@ -24,8 +24,9 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.derived import DerivedRelation, derived_relations
 from pgivm.query.model import TableRef
+from pgivm.query.exists_as_values import exists_as_values, has_valued_exists
 from pgivm.query.exists_over_joins import exists_over_joins, has_joined_exists
-from pgivm.query.scalar_subqueries import and_terms, has_compared, scalar_subqueries_as_joins
+from pgivm.query.scalar_subqueries import and_terms, has_scalar, scalar_subqueries_as_joins
 
 ColumnsOf = Callable[[TableRef], list[str]]
 
@@ -52,9 +53,18 @@ def output_name(name: str | None, node: exp.Expression) -> str:
         return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
     if isinstance(node, exp.Case):
         return "case"
+    if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and node.this.expressions:
+        first = node.this.expressions[0]  # a scalar subquery: its one column's name
+        return output_name(first.alias if isinstance(first, exp.Alias) else None, first.unalias())
     if isinstance(node, exp.Cast):
         return output_name(None, node.to) if isinstance(node.to, exp.Column) else node.to.sql(dialect="postgres").lower()
     return "?column?"
+
+
+def named(item: exp.Expression) -> exp.Alias:
+    """A SELECT item under the name PostgreSQL gives it (an Alias node: sqlglot's alias_ would name
+    a scalar subquery as a table)."""
+    return exp.Alias(this=item.copy(), alias=exp.to_identifier(output_name(None, item), quoted=True))
 
 
 def is_join_tree(node: exp.Expression | None) -> bool:
@@ -215,7 +225,8 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
-    if not views and not _nested(select) and not (derived_schema and (has_compared(select) or has_joined_exists(select))):
+    if not views and not _nested(select) and not (derived_schema and (
+            has_scalar(select) or has_joined_exists(select) or has_valued_exists(select))):
         # but x IN (a subquery that aggregates): its table, read as any other
         kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
         return select.sql(dialect="postgres") if flattened or kept else None, kept
@@ -239,10 +250,10 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
         if inner is not select and isinstance(inner.parent, exp.Subquery):
             for item in inner.expressions:
                 if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
-                    item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+                    item.replace(named(item))
     for item in select.expressions:  # PostgreSQL's names, before qualify names them _col_N
         if not isinstance(item, (exp.Alias, exp.Column, exp.Star)):
-            item.replace(exp.alias_(item.copy(), output_name(None, item), quoted=True))
+            item.replace(named(item))
     for table in select.find_all(exp.Table):  # sqlglot's qualify loses a quoted "R" read without an alias
         if not table.alias and not table.args.get("db") and table.this.quoted and table.name != table.name.lower():
             table.set("alias", exp.TableAlias(this=table.this.copy()))
@@ -267,6 +278,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
         _check_stars_expanded(qualified)
         if derived_schema:  # a compared scalar subquery: a join with its values, kept as a derived table
             scalar_subqueries_as_joins(qualified)
+            exists_as_values(qualified)  # an EXISTS read as a value: a join with its values, kept as a derived table
             exists_over_joins(qualified)  # an EXISTS over a join: over its values, kept as a derived table
         if isinstance(qualified, exp.Select):
             _semi_joins(qualified)
@@ -341,6 +353,8 @@ def _unmerged(select: exp.Select) -> str:
         what = "uses LIMIT or OFFSET"
     elif body.find(exp.Window):
         what = "uses a window function"
+    elif body.args.get("locks"):
+        what = "locks rows (FOR UPDATE/SHARE)"
     else:
         what = "joins or computes outputs where an outer join NULL-extends it"
     return (f"view, WITH query or subquery {sub.alias} {what}: not supported yet (those that join, filter and "
@@ -367,7 +381,7 @@ def _stand_in(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.I
     return name
 
 
-_KEEPS_ROWS = ("group", "having", "distinct", "limit", "offset", "qualify", "windows", "with", "with_")
+_KEEPS_ROWS = ("group", "having", "distinct", "limit", "offset", "qualify", "windows", "with", "with_", "locks")
 
 
 def _filters_into_on(select: exp.Select) -> None:

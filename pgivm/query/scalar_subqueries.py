@@ -42,16 +42,29 @@ _NULL_ON_EMPTY = (exp.Sum, exp.Avg, exp.Min, exp.Max, exp.LogicalAnd, exp.Logica
 _STRICT = (exp.Add, exp.Sub, exp.Mul, exp.Div, exp.Neg, exp.Paren, exp.Literal, exp.Cast, exp.Column)
 
 
-def has_compared(select: exp.Expression) -> bool:
-    """Whether some WHERE of the query compares a value with a scalar subquery."""
-    return any(_scalar(n) is not None for c in select.find_all(*_COMPARISONS) for n in c.find_all(exp.Subquery))
+def has_scalar(select: exp.Expression) -> bool:
+    """Whether some WHERE of the query compares a value with a scalar subquery, or some SELECT list
+    reads one."""
+    return any(_scalar(n) is not None for c in select.find_all(*_COMPARISONS) for n in c.find_all(exp.Subquery)) or any(
+        _scalar(n) is not None and n.parent_select is s and not _aggregates(s)
+        for s in select.find_all(exp.Select) for item in s.expressions for n in item.find_all(exp.Subquery))
 
 
 def scalar_subqueries_as_joins(query: exp.Expression) -> None:
     """Each scalar subquery a WHERE condition joined by AND compares with (innermost first), as a
     join with its values, in place."""
     taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
+
+    def name() -> str:
+        found = next(f"scalar_{n}" for n in range(1, len(taken) + 2) if f"scalar_{n}" not in taken)
+        taken.add(found)
+        return found
+
     for select in reversed(list(query.find_all(exp.Select))):
+        if not _aggregates(select):  # read in the SELECT list: every row has a value, over no rows too
+            for item in list(select.expressions):
+                for side in [n for n in item.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]:
+                    _join_values(select, side, side.this, name(), False, False)
         for clause in ("where", "having"):
             if clause == "having" and not select.args.get("group"):
                 continue  # with no GROUP BY, grouping by the value would drop the one row of no input
@@ -59,9 +72,7 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
             for term in and_terms(condition.this if condition is not None else None):
                 compared = [n for n in term.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]
                 for side in compared if isinstance(term, _COMPARISONS) else ():
-                    name = next(f"scalar_{n}" for n in range(1, len(taken) + 2) if f"scalar_{n}" not in taken)
-                    taken.add(name)
-                    _join_values(select, side, side.this, name, clause == "having", _strict_up_to(side, term))
+                    _join_values(select, side, side.this, name(), clause == "having", _strict_up_to(side, term))
 
 
 def sources_of(body: exp.Select) -> list[exp.Expression]:
@@ -161,6 +172,11 @@ def _within_sources(node: exp.Expression | None, body: exp.Select) -> bool:
             return True
         node = node.parent
     return False
+
+
+def _aggregates(select: exp.Select) -> bool:
+    return bool(select.args.get("group") or select.args.get("having")) or any(
+        isinstance(n, exp.AggFunc) and n.parent_select is select for item in select.expressions for n in item.walk())
 
 
 def _reads_only(node: exp.Expression, own: set[str], inside: bool) -> bool:

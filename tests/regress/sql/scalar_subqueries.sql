@@ -14,12 +14,17 @@ SELECT r.b, sum(r.v) AS total FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(
 -- a count is 0 over no rows (Kim's COUNT bug): r.b = 3 has no row of s, and its rows count 0
 -- pgivm: create fewer
 SELECT r.a, r.v FROM r WHERE r.v > 3 * (SELECT count(*) FROM s WHERE s.b = r.b);
+-- in the SELECT list: every row reads a value, over no rows too (count's 0, max's NULL)
+-- pgivm: create listed
+SELECT r.a, (SELECT count(*) FROM s WHERE s.b = r.b) AS n, (SELECT max(s.w) FROM s WHERE s.b = r.b) AS top FROM r;
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
 SELECT * FROM fewer ORDER BY a, v;
+SELECT * FROM listed ORDER BY a, n;
 -- r.b = 3 has no row of s: its rows have the subquery's NULL until one comes
 INSERT INTO s VALUES (3, 6);
+SELECT * FROM listed ORDER BY a, n;
 SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
@@ -40,3 +45,4 @@ SELECT * FROM below ORDER BY a;
 SELECT * FROM above;
 SELECT * FROM big ORDER BY b;
 SELECT * FROM fewer ORDER BY a, v;
+SELECT * FROM listed ORDER BY a, n;

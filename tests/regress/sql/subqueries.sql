@@ -13,11 +13,20 @@ SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s WHERE s.b = r.b);
 SELECT r.b, count(*) AS n FROM r WHERE r.b IN (SELECT s.b FROM s WHERE s.c > 10) GROUP BY r.b;
 -- pgivm: create ni
 SELECT r.a FROM r WHERE r.a NOT IN (SELECT s.c FROM s WHERE s.b < 3);
+-- EXISTS read as a value: in the SELECT list, under OR (a LEFT JOIN with s's DISTINCT values)
+-- pgivm: create flagged
+SELECT r.a, EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c > 10) AS big FROM r;
+-- pgivm: create either
+SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) OR r.a = 3;
 SELECT * FROM ex ORDER BY a;
 SELECT * FROM nex ORDER BY a;
 SELECT * FROM i ORDER BY b;
 SELECT * FROM ni ORDER BY a;
+SELECT * FROM flagged ORDER BY a, big;
+SELECT * FROM either ORDER BY a;
 INSERT INTO s VALUES (3, 11);
+SELECT * FROM flagged ORDER BY a, big;
+SELECT * FROM either ORDER BY a;
 SELECT * FROM ex ORDER BY a;
 SELECT * FROM nex ORDER BY a;
 SELECT * FROM i ORDER BY b;
@@ -34,3 +43,5 @@ SELECT * FROM ex ORDER BY a;
 SELECT * FROM nex ORDER BY a;
 SELECT * FROM i ORDER BY b;
 SELECT * FROM ni ORDER BY a;
+SELECT * FROM flagged ORDER BY a, big;
+SELECT * FROM either ORDER BY a;

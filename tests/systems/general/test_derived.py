@@ -70,6 +70,21 @@ QUERIES = {
                                 " s, t WHERE s.c = t.c AND s.b = r.b AND s.w > 0)"),
     "correlated over the view's own table": ("SELECT sum(r.v) AS total, count(*) AS n FROM r "
                                              "WHERE r.v < (SELECT avg(r2.v) + 1 FROM r r2 WHERE r2.b = r.b)"),
+    # scalar subqueries in the SELECT list: every row reads a value, the value over no rows too
+    "scalar subqueries in the select list": ("SELECT r.a, (SELECT count(*) FROM s WHERE s.b = r.b) AS n, "
+                                             "(SELECT max(s.w) FROM s WHERE s.b = r.b AND s.c > 0) FROM r"),
+    "uncorrelated, and coalesce over a join, in the select list": (
+        "SELECT r.a, (SELECT avg(w) FROM s) AS mean, coalesce((SELECT sum(t.d) FROM s JOIN t ON s.c = t.c "
+        "WHERE s.b = r.b), -1) + r.v AS joined FROM r WHERE r.a > 0"),
+    # EXISTS read as a value (under OR, NOT, CASE, in the SELECT list; uncorrelated over a join): a
+    # LEFT JOIN with the DISTINCT values of its correlated side, or a join with its count
+    "exists under or": "SELECT r.a, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.w > 2) OR r.a > 2",
+    "exists over a join in the select list": ("SELECT r.a, r.b, EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c "
+                                              "WHERE s.b = r.b) AS joined FROM r"),
+    "not exists, uncorrelated, in the select list": "SELECT r.a, NOT EXISTS (SELECT 1 FROM t WHERE t.d > 2) AS none FROM r",
+    "uncorrelated exists over a join": "SELECT r.a, r.v FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE t.d > 1)",
+    "case over exists, two keys": ("SELECT r.a, r.v FROM r WHERE CASE WHEN EXISTS (SELECT 1 FROM s WHERE s.b = r.b "
+                                   "AND s.c = r.a) THEN r.v > 3 ELSE r.v < 3 END"),
     # nested: derived tables that read derived tables (TPC-H Q15's maximum of a WITH query's sums,
     # read twice; Q20's IN over a join with a correlated scalar subquery and an IN of its own)
     "the maximum of a with query's sums": ("WITH x AS (SELECT b, sum(w) AS total FROM s WHERE c > 0 GROUP BY b) "

@@ -71,6 +71,7 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     # each names the subquery and what keeps it from being merged
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s LIMIT 3) AS x ON r.a = x.b", ["subquery x uses LIMIT"]),
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s UNION SELECT a FROM r) AS x ON r.a = x.b", ["subquery x is a UNION"]),
+    ("SELECT * FROM (SELECT a, b FROM r FOR UPDATE) AS tmp", ["subquery tmp locks rows (FOR UPDATE/SHARE)"]),  # pg_ivm's tests
     # an output that is not NULL on a NULL-extended row (merged, 42 or coalesce(...) was computed there,
     # where PostgreSQL gives NULL: a wrong result, found by the differential fuzzer)
     ("SELECT r.a, x.k FROM r LEFT JOIN (SELECT s.b, 42 AS k FROM s) AS x ON x.b = r.b", ["subquery x computes k (42)"]),

@@ -1,0 +1,121 @@
+"""``EXISTS`` read as a value: in the SELECT list, under OR, NOT or CASE, as a join with the values
+of its subquery (issue 22; pg_ivm's own tests write ``WHERE EXISTS (...) OR a.i > 2``).
+
+The semi- and anti-join rules take an ``EXISTS`` that is a condition of WHERE joined by AND: a row
+passes or fails it as its matches come and go. Anywhere else its value is read with the row's
+other columns, so it becomes one: correlated by equalities, the subquery's DISTINCT values of its
+correlated side are LEFT JOINed on them,
+
+    EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c > 0)
+      -> ... LEFT JOIN (SELECT DISTINCT s.b AS pgivm_c1 FROM s WHERE s.c > 0) AS exists_1
+              ON exists_1.pgivm_c1 = r.b ...  and the test reads (exists_1.pgivm_c1 IS NOT NULL)
+
+(each row meets at most one of the DISTINCT values, so the join keeps every row's multiplicity; a
+key of a match is never NULL, having equalled the row's, and EXISTS is never NULL either).
+Uncorrelated, it is one value for every row: ``CROSS JOIN (SELECT count(*) AS pgivm_n FROM s
+WHERE ...) AS exists_1`` read as ``(exists_1.pgivm_n > 0)``; taken also as a condition of WHERE
+when its subquery joins tables, which the semi-join rules do not take. Either subquery aggregates,
+so ``derived.py`` keeps it as a table of the view's state: the DISTINCT values by the groups a write
+touches, the count recounted whole at every write of its tables (O(N): an uncorrelated test over
+a join is rare, and its value, when it flips, changes every row of the view anyway).
+
+Taken when the subquery is tables joined by inner joins, filtered by WHERE, and reads the query
+around it only by equalities of its WHERE joined by AND with columns of the query it is in; in the
+SELECT list, only of a query that does not aggregate. Otherwise left as written, for the other
+rules to take or refuse. Runs on a qualified query, before ``exists_over_joins.py`` and ``derived.py``.
+"""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+from pgivm.query.exists_over_joins import _correlation, _plain
+from pgivm.query.scalar_subqueries import KEY, and_terms, sources_of
+
+COUNT = "pgivm_n"
+
+
+def has_valued_exists(query: exp.Expression) -> bool:
+    """Whether some EXISTS of the query is read as a value (or tests a join, uncorrelated)."""
+    return any(_read_where(test) is not None for test in query.find_all(exp.Exists))
+
+
+def exists_as_values(query: exp.Expression) -> None:
+    """Each EXISTS read as a value, as a join with its subquery's values, in place (innermost first)."""
+    for test in reversed(list(query.find_all(exp.Exists))):
+        select = _read_where(test)
+        if select is None:
+            continue
+        body = test.this
+        own = {s.alias_or_name for s in sources_of(body)}
+        visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
+        where = body.args.get("where")
+        kept, keys = [], []
+        for term in and_terms(where.this if where is not None else None):
+            if all(c.table in own for c in term.find_all(exp.Column)):
+                kept.append(term)
+                continue
+            pair = _correlation(term, own)
+            if pair is None or any(c.table not in visible for c in pair[1].find_all(exp.Column)):
+                break
+            keys.append(pair)
+        else:
+            taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
+            name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
+            _join_values(select, test, body, kept, keys, name)
+
+
+def _read_where(test: exp.Exists) -> exp.Select | None:
+    """The query ``test`` is read in, if this rule takes it there: in its WHERE (not a correlated
+    condition joined by AND, nor an uncorrelated one over one table: see exists_as_values) or in the
+    SELECT list of a query that does not aggregate; and over tables joined, filtered, correlated
+    only by its WHERE."""
+    body = test.this
+    select = test.parent_select
+    if not isinstance(body, exp.Select) or not isinstance(select, exp.Select) or not _plain(body):
+        return None
+    if any(c.table not in {s.alias_or_name for s in sources_of(body)}
+           for j in body.args.get("joins") or [] for c in j.find_all(exp.Column)):
+        return None
+    node: exp.Expression = test
+    while node.parent is not select:
+        node = node.parent  # type: ignore[assignment]
+    if node.arg_key == "expressions":
+        grouped = select.args.get("group") or select.args.get("having") or any(
+            isinstance(n, exp.AggFunc) for item in select.expressions for n in item.walk())
+        return None if grouped else select
+    if node.arg_key != "where":
+        return None
+    if _is_term(test, select):  # a semi-join, unless uncorrelated over a join
+        return select if sources_of(body)[1:] and not _correlated(body) else None
+    return select
+
+
+def _is_term(test: exp.Exists, select: exp.Select) -> bool:
+    """Whether ``test`` (or NOT of it) is a condition of ``select``'s WHERE joined by AND."""
+    where = select.args.get("where")
+    return any(t is test or (isinstance(t, exp.Not) and t.this is test)
+               for t in and_terms(where.this if where is not None else None))
+
+
+def _correlated(body: exp.Select) -> bool:
+    own = {s.alias_or_name for s in sources_of(body)}
+    return any(c.table not in own for c in body.find_all(exp.Column))
+
+
+def _join_values(select: exp.Select, test: exp.Exists, body: exp.Select, kept: list[exp.Expression],
+                 keys: list[tuple[exp.Expression, exp.Expression]], name: str) -> None:
+    values = body.copy()
+    values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
+    alias = exp.TableAlias(this=exp.to_identifier(name))
+    if keys:
+        values.set("expressions", [mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)])
+        values.set("distinct", exp.Distinct())
+        matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
+                   for i, (_, other) in enumerate(keys)]
+        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), side="LEFT", on=exp.and_(*matches)))
+        test.replace(exp.Paren(this=exp.Not(this=exp.Is(this=exp.column(f"{KEY}1", table=name), expression=exp.Null()))))
+    else:
+        values.set("expressions", [exp.Count(this=exp.Star()).as_(COUNT)])
+        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), kind="CROSS"))
+        test.replace(exp.Paren(this=exp.GT(this=exp.column(COUNT, table=name), expression=exp.Literal.number(0))))
