@@ -106,6 +106,7 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
     "`[NOT] EXISTS": [
         ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b = r.b)", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE r.a IN (SELECT t.a FROM s JOIN t ON s.c = t.c WHERE s.b = r.b)", {"first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE r.a NOT IN (SELECT t.a FROM s JOIN t ON s.c = t.c WHERE s.b = r.b)", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) AND r.a NOT IN (SELECT t.a FROM t)",
          {"first-order", "recompute"}),
     ],

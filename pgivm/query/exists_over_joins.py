@@ -14,7 +14,8 @@ agree: an equality with NULL is never true, inside the subquery as against its v
 when every condition of the subquery's WHERE that reads the query around it is an equality of one
 of its columns (or an expression of its tables) with one of the outer query's, the conditions
 joined by AND; otherwise the EXISTS is left as written, for the semi-join rules to take or refuse.
-``x IN (SELECT v FROM s JOIN t ... WHERE <correlated>)`` is that EXISTS with ``v = x`` in its WHERE.
+``x IN (SELECT v FROM s JOIN t ... WHERE <correlated>)`` is that EXISTS with ``v = x`` in its WHERE;
+``x NOT IN`` of it reads the DISTINCT (correlated side, v) pairs the same way, keeping NOT IN's NULLs.
 
 Runs on a qualified query (each column names its table), before ``derived.py``.
 """
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from pgivm.query.scalar_subqueries import KEY, and_terms, sources_of
+from pgivm.query.scalar_subqueries import KEY, VALUE, and_terms, sources_of
 
 
 def has_joined_exists(select: exp.Expression) -> bool:
@@ -38,7 +39,10 @@ def exists_over_joins(query: exp.Expression) -> None:
     for select in list(query.find_all(exp.Select)):
         where = select.args.get("where")
         for term in and_terms(where.this if where is not None else None):
-            _in_as_exists(term)
+            if isinstance(term, exp.Not) and isinstance(term.this, exp.In):
+                _not_in_over_values(term.this, query)
+            else:
+                _in_as_exists(term)
     taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
     for test in reversed(list(query.find_all(exp.Exists))):
         body = test.this
@@ -72,7 +76,7 @@ def _in_as_exists(term: exp.Expression) -> None:
     """``x IN (SELECT v FROM s JOIN t ... WHERE ...)``, correlated, a term of a WHERE joined by AND, as
     ``EXISTS (SELECT 1 FROM s JOIN t ... WHERE ... AND v = x)``: the same rows pass (a NULL on
     either side passes neither). Uncorrelated, it is a derived table of its DISTINCT values already
-    (``derived.py``, NOT IN too); a NOT IN correlated is left to the semi-join rules."""
+    (``derived.py``, NOT IN too); a NOT IN correlated is ``_not_in_over_values``."""
     body = _in_body(term) if isinstance(term, exp.In) else None
     if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body) or len(body.expressions) != 1:
         return
@@ -86,6 +90,44 @@ def _in_as_exists(term: exp.Expression) -> None:
     tested.set("where", exp.Where(this=exp.and_(where.this, equal) if where is not None else equal))
     tested.set("expressions", [exp.Literal.number(1)])
     term.replace(exp.Exists(this=tested))
+
+
+def _not_in_over_values(test: exp.In, query: exp.Expression) -> None:
+    """``x NOT IN (SELECT v FROM s JOIN t ... WHERE ... AND s.b = r.b)``, correlated by equalities, as
+    ``x NOT IN (SELECT exists_1.pgivm_v FROM (SELECT DISTINCT s.b AS pgivm_c1, v AS pgivm_v FROM s JOIN t
+    ... WHERE ...) AS exists_1 WHERE exists_1.pgivm_c1 = r.b)``: for each row the same set of values (a
+    NULL in it too, which NOT IN's rule reads), now over one table, an anti-join the semi-join rules
+    take with SQL's NULL rule."""
+    body = _in_body(test)
+    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body) or len(body.expressions) != 1:
+        return
+    own = {s.alias_or_name for s in sources_of(body)}
+    value = body.expressions[0].this if isinstance(body.expressions[0], exp.Alias) else body.expressions[0]
+    outside = [c for j in body.args.get("joins") or [] for c in j.find_all(exp.Column) if c.table not in own]
+    if outside or any(c.table not in own for c in value.find_all(exp.Column)):
+        return
+    where = body.args.get("where")
+    kept, keys = [], []
+    for term in and_terms(where.this if where is not None else None):
+        if all(c.table in own for c in term.find_all(exp.Column)):
+            kept.append(term)
+            continue
+        pair = _correlation(term, own)
+        if pair is None:
+            return
+        keys.append(pair)
+    if not keys:
+        return  # uncorrelated: a derived table of its DISTINCT values already (derived.py)
+    taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
+    name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
+    values = body.copy()
+    values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
+    values.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)),
+                               value.copy().as_(VALUE)])
+    values.set("distinct", exp.Distinct())
+    matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy()) for i, (_, other) in enumerate(keys)]
+    body.replace(exp.select(exp.column(VALUE, table=name)).from_(
+        exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name)))).where(exp.and_(*matches)))
 
 
 def _plain(body: exp.Select) -> bool:
