@@ -104,25 +104,57 @@ def refresh_options(options: dict[str, Any]) -> dict[str, Any] | None:
     return chosen
 
 
-def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: bool = True) -> None:
+# The functions and operators a view's query calls that are not immutable: stable ones read the
+# session's settings (date_part of a timestamptz reads TimeZone), volatile ones anything. A
+# maintained view computes each row's values when a writer's statement changes it, in that
+# writer's session; two writers with other settings would disagree. They are read from the query
+# tree PostgreSQL stores for a view of the query (pg_depend records no dependency on its own
+# built-in functions): each function, aggregate and operator by oid.
+_NOT_IMMUTABLE = r"""
+WITH called AS (
+    SELECT m[1] AS kind, m[2]::pg_catalog.oid AS id
+      FROM pg_catalog.pg_rewrite w,
+           pg_catalog.regexp_matches(w.ev_action::pg_catalog.text, ':(funcid|aggfnoid|winfnoid|opno) ([0-9]+)', 'g') AS m
+     WHERE w.ev_class = %s::pg_catalog.regclass)
+SELECT coalesce('operator ' || o.oid::pg_catalog.regoperator::pg_catalog.text,
+                'function ' || p.oid::pg_catalog.regprocedure::pg_catalog.text),
+       CASE p.provolatile WHEN 's' THEN 'stable' ELSE 'volatile' END
+  FROM called c
+  LEFT JOIN pg_catalog.pg_operator o ON c.kind = 'opno' AND o.oid = c.id
+  JOIN pg_catalog.pg_proc p ON p.oid = CASE WHEN c.kind = 'opno' THEN o.oprcode ELSE c.id END
+ WHERE p.provolatile <> 'i'
+ ORDER BY 1 LIMIT 1
+"""
+
+
+def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: bool = True, schema: str | None = None) -> None:
     """The definition is what users read as the view's meaning: PostgreSQL itself must accept it.
     (Run once the base tables are locked and pinned, so the names lead where resolve() found.)
     ``waiting`` False: before the locks, and so without waiting for one (a writer holding a table
-    would keep create from giving up after its lock_wait); a table locked now is checked later."""
+    would keep create from giving up after its lock_wait); a table locked now is checked later.
+    ``schema``: a schema of ours where a view of the query is made and dropped, to ask PostgreSQL
+    which functions and operators it calls: every one must be immutable (_NOT_IMMUTABLE)."""
+    calling = None
     try:
-        with conn.transaction(), user_search_path(conn):  # the user's names, as in their own query
-            if not waiting:  # for this statement only: set back below, or by the savepoint's rollback
-                previous = conn.execute("SELECT pg_catalog.current_setting('lock_timeout')").fetchone()[0]  # type: ignore[index]
+        with conn.transaction(force_rollback=True), user_search_path(conn):  # the user's names, as in their own query
+            if not waiting:  # for this statement only: undone by the savepoint's rollback
                 conn.execute("SELECT pg_catalog.set_config('lock_timeout', '20ms', true)")
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
-            if not waiting:
-                conn.execute("SELECT pg_catalog.set_config('lock_timeout', %s, true)", [previous])
+            if schema is not None:
+                view = sql.Identifier(schema, "pgivm_definition")
+                conn.execute(sql.SQL("CREATE VIEW {} AS ").format(view) + sql.SQL(sql_text))  # type: ignore[arg-type]
+                calling = conn.execute(_NOT_IMMUTABLE, [view.as_string(conn)]).fetchone()
     except psycopg.errors.LockNotAvailable:
         if waiting:
             raise
     except psycopg.Error as err:
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
+    if calling is not None:
+        raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: its value depends on the writer's session (TimeZone, ...), "
+                               "so a maintained view calls only immutable ones",
+                               "give the time zone (ts AT TIME ZONE 'UTC'), or cast a date to timestamp (d::timestamp): "
+                               "the value is then the same in every session")
 
 
 def uses_cofactor(query: Any) -> bool:
@@ -241,7 +273,7 @@ class Install:
                                    if not b.static},
                                   capture.lock_trigger(name).name, lock_wait)
         if not uses_cofactor(resolved.query):  # cofactor() is pgivm's, not PostgreSQL's
-            check_postgres_accepts(conn, resolved.query.sql)
+            check_postgres_accepts(conn, resolved.query.sql, schema=common.state_schema_for(name))
         if builder is not None:
             builder.build(conn, resolved, name, self.params, context)
         else:

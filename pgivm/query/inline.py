@@ -41,24 +41,42 @@ def _nested(select: exp.Expression) -> bool:
 
 def output_name(name: str | None, node: exp.Expression) -> str:
     """The name PostgreSQL gives a SELECT item: its alias, a column's name, a function's, else ?column?."""
-    if name:
-        return name
+    return name or _figured_name(node)[0]
+
+
+# what PostgreSQL's grammar calls the types a cast may name (a cast of a constant is named after its type)
+_TYPE_NAMES = {"int": "int4", "integer": "int4", "bigint": "int8", "smallint": "int2", "real": "float4",
+               "double precision": "float8", "float": "float8", "boolean": "bool", "decimal": "numeric",
+               "character varying": "varchar", "char": "bpchar", "character": "bpchar",
+               "timestamp with time zone": "timestamptz", "timestamp without time zone": "timestamp",
+               "time with time zone": "timetz", "time without time zone": "time"}
+
+
+def _figured_name(node: exp.Expression) -> tuple[str, int]:
+    """PostgreSQL's FigureColname: the item's name and how strongly it holds (2: a column's or a
+    function's, 1: a type's, 0: none), as a cast keeps its operand's name unless that is weak."""
+    if isinstance(node, exp.Paren):
+        return _figured_name(node.this)
     if isinstance(node, exp.Column):
-        return node.name
+        return node.name, 2
+    if isinstance(node, exp.Cast):
+        inner = _figured_name(node.this)
+        if inner[1] > 1:
+            return inner
+        written = node.to.sql(dialect="postgres").lower().split("(")[0].strip()
+        return _TYPE_NAMES.get(written, written.split(".")[-1].strip('"')), 1
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
-        return "count"
+        return "count", 2
     if isinstance(node, (exp.LogicalAnd, exp.LogicalOr)):  # sqlglot's names for them
-        return "bool_and" if isinstance(node, exp.LogicalAnd) else "bool_or"
-    if isinstance(node, exp.Func):
-        return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower()
+        return ("bool_and" if isinstance(node, exp.LogicalAnd) else "bool_or"), 2
     if isinstance(node, exp.Case):
-        return "case"
+        return "case", 2
     if isinstance(node, exp.Subquery) and isinstance(node.this, exp.Select) and node.this.expressions:
         first = node.this.expressions[0]  # a scalar subquery: its one column's name
-        return output_name(first.alias if isinstance(first, exp.Alias) else None, first.unalias())
-    if isinstance(node, exp.Cast):
-        return output_name(None, node.to) if isinstance(node.to, exp.Column) else node.to.sql(dialect="postgres").lower()
-    return "?column?"
+        return (first.alias, 2) if isinstance(first, exp.Alias) else _figured_name(first)
+    if isinstance(node, exp.Func):
+        return (node.sql_name() if not isinstance(node, exp.Anonymous) else str(node.this)).lower(), 2
+    return "?column?", 0
 
 
 def named(item: exp.Expression) -> exp.Alias:

@@ -28,6 +28,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
 from pgivm.query.derived import DerivedRelation
+from pgivm.query.group_by_outputs import group_by_outputs
 from pgivm.query.inline import inline_deriving, is_join_tree, output_name
 from pgivm.query.static import StaticRelation, static_relations
 from pgivm.query.union import union_as_joins
@@ -144,6 +145,7 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None,
     subqueries and WITH queries that aggregate (``derived.py``). A UNION
     [ALL] of SELECTs is read as one query of LEFT JOINs from a relation of branch numbers (``union.py``).
     """
+    written, sql = sql, group_by_outputs(sql, columns_of) or sql
     union = union_as_joins(sql, columns_of)
     rewritten, statics = static_relations(union[0] if union else sql, static_schema)
     columns_of = columns_knowing(columns_of, statics)
@@ -152,7 +154,9 @@ def parse_query(sql: str, columns_of: ColumnsOf | None = None,
                    distinct_as_groups=not union)
     if union:
         query = replace(query, union_branches=union[1])
-    return replace(query, sql=sql.strip(), static=statics, derived=derived) if inlined or statics else query
+    if inlined or statics or written is not sql:
+        return replace(query, sql=written.strip(), static=statics, derived=derived)
+    return query
 
 
 def columns_knowing(columns_of: ColumnsOf | None, relations: tuple[StaticRelation | DerivedRelation, ...]
@@ -342,7 +346,9 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
         if node.find(exp.Window):
             raise UnsupportedQuery(f"window functions are not supported: {_sql(node)}")
         if node.find(exp.Select):
-            raise UnsupportedQuery(f"subqueries are not supported: {_sql(node)}")
+            text = _sql(node)
+            raise UnsupportedQuery(f"a subquery in the SELECT list is maintained when it is one aggregate's value (in a query "
+                                   f"that aggregates: uncorrelated, with GROUP BY): {text if len(text) < 50 else text[:47] + '...'}")
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
             if wording is not _GENERAL:
                 raise UnsupportedQuery(wording.star.format(item=_sql(node)))

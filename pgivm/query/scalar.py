@@ -64,13 +64,17 @@ OPERATIONS: dict[str, str] = {
     "between symmetric": "({0} BETWEEN SYMMETRIC {1} AND {2})",
     "not between symmetric": "({0} NOT BETWEEN SYMMETRIC {1} AND {2})",
     "is distinct from": "({0} IS DISTINCT FROM {1})", "is not distinct from": "({0} IS NOT DISTINCT FROM {1})",
-    "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})",
+    "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})", "at time zone": "({0} AT TIME ZONE {1})",
     "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
 }
 # PostgreSQL's immutable functions a condition may call (strict or not, they read no table)
 FUNCTIONS = frozenset({"abs", "ceil", "floor", "round", "trunc", "sign", "mod", "power", "sqrt", "lower", "upper",
                        "length", "char_length", "substr", "btrim", "ltrim", "rtrim", "left", "right", "replace",
-                       "strpos", "starts_with", "coalesce", "nullif", "greatest", "least", "date_part"})
+                       "strpos", "starts_with", "coalesce", "nullif", "greatest", "least", "date_part",
+                       "date_trunc", "timezone"})  # of a timestamptz, date_part and date_trunc are stable: create
+# refuses them (pgivm.install._NOT_IMMUTABLE), and timezone(zone, x), x AT TIME ZONE zone, is the way out
+_TRUNC_FIELDS = frozenset({"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
+                           "quarter", "year", "decade", "century", "millennium"})
 # coalesce, nullif, greatest and least are SQL constructs, not functions: never qualified
 _CONSTRUCTS = frozenset({"coalesce", "nullif", "greatest", "least"})
 _TYPE = re.compile(r"(smallint|integer|int|bigint|int2|int4|int8|real|double precision|float4|float8|numeric|decimal|"
@@ -256,6 +260,14 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         if field not in _FIELDS:
             raise UnsupportedQuery(f"unsupported EXTRACT field {field}")
         return Op("extract", (from_sqlglot(node.expression, column),), field)
+    if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):  # date_trunc('month', x)
+        unit = node.args.get("unit")
+        field = unit.name.lower() if isinstance(unit, (exp.Var, exp.Literal)) else ""
+        if field not in _TRUNC_FIELDS:
+            raise UnsupportedQuery(f"unsupported date_trunc field {field or node.sql(dialect='postgres')}")
+        return Op("fn:date_trunc", (Lit(field, True), from_sqlglot(node.this, column)))
+    if isinstance(node, exp.AtTimeZone):
+        return Op("at time zone", (from_sqlglot(node.this, column), from_sqlglot(node.args["zone"], column)))
     if isinstance(node, exp.Case):
         # the simple form, CASE x WHEN v THEN ..., is the searched one with x = v (x has no side effect)
         subject = from_sqlglot(node.this, column) if node.this is not None else None

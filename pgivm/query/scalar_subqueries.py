@@ -46,7 +46,7 @@ def has_scalar(select: exp.Expression) -> bool:
     """Whether some WHERE of the query compares a value with a scalar subquery, or some SELECT list
     reads one."""
     return any(_scalar(n) is not None for c in select.find_all(*_COMPARISONS) for n in c.find_all(exp.Subquery)) or any(
-        _scalar(n) is not None and n.parent_select is s and not _aggregates(s)
+        _scalar(n) is not None and n.parent_select is s and (not _aggregates(s) or bool(s.args.get("group")))
         for s in select.find_all(exp.Select) for item in s.expressions for n in item.find_all(exp.Subquery))
 
 
@@ -61,10 +61,13 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
         return found
 
     for select in reversed(list(query.find_all(exp.Select))):
-        if not _aggregates(select):  # read in the SELECT list: every row has a value, over no rows too
-            for item in list(select.expressions):
-                for side in [n for n in item.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]:
-                    _join_values(select, side, side.this, name(), False, False)
+        # read in the SELECT list: every row has a value, over no rows too; in a query that groups,
+        # an uncorrelated one is one more GROUP BY value (one for every group), as in HAVING
+        grouped = _aggregates(select)
+        for item in list(select.expressions) if not grouped or select.args.get("group") else []:
+            for side in [n for n in item.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]:
+                if not grouped or not _correlated(side.this):
+                    _join_values(select, side, side.this, name(), grouped, False)
         for clause in ("where", "having"):
             if clause == "having" and not select.args.get("group"):
                 continue  # with no GROUP BY, grouping by the value would drop the one row of no input
@@ -172,6 +175,11 @@ def _within_sources(node: exp.Expression | None, body: exp.Select) -> bool:
             return True
         node = node.parent
     return False
+
+
+def _correlated(body: exp.Select) -> bool:
+    own = {s.alias_or_name for s in sources_of(body)}
+    return any(c.table not in own for c in body.find_all(exp.Column) if c.parent_select is body)
 
 
 def _aggregates(select: exp.Select) -> bool:

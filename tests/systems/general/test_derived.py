@@ -78,6 +78,8 @@ QUERIES = {
     "uncorrelated, and coalesce over a join, in the select list": (
         "SELECT r.a, (SELECT avg(w) FROM s) AS mean, coalesce((SELECT sum(t.d) FROM s JOIN t ON s.c = t.c "
         "WHERE s.b = r.b), -1) + r.v AS joined FROM r WHERE r.a > 0"),
+    "uncorrelated in the select list of a grouped query": ("SELECT r.b, count(*) * 10 - (SELECT count(*) FROM s) AS d, "
+                                                           "sum(r.v) FROM r GROUP BY r.b"),
     # EXISTS read as a value (under OR, NOT, CASE, in the SELECT list; uncorrelated over a join): a
     # LEFT JOIN with the DISTINCT values of its correlated side, or a join with its count
     "exists under or": "SELECT r.a, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.w > 2) OR r.a > 2",
@@ -280,6 +282,8 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     ("SELECT r.a FROM r WHERE r.v > (SELECT max(w) FROM s WHERE s.b < r.b)", ["other than by an equality", "s.b < r.b"]),
     ("SELECT r.a FROM r WHERE r.a = 1 OR r.v > (SELECT max(w) FROM s)", ["a subquery is maintained only as"]),
     ("SELECT r.b FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(w) FROM s WHERE s.b = r.b)", ["in HAVING reads the query"]),
+    ("SELECT r.b, count(*) - (SELECT count(*) FROM s WHERE s.b = r.b) FROM r GROUP BY r.b",
+     ["a subquery in the SELECT list is maintained when", "uncorrelated, with GROUP BY"]),
     # EXISTS over a join correlated otherwise than by equalities of its WHERE: left to the semi-join rules
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b < r.b)", ["not one with joins"]),
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c AND t.d = r.a)", ["not one with joins"]),

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from pgivm import command
+from pgivm.errors import PgivmError
 
 QUERIES = {
     "grouped": ("SELECT s.c * 10 + 1 AS key, sum(r.a) / count(*) AS mean, coalesce(sum(r.a), -1), "
@@ -23,6 +24,11 @@ QUERIES = {
     "one group": "SELECT count(*) * 2 AS twice, sum(r.a) - 1 FROM r JOIN s ON r.b = s.b",
     # constants beside columns and aggregates: the same value in every row (pg_ivm's suite has SELECT 1)
     "constants": "SELECT 'x' AS tag, s.c, count(*), 2 * 3 AS six, NULL::int AS nothing FROM r JOIN s ON r.b = s.b GROUP BY s.c",
+    # GROUP BY a position or an output's name: the item's expression; casts named as PostgreSQL names them
+    "group by 1, 2": ("SELECT CASE WHEN r.a > 2 THEN 'big' ELSE 'small' END AS size, s.c % 2, count(*)::int, "
+                      "sum(r.a)::numeric(10, 1), 1::int FROM r JOIN s ON r.b = s.b GROUP BY 1, 2"),
+    "group by an output's name": ("SELECT r.a::text AS k, s.c AS cc, count(*) FROM r JOIN s ON r.b = s.b "
+                                  "GROUP BY k, cc"),
 }
 
 
@@ -59,3 +65,55 @@ def test_computed_items_after_every_statement(conn: psycopg.Connection, dsn: str
     assert len(seen) > 3
     for system in systems:
         assert command.verify(f"v_{system}", target=dsn).ok
+
+
+@pytest.mark.parametrize(("sql", "words"), [
+    ("SELECT extract(hour FROM e.ts) AS h, count(*) FROM e GROUP BY 1", ['function "extract"(text,timestamp with time zone) is stable']),
+    ("SELECT e.ts::date, count(*) FROM e GROUP BY 1", ["function date(timestamp with time zone) is stable"]),
+    ("SELECT e.id FROM e WHERE e.ts > TIMESTAMP '2024-01-01'",
+     ["operator >(timestamp with time zone,timestamp without time zone) is stable"]),
+    ("SELECT date_trunc('month', e.day) AS m, count(*) FROM e GROUP BY 1", ["date_trunc(text,timestamp with time zone)"]),
+])
+def test_a_value_that_depends_on_the_writers_session_is_refused(conn: psycopg.Connection, dsn: str, sql: str,
+                                                                 words: list[str]) -> None:
+    """A stable function or operator (of a timestamptz: TimeZone) would be computed in each writer's
+    session, and two writers with other settings would disagree on one row: refused in one line
+    (pg_ivm refuses them too), nothing created."""
+    conn.execute("CREATE TABLE e (id int, ts timestamptz, day date)")
+    with pytest.raises(PgivmError) as refused:
+        command.create("v", sql, target=dsn)
+    message = refused.value.message
+    assert all(w in message for w in words) and "\n" not in message and len(message) < 200, message
+    assert "AT TIME ZONE" in (refused.value.hint or "")
+    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone() == (0,)
+
+
+def test_with_the_time_zone_given_writers_in_any_time_zone_agree(conn: psycopg.Connection, dsn: str) -> None:
+    """The same views with the time zone written out (immutable): writers whose sessions are in UTC,
+    Tokyo and New York insert, move and delete rows, and each view equals the query after every
+    statement, read in any time zone."""
+    conn.execute("CREATE TABLE e (id int, ts timestamptz, day date)")
+    queries = {
+        "hours": "SELECT extract(hour FROM e.ts AT TIME ZONE 'UTC') AS h, count(*) FROM e GROUP BY 1",
+        "months": "SELECT date_trunc('month', e.day::timestamp) AS m, count(*), min(e.id) FROM e GROUP BY 1",
+        "late": "SELECT e.id FROM e WHERE timezone('Asia/Tokyo', e.ts) > TIMESTAMP '2024-03-01 12:00'",
+    }
+    for name, query in queries.items():
+        command.create(name, query, system="first-order", target=dsn)
+    rng = random.Random(7)
+    zones = ["UTC", "Asia/Tokyo", "America/New_York"]
+    for step in range(40):
+        conn.execute("SELECT set_config('TimeZone', %s, false)", [rng.choice(zones)])
+        roll = rng.random()
+        if roll < 0.6:
+            conn.execute("INSERT INTO e VALUES (%s, TIMESTAMPTZ '2024-02-28 00:00+00' + %s * INTERVAL '7 hours', "
+                         "DATE '2024-01-20' + %s)", [step, rng.randrange(20), rng.randrange(60)])
+        elif roll < 0.8:
+            conn.execute("UPDATE e SET ts = ts + INTERVAL '5 hours' WHERE id %% 3 = %s", [rng.randrange(3)])
+        else:
+            conn.execute("DELETE FROM e WHERE id %% 4 = %s", [rng.randrange(4)])
+        conn.execute("SELECT set_config('TimeZone', %s, false)", [rng.choice(zones)])
+        for name, query in queries.items():
+            assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall()) == sorted(conn.execute(query).fetchall()), (name, step)
+    for name in queries:
+        assert command.verify(name, target=dsn).ok
