@@ -20,7 +20,7 @@ from psycopg import sql
 from pgivm import capture, deferred, derived, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
-from pgivm.connection import user_path, user_search_path
+from pgivm.connection import search_path_of, user_path, user_search_path
 from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView, pin_sources
@@ -140,10 +140,12 @@ def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: boo
             if not waiting:  # for this statement only: undone by the savepoint's rollback
                 conn.execute("SELECT pg_catalog.set_config('lock_timeout', '20ms', true)")
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
-            if schema is not None:
+        if schema is not None:  # its functions as pgivm calls them: pg_catalog's (never a stranger's public.abs)
+            with conn.transaction(force_rollback=True):
                 view = sql.Identifier(schema, "pgivm_definition")
-                conn.execute(sql.SQL("CREATE VIEW {} AS ").format(view) + sql.SQL(sql_text))  # type: ignore[arg-type]
-                calling = conn.execute(_NOT_IMMUTABLE, [view.as_string(conn)]).fetchone()
+                with search_path_of(conn, f"pg_catalog, {user_path(conn).setting}"):  # only to read the user's names
+                    conn.execute(sql.SQL("CREATE VIEW {} AS ").format(view) + sql.SQL(sql_text))  # type: ignore[arg-type]
+                calling = conn.execute(_NOT_IMMUTABLE, [view.as_string(conn)]).fetchone()  # on pgivm's own path
     except psycopg.errors.LockNotAvailable:
         if waiting:
             raise

@@ -65,6 +65,11 @@ OPERATIONS: dict[str, str] = {
     "not between symmetric": "({0} NOT BETWEEN SYMMETRIC {1} AND {2})",
     "is distinct from": "({0} IS DISTINCT FROM {1})", "is not distinct from": "({0} IS NOT DISTINCT FROM {1})",
     "like": "({0} LIKE {1})", "not like": "({0} NOT LIKE {1})", "at time zone": "({0} AT TIME ZONE {1})",
+    # regular expressions; jsonb's fields and containment (each resolved for its operands' types, and
+    # refused by create unless immutable)
+    "~": "({0} ~ {1})", "~*": "({0} ~* {1})", "!~": "({0} !~ {1})", "!~*": "({0} !~* {1})",
+    "->": "({0} -> {1})", "->>": "({0} ->> {1})", "#>": "({0} #> {1})", "#>>": "({0} #>> {1})",
+    "@>": "({0} @> {1})", "<@": "({0} <@ {1})", "?": "({0} ? {1})",
     "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
 }
 # PostgreSQL's immutable functions a condition may call (strict or not, they read no table)
@@ -233,6 +238,9 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
             return _in(inner_node, column, "not in")
         if isinstance(inner_node, exp.Between):
             return _between(inner_node, column, negated=True)
+        if isinstance(inner_node, (exp.RegexpLike, exp.RegexpILike)):  # !~ and !~*
+            return Op("!~" if isinstance(inner_node, exp.RegexpLike) else "!~*",
+                      (from_sqlglot(inner_node.this, column), from_sqlglot(inner_node.expression, column)))
         return Op("not", (from_sqlglot(node.this, column),))
     if isinstance(node, (exp.And, exp.Or)):
         name = "and" if isinstance(node, exp.And) else "or"
@@ -266,6 +274,8 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         if field not in _TRUNC_FIELDS:
             raise UnsupportedQuery(f"unsupported date_trunc field {field or node.sql(dialect='postgres')}")
         return Op("fn:date_trunc", (Lit(field, True), from_sqlglot(node.this, column)))
+    if type(node) in _OPERATORS:
+        return Op(_OPERATORS[type(node)], (from_sqlglot(node.this, column), _json_key(node.expression, column)))
     if isinstance(node, exp.AtTimeZone):
         return Op("at time zone", (from_sqlglot(node.this, column), from_sqlglot(node.args["zone"], column)))
     if isinstance(node, exp.Case):
@@ -295,6 +305,29 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
                                "only immutable functions of PostgreSQL's own (abs, coalesce, lower, length, round, "
                                "substr, ...: pgivm.query.scalar.FUNCTIONS)")
     raise UnsupportedQuery(f"unsupported expression {node.sql(dialect='postgres')}")
+
+
+# operators sqlglot reads as nodes of their own
+_OPERATORS: dict[type[exp.Expression], str] = {
+    exp.RegexpLike: "~", exp.RegexpILike: "~*", exp.JSONExtract: "->", exp.JSONExtractScalar: "->>",
+    exp.JSONBExtract: "#>", exp.JSONBExtractScalar: "#>>", exp.ArrayContainsAll: "@>", exp.ArrayContainedBy: "<@",
+    exp.JSONBContainsTopKey: "?",
+}
+
+
+OPERATOR_NODES = tuple(_OPERATORS)
+
+
+def _json_key(node: exp.Expression, column: Callable[[exp.Column], Col]) -> Node:
+    """The right operand of ``->``/``->>`` (sqlglot reads ``'k'`` and ``0`` as a JSON path), or any other."""
+    if isinstance(node, exp.JSONPath):
+        parts = node.expressions[1:] if node.expressions and isinstance(node.expressions[0], exp.JSONPathRoot) else []
+        if len(parts) != 1 or not isinstance(parts[0], (exp.JSONPathKey, exp.JSONPathSubscript)) \
+                or not isinstance(parts[0].this, (str, int)):
+            raise UnsupportedQuery(f"unsupported JSON path {node.sql(dialect='postgres')}: write x -> 'key' or x -> 0")
+        key = parts[0].this
+        return Lit(str(key), isinstance(key, str))
+    return from_sqlglot(node, column)
 
 
 def _arguments(node: exp.Expression) -> list[exp.Expression]:

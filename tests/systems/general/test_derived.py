@@ -486,7 +486,8 @@ def test_the_functions_and_names_conditions_take_are_taken_inside() -> None:
 
     arguments = {"mod": "q.d, 2", "power": "q.d, 2", "substr": "q.t, 1, 2", "left": "q.t, 1", "right": "q.t, 1",
                  "replace": "q.t, 'a', 'b'", "strpos": "q.t, 'a'", "starts_with": "q.t, 'a'", "coalesce": "q.d, 1",
-                 "nullif": "q.d, 1", "greatest": "q.d, 1", "least": "q.d, 1", "date_part": "'year', DATE '2020-01-01'"}
+                 "nullif": "q.d, 1", "greatest": "q.d, 1", "least": "q.d, 1", "date_part": "'year', DATE '2020-01-01'",
+                 "date_trunc": "'month', TIMESTAMP '2020-01-01'", "timezone": "'UTC', TIMESTAMPTZ '2020-01-01'"}
     of_text = {"lower", "upper", "length", "char_length", "btrim", "ltrim", "rtrim"}
     for function in sorted(scalar.FUNCTIONS):
         text = f"{function}({arguments.get(function, 'q.t' if function in of_text else 'q.d')})"

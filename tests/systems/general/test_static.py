@@ -24,7 +24,8 @@ QUERIES = {  # label -> (query, the default system)
                          "ON a.i = v.x", "first-order"),
     "values on the left": ("SELECT v.x, count(a.j) AS n FROM (VALUES (0), (1), (5)) AS v(x) LEFT JOIN a ON a.i = v.x "
                            "GROUP BY v.x", "first-order"),
-    "dates": ("SELECT d, count(*) AS n FROM generate_series(DATE '2026-01-01', DATE '2026-01-05', INTERVAL '1 day') AS d "
+    # timestamps: a series of dates is one of timestamptz, whose EXTRACT reads the session's TimeZone (refused)
+    "dates": ("SELECT d, count(*) AS n FROM generate_series(TIMESTAMP '2026-01-01', TIMESTAMP '2026-01-05', INTERVAL '1 day') AS d "
               "JOIN a ON a.i = EXTRACT(day FROM d) GROUP BY d", "first-order"),
     "constants over a table": ("SELECT 1 AS one, 'x' AS tag FROM a", "recompute"),
     "no FROM": ("SELECT 1 AS one, 'two' AS two", "recompute"),
