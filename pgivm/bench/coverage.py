@@ -51,6 +51,11 @@ CASES = {
     # a correlated scalar subquery (TPC-H Q17's shape): joined as a derived table of each b's average
     "correlated scalar subquery": ("SELECT s.c, r.a FROM r JOIN s ON r.b = s.b "
                                    "WHERE r.a > (SELECT avg(r2.a) FROM r AS r2 WHERE r2.b = r.b)"),
+    # an EXISTS read as a value: a LEFT JOIN with the DISTINCT b of s's small groups (pg_ivm refuses it)
+    "exists as a value": "SELECT r.a, r.b, EXISTS (SELECT 1 FROM s WHERE s.b = r.b AND s.c < 5) AS small FROM r",
+    # a subquery that aggregates over another: derived tables, the outer one's triggers on the inner one
+    "nested subqueries": ("SELECT y.c, y.top FROM (SELECT x.c, max(x.n) AS top FROM (SELECT s.c, r.b, count(*) AS n "
+                          "FROM r JOIN s ON r.b = s.b GROUP BY s.c, r.b) AS x GROUP BY x.c) AS y"),
 }
 # pg_ivm looks the rows of an outer join's view up by the join columns, which its documentation
 # asks the user to index (it indexes a view's keys itself otherwise)
