@@ -357,7 +357,7 @@ REFUSED: list[tuple[str, str, str | list[str]]] = [
     ("exists-grouped", "SELECT count(*) FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b GROUP BY s.a)", ["group"]),
     ("subquery-of-a-join", "SELECT count(*) FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b < r.b)",
      ["an exists over a join", "needs the tables' columns"]),  # read with them: refused (test_derived.py)
-    ("subquery-in-select", "SELECT (SELECT 1) FROM r", ["a subquery in the SELECT list", "(SELECT 1)"]),
+    ("subquery-in-select", "SELECT (SELECT 1) FROM r", ["a subquery in the SELECT list"]),
     ("with", "WITH q AS (SELECT * FROM r) SELECT count(*) FROM q", ["with query", "needs the tables' columns"]),
     ("distinct-on", "SELECT DISTINCT ON (r.a) r.a FROM r", "DISTINCT ON is not supported in a maintained view"),
     ("having-not-grouped", "SELECT r.a, count(*) FROM r GROUP BY r.a HAVING r.b > 1", ["having reads r.b", "not a group by column"]),
