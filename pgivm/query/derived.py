@@ -16,7 +16,9 @@ once, NULL included), and what is kept of each (its recount as SQL over its tabl
 ``pgivm.derived`` points at the tables or at a statement's changed rows). The subquery must read
 tables only (joined by commas, inner or LEFT JOIN ... ON; grouped by columns of tables no LEFT
 JOIN extends with NULLs), call aggregates and PostgreSQL's listed
-immutable functions only, and read nothing of the query around it. A subquery of one row per key
+immutable functions only, and read nothing of the query around it. Its WHERE may test ``x IN`` or
+``EXISTS`` over one table (joined by AND), and its FROM may read another subquery that aggregates,
+kept first (innermost first): a derived table over a derived table (TPC-H Q15, Q20). A subquery of one row per key
 that ``inline._semi_joins`` reads as an EXISTS test stays one.
 """
 
@@ -160,7 +162,7 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
     from pgivm.query.inline import named
 
     body = inner.copy()
-    _check_sources(body, name)
+    _own_aliases(body, _check_sources(body, name))
     for item in body.expressions:  # PostgreSQL's names, before qualify calls them _col_N
         if isinstance(item, exp.Star):
             continue
@@ -224,8 +226,9 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
     return DerivedRelation(table, tuple(outputs), len(keys), recount.sql(dialect="postgres"), tuple(sources))
 
 
-def _check_sources(body: exp.Select, name: str) -> None:
-    """Tables only, joined by commas, inner or LEFT JOIN ... ON, no subquery anywhere."""
+def _check_sources(body: exp.Select, name: str) -> list[exp.Expression]:
+    """Tables only, joined by commas, inner or LEFT JOIN ... ON, no subquery but IN or EXISTS over one
+    table joined by AND in its WHERE (``_semi_join``): those tests."""
     source = body.args.get("from_") or body.args.get("from")
     if source is None or not isinstance(source.this, exp.Table) or not isinstance(source.this.this, exp.Identifier):
         raise UnsupportedQuery(f"subquery {name} aggregates over something other than tables (a subquery, a function, "
@@ -241,6 +244,12 @@ def _check_sources(body: exp.Select, name: str) -> None:
     if any(s is not body and id(s) not in tested for s in body.find_all(exp.Select)):
         raise UnsupportedQuery(f"subquery {name} aggregates and holds a subquery of its own other than an IN or EXISTS "
                                "over one table joined by AND in its WHERE: not supported yet")
+    return tests
+
+
+def _own_aliases(body: exp.Select, tests: list[exp.Expression]) -> None:
+    """The table each IN or EXISTS test reads, under an alias no other table of ``body`` has (its
+    recount reads each table by alias), its columns renamed with it."""
     taken = {t.alias_or_name for t in body.find_all(exp.Table) if t.parent_select is body}
     for term in tests:  # the table an IN or EXISTS reads, under a name of its own (its recount reads it by alias)
         inner = term.find(exp.Select)
