@@ -29,8 +29,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from pgivm.query.exists_over_joins import _correlation, _plain
-from pgivm.query.scalar_subqueries import KEY, and_terms, sources_of
+from pgivm.query.exists_over_joins import distinct_values, fresh_name, key_matches, plain, split_where
+from pgivm.query.scalar_subqueries import KEY, and_terms, correlated, sources_of
 
 COUNT = "pgivm_n"
 
@@ -47,22 +47,12 @@ def exists_as_values(query: exp.Expression) -> None:
         if select is None:
             continue
         body = test.this
-        own = {s.alias_or_name for s in sources_of(body)}
         visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
-        where = body.args.get("where")
-        kept, keys = [], []
-        for term in and_terms(where.this if where is not None else None):
-            if all(c.table in own for c in term.find_all(exp.Column)):
-                kept.append(term)
-                continue
-            pair = _correlation(term, own)
-            if pair is None or any(c.table not in visible for c in pair[1].find_all(exp.Column)):
-                break
-            keys.append(pair)
-        else:
-            taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
-            name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
-            _join_values(select, test, body, kept, keys, name)
+        split = split_where(body)
+        if split is None or any(c.table not in visible for _, other in split[1] for c in other.find_all(exp.Column)):
+            continue  # correlated otherwise than by equalities with the query it is read in
+        name = fresh_name({n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}, "exists")
+        _join_values(select, test, body, *split, name)
 
 
 def _read_where(test: exp.Exists) -> exp.Select | None:
@@ -72,7 +62,7 @@ def _read_where(test: exp.Exists) -> exp.Select | None:
     only by its WHERE."""
     body = test.this
     select = test.parent_select
-    if not isinstance(body, exp.Select) or not isinstance(select, exp.Select) or not _plain(body):
+    if not isinstance(body, exp.Select) or not isinstance(select, exp.Select) or not plain(body):
         return None
     if any(c.table not in {s.alias_or_name for s in sources_of(body)}
            for j in body.args.get("joins") or [] for c in j.find_all(exp.Column)):
@@ -87,7 +77,7 @@ def _read_where(test: exp.Exists) -> exp.Select | None:
     if node.arg_key != "where":
         return None
     if _is_term(test, select):  # a semi-join, unless uncorrelated over a join
-        return select if sources_of(body)[1:] and not _correlated(body) else None
+        return select if sources_of(body)[1:] and not correlated(body) else None
     return select
 
 
@@ -98,24 +88,16 @@ def _is_term(test: exp.Exists, select: exp.Select) -> bool:
                for t in and_terms(where.this if where is not None else None))
 
 
-def _correlated(body: exp.Select) -> bool:
-    own = {s.alias_or_name for s in sources_of(body)}
-    return any(c.table not in own for c in body.find_all(exp.Column))
-
-
 def _join_values(select: exp.Select, test: exp.Exists, body: exp.Select, kept: list[exp.Expression],
                  keys: list[tuple[exp.Expression, exp.Expression]], name: str) -> None:
-    values = body.copy()
-    values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
     alias = exp.TableAlias(this=exp.to_identifier(name))
     if keys:
-        values.set("expressions", [mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)])
-        values.set("distinct", exp.Distinct())
-        matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
-                   for i, (_, other) in enumerate(keys)]
-        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), side="LEFT", on=exp.and_(*matches)))
+        values = distinct_values(body, kept, keys)
+        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), side="LEFT", on=key_matches(name, keys)))
         test.replace(exp.Paren(this=exp.Not(this=exp.Is(this=exp.column(f"{KEY}1", table=name), expression=exp.Null()))))
     else:
+        values = body.copy()
+        values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
         values.set("expressions", [exp.Count(this=exp.Star()).as_(COUNT)])
         select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), kind="CROSS"))
         test.replace(exp.Paren(this=exp.GT(this=exp.column(COUNT, table=name), expression=exp.Literal.number(0))))

@@ -46,25 +46,39 @@ def exists_over_joins(query: exp.Expression) -> None:
     taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
     for test in reversed(list(query.find_all(exp.Exists))):
         body = test.this
-        if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body):
+        if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not plain(body):
             continue
         own = {s.alias_or_name for s in sources_of(body)}
-        where = body.args.get("where")
-        kept, keys = [], []  # keys: (the subquery's side, the outer side) of each correlating equality
-        for term in and_terms(where.this if where is not None else None):
-            if all(c.table in own for c in term.find_all(exp.Column)):
-                kept.append(term)
-                continue
-            pair = _correlation(term, own)
-            if pair is None:
-                break
-            keys.append(pair)
-        else:
-            outside = [c for j in body.args.get("joins") or [] for c in j.find_all(exp.Column) if c.table not in own]
-            if keys and not outside:
-                name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
-                taken.add(name)
-                body.replace(_over_values(body, kept, keys, name))
+        split = split_where(body)
+        outside = [c for j in body.args.get("joins") or [] for c in j.find_all(exp.Column) if c.table not in own]
+        if split is not None and split[1] and not outside:
+            name = fresh_name(taken, "exists")
+            body.replace(_over_values(body, *split, name))
+
+
+def split_where(body: exp.Select) -> tuple[list[exp.Expression], list[tuple[exp.Expression, exp.Expression]]] | None:
+    """The conditions of ``body``'s WHERE (joined by AND) that read its own tables alone, and the
+    (its side, the outer side) of each equality that correlates it; None if some other condition
+    reads the query around it."""
+    own = {s.alias_or_name for s in sources_of(body)}
+    where = body.args.get("where")
+    kept, keys = [], []
+    for term in and_terms(where.this if where is not None else None):
+        if all(c.table in own for c in term.find_all(exp.Column)):
+            kept.append(term)
+            continue
+        pair = correlation(term, own)
+        if pair is None:
+            return None
+        keys.append(pair)
+    return kept, keys
+
+
+def fresh_name(taken: set[str], stem: str) -> str:
+    """``stem_N`` for the first N no alias of ``taken`` has, now taken too."""
+    name = next(f"{stem}_{n}" for n in range(1, len(taken) + 2) if f"{stem}_{n}" not in taken)
+    taken.add(name)
+    return name
 
 
 def _in_body(node: exp.In) -> exp.Expression | None:
@@ -78,7 +92,7 @@ def _in_as_exists(term: exp.Expression) -> None:
     either side passes neither). Uncorrelated, it is a derived table of its DISTINCT values already
     (``derived.py``, NOT IN too); a NOT IN correlated is ``_not_in_over_values``."""
     body = _in_body(term) if isinstance(term, exp.In) else None
-    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body) or len(body.expressions) != 1:
+    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not plain(body) or len(body.expressions) != 1:
         return
     own = {s.alias_or_name for s in sources_of(body)}
     if all(c.table in own for c in body.find_all(exp.Column)):
@@ -99,38 +113,24 @@ def _not_in_over_values(test: exp.In, query: exp.Expression) -> None:
     NULL in it too, which NOT IN's rule reads), now over one table, an anti-join the semi-join rules
     take with SQL's NULL rule."""
     body = _in_body(test)
-    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not _plain(body) or len(body.expressions) != 1:
+    if not isinstance(body, exp.Select) or not sources_of(body)[1:] or not plain(body) or len(body.expressions) != 1:
         return
     own = {s.alias_or_name for s in sources_of(body)}
     value = body.expressions[0].this if isinstance(body.expressions[0], exp.Alias) else body.expressions[0]
     outside = [c for j in body.args.get("joins") or [] for c in j.find_all(exp.Column) if c.table not in own]
     if outside or any(c.table not in own for c in value.find_all(exp.Column)):
         return
-    where = body.args.get("where")
-    kept, keys = [], []
-    for term in and_terms(where.this if where is not None else None):
-        if all(c.table in own for c in term.find_all(exp.Column)):
-            kept.append(term)
-            continue
-        pair = _correlation(term, own)
-        if pair is None:
-            return
-        keys.append(pair)
-    if not keys:
+    split = split_where(body)
+    if split is None or not split[1]:
         return  # uncorrelated: a derived table of its DISTINCT values already (derived.py)
-    taken = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
-    name = next(f"exists_{n}" for n in range(1, len(taken) + 2) if f"exists_{n}" not in taken)
-    values = body.copy()
-    values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
-    values.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)),
-                               value.copy().as_(VALUE)])
-    values.set("distinct", exp.Distinct())
-    matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy()) for i, (_, other) in enumerate(keys)]
+    kept, keys = split
+    name = fresh_name({n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}, "exists")
+    values = distinct_values(body, kept, keys, value.copy().as_(VALUE))
     body.replace(exp.select(exp.column(VALUE, table=name)).from_(
-        exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name)))).where(exp.and_(*matches)))
+        exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name)))).where(key_matches(name, keys)))
 
 
-def _plain(body: exp.Select) -> bool:
+def plain(body: exp.Select) -> bool:
     """Tables joined (inner), filtered by WHERE: nothing a DISTINCT of some columns would change."""
     clauses = ("group", "having", "distinct", "limit", "offset", "with_", "with", "windows", "order")
     return (not any(body.args.get(c) for c in clauses) and all(isinstance(s, exp.Table) for s in sources_of(body))
@@ -139,7 +139,7 @@ def _plain(body: exp.Select) -> bool:
             and not any(s is not body for s in body.find_all(exp.Select)))
 
 
-def _correlation(term: exp.Expression, own: set[str]) -> tuple[exp.Expression, exp.Expression] | None:
+def correlation(term: exp.Expression, own: set[str]) -> tuple[exp.Expression, exp.Expression] | None:
     """(the subquery's side, the outer query's side) of an equality between them, else None."""
     if not isinstance(term, exp.EQ):
         return None
@@ -153,11 +153,22 @@ def _correlation(term: exp.Expression, own: set[str]) -> tuple[exp.Expression, e
 
 def _over_values(body: exp.Select, kept: list[exp.Expression], keys: list[tuple[exp.Expression, exp.Expression]],
                  name: str) -> exp.Select:
+    return (exp.select("1").from_(exp.Subquery(this=distinct_values(body, kept, keys),
+                                               alias=exp.TableAlias(this=exp.to_identifier(name))))
+            .where(key_matches(name, keys)))
+
+
+def distinct_values(body: exp.Select, kept: list[exp.Expression], keys: list[tuple[exp.Expression, exp.Expression]],
+                    *outputs: exp.Expression) -> exp.Select:
+    """``SELECT DISTINCT <its side of each key> AS pgivm_c1, ..., <outputs> FROM <body's tables> WHERE <kept>``."""
     values = body.copy()
     values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
-    values.set("expressions", [mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)])
+    values.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)), *outputs])
     values.set("distinct", exp.Distinct())
-    matches = [exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
-               for i, (_, other) in enumerate(keys)]
-    return (exp.select("1").from_(exp.Subquery(this=values, alias=exp.TableAlias(this=exp.to_identifier(name))))
-            .where(exp.and_(*matches)))
+    return values
+
+
+def key_matches(name: str, keys: list[tuple[exp.Expression, exp.Expression]]) -> exp.Expression:
+    """``name.pgivm_c1 = <the outer side of the first key> AND ...``."""
+    return exp.and_(*(exp.EQ(this=exp.column(f"{KEY}{i + 1}", table=name), expression=other.copy())
+                      for i, (_, other) in enumerate(keys)))

@@ -66,7 +66,7 @@ def scalar_subqueries_as_joins(query: exp.Expression) -> None:
         grouped = _aggregates(select)
         for item in list(select.expressions) if not grouped or select.args.get("group") else []:
             for side in [n for n in item.find_all(exp.Subquery) if _scalar(n) is not None and n.parent_select is select]:
-                if not grouped or not _correlated(side.this):
+                if not grouped or not correlated(side.this):
                     _join_values(select, side, side.this, name(), grouped, False)
         for clause in ("where", "having"):
             if clause == "having" and not select.args.get("group"):
@@ -177,7 +177,8 @@ def _within_sources(node: exp.Expression | None, body: exp.Select) -> bool:
     return False
 
 
-def _correlated(body: exp.Select) -> bool:
+def correlated(body: exp.Select) -> bool:
+    """Whether ``body`` reads a column of the query around it (its own nested subqueries aside)."""
     own = {s.alias_or_name for s in sources_of(body)}
     return any(c.table not in own for c in body.find_all(exp.Column) if c.parent_select is body)
 
