@@ -509,3 +509,34 @@ def test_a_quoted_upper_case_table_beside_a_subquery(conn: psycopg.Connection, d
         conn.execute(statement)
         for i, query in enumerate(queries):
             assert _differs(conn, f"v{i}", query) == 0, (query, statement)
+
+
+GENERATED_NAMES = [
+    # columns named as the rewrites' own (pgivm_c1, pgivm_value, pgivm_n, pgivm_k1, exists_1), floats
+    # from 1e-300 to 1e300 (a sum that cancels), NULL keys
+    ("SELECT g1.pgivm_n, EXISTS (SELECT 1 FROM g2 WHERE g2.pgivm_c1 = g1.pgivm_c1) AS exists_1, "
+     "(SELECT max(g2.pgivm_k1) FROM g2 WHERE g2.pgivm_c1 = g1.pgivm_c1) AS pgivm_value FROM g1"),
+    ("SELECT y.pgivm_c1, y.pgivm_value FROM (SELECT x.pgivm_c1, max(x.pgivm_value) AS pgivm_value FROM (SELECT pgivm_c1, "
+     "pgivm_n, sum(pgivm_value) AS pgivm_value FROM g1 GROUP BY pgivm_c1, pgivm_n) x GROUP BY x.pgivm_c1) y"),
+    ("SELECT g1.pgivm_n FROM g1 WHERE g1.pgivm_n NOT IN (SELECT g2.pgivm_c1 FROM g2 JOIN g1 AS g3 "
+     "ON g3.pgivm_c1 = g2.pgivm_c1 WHERE g3.pgivm_n = g1.pgivm_c1)"),
+]
+
+
+@pytest.mark.parametrize("query", GENERATED_NAMES)
+def test_the_new_rewrites_over_columns_named_as_their_own_and_floats_far_apart(conn: psycopg.Connection, dsn: str,
+                                                                              query: str) -> None:
+    conn.execute('CREATE TABLE g1 ("pgivm_c1" int, "pgivm_value" float8, "pgivm_n" int); '
+                 'CREATE TABLE g2 ("pgivm_c1" int, "pgivm_k1" float8); '
+                 "INSERT INTO g1 VALUES (1, 1e-300, 2), (1, 1e300, 3), (2, NULL, 1); INSERT INTO g2 VALUES (1, 5), (NULL, 1e-200)")
+    command.create("v", query, target=dsn)
+    seen = set()
+    for statement in ["INSERT INTO g1 VALUES (1, -1e300, 2), (NULL, 7, 1)", "DELETE FROM g2 WHERE pgivm_c1 IS NULL",
+                      "INSERT INTO g2 VALUES (2, 1e-300), (3, -1e300)", "UPDATE g1 SET pgivm_c1 = 3 WHERE pgivm_n = 1",
+                      "UPDATE g1 SET pgivm_value = pgivm_value * 1e-10 WHERE pgivm_c1 = 1", "DELETE FROM g1 WHERE pgivm_n = 2",
+                      "TRUNCATE g2", "INSERT INTO g2 VALUES (NULL, 1), (1, 1e300)"]:
+        conn.execute(statement)
+        assert _differs(conn, "v", query) == 0, statement
+        seen.add(repr(sorted(conn.execute(query).fetchall(), key=repr)))
+    assert len(seen) >= 3  # the states checked differ
+    assert command.verify("v", target=dsn).ok
