@@ -192,8 +192,8 @@ def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str, row: 
 
 
 # The equality a type's values are compared with in generated code: the default btree operator
-# class of the type, of a type it is binary-coercible to (varchar to text), or anyenum's for an
-# enum; pg_catalog's own, since generated functions run with search_path = pg_catalog and call no
+# class of the type, of a type it is binary-coercible to (varchar to text), anyenum's for an
+# enum, or anyarray's for an array of PostgreSQL's own types; pg_catalog's own, since generated functions run with search_path = pg_catalog and call no
 # operator another role could define. (k.oid: the type of a column in _STATE_TYPES.)
 _EQUALITY = """
 SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.nspname
@@ -204,7 +204,16 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.
    AND (oc.opcintype = t.oid
         OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::pg_catalog.regtype)
         OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast c
-                    WHERE c.castsource = t.oid AND c.casttarget = oc.opcintype AND c.castmethod = 'b'))
+                    WHERE c.castsource = t.oid AND c.casttarget = oc.opcintype AND c.castmethod = 'b')
+        -- an array compares its elements by their type's default btree equality: one of pg_catalog's
+        OR (t.typcategory = 'A' AND oc.opcintype = 'pg_catalog.anyarray'::pg_catalog.regtype
+            AND EXISTS (SELECT 1 FROM pg_catalog.pg_type e, pg_catalog.pg_opclass eo
+                         JOIN pg_catalog.pg_am ea ON ea.oid = eo.opcmethod AND ea.amname = 'btree'
+                         WHERE e.oid = t.typelem AND e.oid < 16384  -- PostgreSQL's own (not a domain's CHECK)
+                           AND eo.opcdefault AND eo.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace
+                           AND (eo.opcintype = e.oid
+                                OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ec WHERE ec.castsource = e.oid
+                                              AND ec.casttarget = eo.opcintype AND ec.castmethod = 'b')))))
  ORDER BY 1 DESC, oc.opcintype = t.oid DESC
  LIMIT 1
 """
@@ -263,6 +272,9 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
         if column not in found:
             raise PgivmError(f"column {column} does not exist in table {table.ref}")
         type_name, attnum, declared, in_catalog, namespace = found[column]
+        if in_catalog is None and type_name.endswith("[]"):
+            raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: arrays are supported of "
+                                   "PostgreSQL's own types (int[], text[], date[], ...), with an equality a join can use")
         if in_catalog is None:
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
                                    "GROUP BY can use (no default btree operator class)")

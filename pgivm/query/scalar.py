@@ -71,6 +71,10 @@ OPERATIONS: dict[str, str] = {
     "->": "({0} -> {1})", "->>": "({0} ->> {1})", "#>": "({0} #> {1})", "#>>": "({0} #>> {1})",
     "@>": "({0} @> {1})", "<@": "({0} <@ {1})", "?": "({0} ? {1})",
     "ilike": "({0} ILIKE {1})", "not ilike": "({0} NOT ILIKE {1})",
+    # a comparison with each element of an array: x = ANY (ARRAY[1, 2]) is x IN (1, 2), x <> ALL (a) is
+    # NOT IN; the array a constructor, a constant cast to an array type or an array column
+    **{f"{op} {q}": f"({{0}} {op.upper()} {q.upper()} ({{1}}))"
+       for op in ("=", "<>", "<", "<=", ">", ">=", "like", "ilike", "not like", "not ilike") for q in ("any", "all")},
 }
 # PostgreSQL's immutable functions a condition may call (strict or not, they read no table)
 FUNCTIONS = frozenset({"abs", "ceil", "floor", "round", "trunc", "sign", "mod", "power", "sqrt", "lower", "upper",
@@ -84,7 +88,7 @@ _TRUNC_FIELDS = frozenset({"microseconds", "milliseconds", "second", "minute", "
 _CONSTRUCTS = frozenset({"coalesce", "nullif", "greatest", "least"})
 _TYPE = re.compile(r"(smallint|integer|int|bigint|int2|int4|int8|real|double precision|float4|float8|numeric|decimal|"
                    r"text|varchar|character varying|char|character|bpchar|boolean|bool|date|time|timestamp|timestamptz|"
-                   r"timestamp with time zone|timestamp without time zone|interval)(\(\d+(, ?\d+)?\))?")
+                   r"timestamp with time zone|timestamp without time zone|interval)(\(\d+(, ?\d+)?\))?(\[\])?")
 _FIELDS = frozenset({"year", "month", "day", "hour", "minute", "second", "dow", "doy", "isodow", "week", "quarter",
                      "epoch", "decade", "century"})
 
@@ -105,7 +109,8 @@ _TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "is distinct from", "is not
                     "not in", "case", "extract", "fn:coalesce",
                     "fn:nullif", "fn:greatest", "fn:least", "fn:lower", "fn:upper", "fn:length", "fn:char_length",
                     "fn:btrim", "fn:ltrim", "fn:rtrim", "fn:starts_with", "fn:strpos", "fn:date_part", "fn:sign",
-                    "fn:ceil", "fn:floor", "fn:round", "fn:trunc"})
+                    "fn:ceil", "fn:floor", "fn:round", "fn:trunc",
+                    *(f"{op} {q}" for op in ("=", "<>", "<", "<=", ">", ">=") for q in ("any", "all"))})
 
 
 def may_raise(node: Node, kinds: frozenset[str]) -> Op | None:
@@ -123,6 +128,8 @@ def may_raise(node: Node, kinds: frozenset[str]) -> Op | None:
             or (node.op in ("neg", "fn:abs") and kinds <= {"numeric", "float"})
             or (node.op in ("like", "not like", "ilike", "not ilike") and isinstance(divisor, Lit)
                 and divisor.is_string and not (divisor.text or "").endswith("\\"))  # a well-formed pattern
+            or (node.op == "array" and (all(isinstance(a, Lit) for a in node.args)  # ARRAY[1, 2], ARRAY[a, b] of numbers
+                                        or kinds <= {"integer", "float", "numeric"}))  # never raise (no nested arrays)
             or (node.op == "cast" and re.fullmatch(r"(text|varchar|character varying)(\(\d+\))?", node.name) is not None)
             or (node.op == "%" and isinstance(divisor, Lit) and divisor.text is not None
                 and re.fullmatch(r"-?\d+", divisor.text) is not None and int(divisor.text) != 0))
@@ -151,6 +158,8 @@ def render(node: Node, column: Callable[[Col], sql.Composable], qualify: bool = 
         if node.name not in _FIELDS:
             raise UnsupportedQuery(f"unsupported EXTRACT field {node.name}")
         return sql.SQL("EXTRACT({} FROM {})").format(sql.SQL(node.name), args[0])  # type: ignore[arg-type]
+    if node.op == "array":
+        return sql.SQL("ARRAY[{}]").format(sql.SQL(", ").join(args))
     if node.op == "in" or node.op == "not in":
         return sql.SQL("({} {} ({}))").format(args[0], sql.SQL(node.op.upper()), sql.SQL(", ").join(args[1:]))  # type: ignore[arg-type]
     if node.op == "case":  # WHEN c1 THEN v1 ... [ELSE e]: args c1, v1, c2, v2, ..., and e if odd
@@ -232,7 +241,7 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         inner_node = node.this.this if isinstance(node.this, exp.Paren) else node.this
         if isinstance(inner_node, exp.Is):
             return _is(inner_node, column, negated=not inner_node.args.get("negate"))
-        if isinstance(inner_node, (exp.Like, exp.ILike)):
+        if isinstance(inner_node, (exp.Like, exp.ILike)) and not _quantified(inner_node.expression):
             return _like(inner_node, column, negated=not inner_node.args.get("negate"))
         if isinstance(inner_node, exp.In):
             return _in(inner_node, column, "not in")
@@ -245,8 +254,12 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, (exp.And, exp.Or)):
         name = "and" if isinstance(node, exp.And) else "or"
         return Op(name, (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
+    if isinstance(node, (exp.Like, exp.ILike)) and _quantified(node.expression):
+        return _quantified_comparison(node, column)
     if isinstance(node, (exp.Like, exp.ILike)):  # sqlglot writes NOT LIKE and !~~ as LIKE with negate set
         return _like(node, column, negated=bool(node.args.get("negate")))
+    if isinstance(node, (exp.EQ, exp.NEQ, exp.LT, exp.LTE, exp.GT, exp.GTE, exp.Like, exp.ILike)) and _quantified(node.expression):
+        return _quantified_comparison(node, column)
     if type(node) in _BINARY:
         return Op(_BINARY[type(node)], (from_sqlglot(node.this, column), from_sqlglot(node.expression, column)))
     if isinstance(node, exp.Is):  # sqlglot writes IS NOT as IS with negate set
@@ -255,6 +268,8 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         return _in(node, column, "in")
     if isinstance(node, exp.Between):
         return _between(node, column, negated=False)
+    if isinstance(node, exp.Array):
+        return Op("array", tuple(from_sqlglot(e, column) for e in node.expressions))
     if isinstance(node, exp.Cast):
         type_name = node.to.sql(dialect="postgres").lower()
         return Op("cast", (from_sqlglot(node.this, column),), _checked_type(type_name))
@@ -354,6 +369,28 @@ def _in(node: exp.In, column: Callable[[exp.Column], Col], op: str) -> Node:
     if node.args.get("query") is not None or not node.expressions:
         raise UnsupportedQuery(f"IN with a subquery is not supported: {node.sql(dialect='postgres')}")
     return Op(op, (from_sqlglot(node.this, column), *(from_sqlglot(e, column) for e in node.expressions)))
+
+
+def _quantified(node: exp.Expression) -> str | None:
+    """``any`` or ``all`` when ``node`` is ANY (...), SOME (...) or ALL (...) (sqlglot reads ANY as its
+    own node and the other two as functions)."""
+    if isinstance(node, (exp.Any, exp.All)):
+        return "any" if isinstance(node, exp.Any) else "all"
+    if isinstance(node, exp.Anonymous) and str(node.this).upper() in ("ALL", "SOME", "ANY") and len(node.expressions) == 1:
+        return "all" if str(node.this).upper() == "ALL" else "any"
+    return None
+
+
+def _quantified_comparison(node: exp.Expression, column: Callable[[exp.Column], Col]) -> Node:
+    quantifier = _quantified(node.expression)
+    operand = node.expression.this if isinstance(node.expression, (exp.Any, exp.All)) else node.expression.expressions[0]
+    operand = operand.this if isinstance(operand, exp.Paren) else operand
+    if isinstance(operand, (exp.Select, exp.Subquery, exp.Union)):
+        raise UnsupportedQuery(f"{node.sql(dialect='postgres')}: ANY and ALL over a subquery are not supported: "
+                               "write IN (subquery) or NOT IN (subquery)")
+    op = ("like" if isinstance(node, exp.Like) else "ilike" if isinstance(node, exp.ILike) else _BINARY[type(node)])
+    op = "not " + op if node.args.get("negate") else op  # sqlglot writes NOT LIKE as LIKE with negate set
+    return Op(f"{op} {quantifier}", (from_sqlglot(node.this, column), from_sqlglot(operand, column)))
 
 
 def _like(node: exp.Like | exp.ILike, column: Callable[[exp.Column], Col], negated: bool) -> Node:

@@ -163,3 +163,51 @@ def test_jsonb_fields_and_regular_expressions_after_every_statement(conn: psycop
         for name in names:
             assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr) == expected, (name, step)
     assert len(seen) > 5 and len(names) >= 2
+
+
+ARRAY_QUERIES = {
+    "ANY and ALL over constant arrays, grouped": (
+        "SELECT t.n, count(*), sum(t.id) FILTER (WHERE t.name LIKE ANY (ARRAY['a%', '%c'])) AS s FROM t "
+        "WHERE t.n = ANY (ARRAY[1, 2, NULL]) OR t.n <> ALL ('{0,3}'::int[]) GROUP BY t.n"),
+    "an array column, in a condition and a SELECT item": (
+        "SELECT t.id, 'x' = ANY (t.tags) AS has_x, t.name NOT ILIKE ALL (ARRAY['A%', 'b']) AS other FROM t "
+        "WHERE t.n > SOME (ARRAY[t.id % 3, 1])"),
+    "a join on ANY": "SELECT r.id, s.id AS sid FROM t AS r JOIN t AS s ON s.name = ANY (r.tags) WHERE r.n = s.n",
+}
+
+
+@pytest.mark.parametrize("label", list(ARRAY_QUERIES))
+def test_comparisons_with_any_and_all_after_every_statement(conn: psycopg.Connection, dsn: str, label: str) -> None:
+    """``x = ANY (ARRAY[...])``, ``<> ALL``, ``LIKE ANY``, over constant arrays, array columns and arrays
+    built from columns, with NULLs in the arrays and the operands (SQL's three-valued ANY and ALL)."""
+    conn.execute("CREATE TABLE t (id int, tags text[], n int, name text)")
+    query = ARRAY_QUERIES[label]
+    names = []
+    for system in ("fivm", "first-order", "recompute"):
+        try:
+            command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
+        except PgivmError as err:
+            assert system == "fivm" and "\n" not in err.message, err.message
+            continue
+        names.append(f"v_{system.replace('-', '_')}")
+    rng = random.Random(label)
+    seen = set()
+    words = ["x", "ab", "abc", "Bc", "b", None]
+    for step in range(40):
+        roll = rng.random()
+        if roll < 0.6:
+            tags = None if rng.random() < 0.1 else [rng.choice(words) for _ in range(rng.randrange(3))]
+            conn.execute("INSERT INTO t VALUES (%s, %s, %s, %s)",
+                         [step, tags, rng.choice([0, 1, 2, 3, None]), rng.choice(words)])
+        elif roll < 0.8:
+            conn.execute("UPDATE t SET n = %s, tags = tags || %s::text WHERE id %% 3 = %s",
+                         [rng.choice([0, 1, 2, None]), rng.choice(words), rng.randrange(3)])
+        else:
+            conn.execute("DELETE FROM t WHERE id %% 4 = %s", [rng.randrange(4)])
+        expected = sorted(conn.execute(query).fetchall(), key=repr)
+        seen.add(repr(expected))
+        for name in names:
+            assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr) == expected, (name, step)
+    assert len(seen) > 5 and len(names) >= 2
+    for name in names:
+        assert command.verify(name, target=dsn).ok
