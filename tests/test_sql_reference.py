@@ -115,6 +115,10 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.a, EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b = r.b) AS e FROM r", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c)", {"first-order", "recompute"}),
     ],
+    "`x IN (SELECT v FROM t [JOIN u ...] WHERE ...)` read as a value": [
+        ("SELECT r.a FROM r WHERE r.a NOT IN (SELECT s.b FROM s WHERE s.c = r.b) OR r.a > 2", {"first-order", "recompute"}),
+        ("SELECT r.a, r.b IN (SELECT t.a FROM s JOIN t ON s.c = t.c) AS hit FROM r", {"first-order", "recompute"}),
+    ],
     "`generate_series(...)`": [
         ("SELECT g.x, count(*) FROM generate_series(1, 3) AS g(x) JOIN r ON r.a = g.x GROUP BY g.x",
          {"fivm", "first-order", "recompute"}),

@@ -56,13 +56,16 @@ def exists_as_values(query: exp.Expression) -> None:
 
 
 def _read_where(test: exp.Exists) -> exp.Select | None:
-    """The query ``test`` is read in, if this rule takes it there: in its WHERE (not a correlated
-    condition joined by AND, nor an uncorrelated one over one table: see exists_as_values) or in the
-    SELECT list of a query that does not aggregate; and over tables joined, filtered, correlated
-    only by its WHERE."""
-    body = test.this
+    return read_where(test, test.this) if isinstance(test.this, exp.Select) else None
+
+
+def read_where(test: exp.Exists | exp.In, body: exp.Select) -> exp.Select | None:
+    """The query ``test`` (an EXISTS, or an IN over ``body``) is read in, if it is read as a value
+    there: in its WHERE (not a condition joined by AND, which the semi- and anti-join rules take,
+    except an uncorrelated EXISTS over a join: see exists_as_values) or in the SELECT list of a query
+    that does not aggregate; and ``body`` is tables joined, filtered, correlated only by its WHERE."""
     select = test.parent_select
-    if not isinstance(body, exp.Select) or not isinstance(select, exp.Select) or not plain(body):
+    if not isinstance(select, exp.Select) or not plain(body):
         return None
     if any(c.table not in {s.alias_or_name for s in sources_of(body)}
            for j in body.args.get("joins") or [] for c in j.find_all(exp.Column)):
@@ -76,12 +79,12 @@ def _read_where(test: exp.Exists) -> exp.Select | None:
         return None if grouped else select
     if node.arg_key != "where":
         return None
-    if _is_term(test, select):  # a semi-join, unless uncorrelated over a join
-        return select if sources_of(body)[1:] and not correlated(body) else None
+    if _is_term(test, select):  # a semi- or anti-join, unless an EXISTS uncorrelated over a join
+        return select if isinstance(test, exp.Exists) and sources_of(body)[1:] and not correlated(body) else None
     return select
 
 
-def _is_term(test: exp.Exists, select: exp.Select) -> bool:
+def _is_term(test: exp.Exists | exp.In, select: exp.Select) -> bool:
     """Whether ``test`` (or NOT of it) is a condition of ``select``'s WHERE joined by AND."""
     where = select.args.get("where")
     return any(t is test or (isinstance(t, exp.Not) and t.this is test)

@@ -1,8 +1,6 @@
 -- what is not maintained yet is refused in one line, and nothing is created
 CREATE TABLE r (a int, b int);
 CREATE TABLE s (b int, c int);
--- pgivm: create x
-SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s) OR r.a > 1;
 -- pgivm: create i
 SELECT r.a FROM r WHERE r.b IN (SELECT s.b FROM s FULL JOIN r AS r2 ON r2.a = s.c GROUP BY s.b);
 -- pgivm: create u

@@ -45,3 +45,21 @@ SELECT * FROM i ORDER BY b;
 SELECT * FROM ni ORDER BY a;
 SELECT * FROM flagged ORDER BY a, big;
 SELECT * FROM either ORDER BY a;
+-- IN read as a value is TRUE, FALSE or NULL: NULL when nothing matches and x is NULL or s holds a NULL
+-- (a LEFT JOIN with s's DISTINCT non-NULL values and one with its counts)
+-- pgivm: create member
+SELECT r.a, r.b, r.b IN (SELECT s.c FROM s WHERE s.b = r.a) AS hit, r.b NOT IN (SELECT s.c FROM s) AS nowhere FROM r;
+-- pgivm: create member_or
+SELECT r.a FROM r WHERE r.b NOT IN (SELECT s.c FROM s) OR r.a = 1;
+SELECT * FROM member ORDER BY a, b;
+SELECT * FROM member_or ORDER BY a;
+INSERT INTO r VALUES (NULL, NULL), (4, 11);
+INSERT INTO s VALUES (4, 11), (4, NULL), (1, 1);
+SELECT * FROM member ORDER BY a, b;
+SELECT * FROM member_or ORDER BY a;
+DELETE FROM s WHERE c IS NULL;
+SELECT * FROM member ORDER BY a, b;
+SELECT * FROM member_or ORDER BY a;
+TRUNCATE s;
+SELECT * FROM member ORDER BY a, b;
+SELECT * FROM member_or ORDER BY a;
