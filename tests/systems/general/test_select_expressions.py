@@ -120,6 +120,27 @@ def test_with_the_time_zone_given_writers_in_any_time_zone_agree(conn: psycopg.C
         assert command.verify(name, target=dsn).ok
 
 
+def _created_under_each_system(query: str, dsn: str) -> list[str]:
+    """The views of ``query`` created under fivm (where it takes the query), first-order and recompute."""
+    names = []
+    for system in ("fivm", "first-order", "recompute"):
+        try:
+            command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
+        except PgivmError as err:
+            assert system == "fivm" and "\n" not in err.message, err.message
+            continue
+        names.append(f"v_{system.replace('-', '_')}")
+    return names
+
+
+def _each_equals_the_query(conn: psycopg.Connection, names: list[str], query: str, step: int) -> str:
+    """Asserts each view holds the query's rows; their text, to count the states compared."""
+    expected = sorted(conn.execute(query).fetchall(), key=repr)
+    for name in names:
+        assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr) == expected, (name, step)
+    return repr(expected)
+
+
 JSON_QUERIES = {
     "grouped by a field": ("SELECT d.data ->> 'k' AS k, count(*), sum((d.data ->> 'n')::int) AS n FROM d "
                            "WHERE d.data ? 'n' GROUP BY 1"),
@@ -135,14 +156,7 @@ def test_jsonb_fields_and_regular_expressions_after_every_statement(conn: psycop
     types (immutable ones: create would refuse others), in conditions, SELECT items and GROUP BY."""
     conn.execute("CREATE TABLE d (id int, data jsonb, name text)")
     query = JSON_QUERIES[label]
-    names = []
-    for system in ("fivm", "first-order", "recompute"):
-        try:
-            command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
-        except PgivmError as err:
-            assert system == "fivm" and "\n" not in err.message, err.message
-            continue
-        names.append(f"v_{system.replace('-', '_')}")
+    names = _created_under_each_system(query, dsn)
     rng = random.Random(label)
     seen = set()
     for step in range(40):
@@ -158,10 +172,7 @@ def test_jsonb_fields_and_regular_expressions_after_every_statement(conn: psycop
                           rng.randrange(3)])
         else:
             conn.execute("DELETE FROM d WHERE id %% 4 = %s", [rng.randrange(4)])
-        expected = sorted(conn.execute(query).fetchall(), key=repr)
-        seen.add(repr(expected))
-        for name in names:
-            assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr) == expected, (name, step)
+        seen.add(_each_equals_the_query(conn, names, query, step))
     assert len(seen) > 5 and len(names) >= 2
 
 
@@ -182,14 +193,7 @@ def test_comparisons_with_any_and_all_after_every_statement(conn: psycopg.Connec
     built from columns, with NULLs in the arrays and the operands (SQL's three-valued ANY and ALL)."""
     conn.execute("CREATE TABLE t (id int, tags text[], n int, name text)")
     query = ARRAY_QUERIES[label]
-    names = []
-    for system in ("fivm", "first-order", "recompute"):
-        try:
-            command.create(f"v_{system.replace('-', '_')}", query, system=system, target=dsn)
-        except PgivmError as err:
-            assert system == "fivm" and "\n" not in err.message, err.message
-            continue
-        names.append(f"v_{system.replace('-', '_')}")
+    names = _created_under_each_system(query, dsn)
     rng = random.Random(label)
     seen = set()
     words = ["x", "ab", "abc", "Bc", "b", None]
@@ -204,10 +208,7 @@ def test_comparisons_with_any_and_all_after_every_statement(conn: psycopg.Connec
                          [rng.choice([0, 1, 2, None]), rng.choice(words), rng.randrange(3)])
         else:
             conn.execute("DELETE FROM t WHERE id %% 4 = %s", [rng.randrange(4)])
-        expected = sorted(conn.execute(query).fetchall(), key=repr)
-        seen.add(repr(expected))
-        for name in names:
-            assert sorted(conn.execute(f"SELECT * FROM {name}").fetchall(), key=repr) == expected, (name, step)
+        seen.add(_each_equals_the_query(conn, names, query, step))
     assert len(seen) > 5 and len(names) >= 2
     for name in names:
         assert command.verify(name, target=dsn).ok
