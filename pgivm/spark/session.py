@@ -12,14 +12,23 @@ Two variables tune the session without code: ``$PGIVM_SPARK_CONF``, settings ove
 (``key=value`` pairs separated by spaces, e.g. ``spark.sql.shuffle.partitions=2``), and
 ``$PGIVM_SPARK_JAVA_OPTIONS``, options of the driver's JVM (e.g. ``-XX:TieredStopAtLevel=1``, which
 starts faster and compiles less: what the tests use, where every Spark job is tiny).
+
+The driver's JVM loads Spark's classes from an archive of them (Java's AppCDS), written by the
+first session that finds none, at its JVM's exit, and kept in ``~/.cache/pgivm`` (or at
+``$PGIVM_SPARK_CLASS_ARCHIVE``; ``off`` for none): measured here, a session starts in 2.1 s
+instead of 4.7 and runs a first trivial job in 2.1 s instead of 4.5 (``validate --spark`` of a
+tiny view: about 2 s less of 10). The archive is a cache: Java
+checks it against its own build and the class path, and starts without it when they differ.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -130,6 +139,55 @@ def _settings_from_environment() -> dict[str, str]:
     return settings
 
 
+def _class_archive() -> tuple[str, Path | None]:
+    """The JVM options that read Spark's class archive, or write it (at the JVM's exit, to a
+    ``.part`` file: the JVM's pid is recorded beside it once known, and a later session adopts it
+    when that JVM has exited; while one is written, other sessions start without); with the
+    ``.part`` path written, else None."""
+    setting = os.environ.get("PGIVM_SPARK_CLASS_ARCHIVE", "")
+    if setting == "off":
+        return "", None
+    if setting:
+        archive = Path(setting).expanduser()
+    else:
+        import pyspark
+
+        key = f"{pyspark.__version__} {shutil.which('java')} {os.environ.get('JAVA_HOME', '')} {_jar_config()}"
+        archive = Path.home() / ".cache" / "pgivm" / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
+    quiet = "-Xlog:cds=off,cds+dynamic=off"  # an archive Java cannot use is skipped without a word
+    with contextlib.suppress(OSError):
+        _adopt_finished_archives(archive)
+        if archive.is_file():
+            return f"-XX:SharedArchiveFile={archive} {quiet}", None
+        if any(archive.parent.glob(f"{archive.name}.*.part*")):  # another session's JVM writes one: one is enough
+            return "", None
+        archive.parent.mkdir(parents=True, exist_ok=True)
+        part = archive.with_name(f"{archive.name}.{os.getpid()}.{time.time_ns()}.part")
+        return f"-XX:ArchiveClassesAtExit={part} {quiet}", part
+    return "", None
+
+
+def _adopt_finished_archives(archive: Path) -> None:
+    """The first archive a JVM finished writing becomes ``archive``; what a JVM that exited left
+    (or a session that never recorded its JVM, after ten minutes) goes."""
+    for written_by in archive.parent.glob(f"{archive.name}.*.part.jvm"):
+        try:
+            os.kill(int(written_by.read_text()), 0)
+            continue  # still running (or writing)
+        except (ValueError, ProcessLookupError):
+            pass
+        except PermissionError:
+            continue
+        part = written_by.with_suffix("")
+        if part.exists() and not archive.exists():
+            os.replace(part, archive)
+        part.unlink(missing_ok=True)
+        written_by.unlink(missing_ok=True)
+    for part in archive.parent.glob(f"{archive.name}.*.part"):
+        if not part.with_name(part.name + ".jvm").exists() and time.time() - part.stat().st_mtime > 600:
+            part.unlink(missing_ok=True)
+
+
 def get_spark(master: str = "local[*]") -> Any:
     """The process-wide SparkSession (created once; a later master is ignored)."""
     global _session
@@ -154,9 +212,14 @@ def get_spark(master: str = "local[*]") -> Any:
         builder = builder.config(key, value)
     try:
         with _log4j2_configuration() as log_config:
-            java_options = f"-Dlog4j2.configurationFile={log_config} {os.environ.get('PGIVM_SPARK_JAVA_OPTIONS', '')}"
+            archive_options, part = _class_archive()
+            java_options = (f"-Dlog4j2.configurationFile={log_config} {archive_options} "
+                            f"{os.environ.get('PGIVM_SPARK_JAVA_OPTIONS', '')}")
             builder = builder.config("spark.driver.extraJavaOptions", java_options.strip())
             spark = builder.getOrCreate()
+            if part is not None:  # the JVM that will write it: a later session adopts it once that JVM exited
+                with contextlib.suppress(Exception):
+                    part.with_name(part.name + ".jvm").write_text(str(spark.sparkContext._gateway.proc.pid))
     except Exception as err:  # JVM launch or dependency resolution
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"cannot start Spark: {first}",

@@ -65,6 +65,31 @@ def test_jdbc_url_from_dsn() -> None:
                                                                        "driver": "org.postgresql.Driver"}
 
 
+def test_the_first_session_writes_the_class_archive_the_next_ones_read(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    """A session with no archive has its JVM write one as it exits (a ``.part`` file, the JVM's pid
+    beside it); a session started meanwhile neither reads nor writes one; once that JVM has exited,
+    the next session adopts the file and reads it. (A stand-in process plays the JVM; the session
+    the Spark tests share shows the options reach Spark's driver.)"""
+    archive = tmp_path / "spark.jsa"
+    monkeypatch.setenv("PGIVM_SPARK_CLASS_ARCHIVE", str(archive))
+    options, part = session._class_archive()
+    assert part is not None and part.parent == tmp_path and options.startswith(f"-XX:ArchiveClassesAtExit={part} ")
+    jvm = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()"], stdin=subprocess.PIPE)
+    part.with_name(part.name + ".jvm").write_text(str(jvm.pid))
+    assert session._class_archive() == ("", None)  # one writer at a time
+    part.write_bytes(b"classes")  # what the JVM writes as it exits
+    jvm.communicate(b"")
+    options, part = session._class_archive()
+    assert part is None and options.startswith(f"-XX:SharedArchiveFile={archive} ") and archive.read_bytes() == b"classes"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["spark.jsa"]
+    monkeypatch.setenv("PGIVM_SPARK_CLASS_ARCHIVE", "off")
+    assert session._class_archive() == ("", None)
+    monkeypatch.delenv("PGIVM_SPARK_CLASS_ARCHIVE")
+    java_options = session.get_spark(MASTER).conf.get("spark.driver.extraJavaOptions")
+    assert "-XX:SharedArchiveFile=" in java_options or "-XX:ArchiveClassesAtExit=" in java_options, java_options
+
+
 def test_missing_java_and_driver_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojava"))
     with pytest.raises(PgivmError, match="JAVA_HOME"):
