@@ -114,6 +114,8 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.b = r.b) OR r.a > 2", {"first-order", "recompute"}),
         ("SELECT r.a, EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b = r.b) AS e FROM r", {"first-order", "recompute"}),
         ("SELECT r.a FROM r WHERE NOT EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c)", {"first-order", "recompute"}),
+        ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM r AS r2 WHERE EXISTS (SELECT 1 FROM s WHERE r2.b = s.b))",
+         {"first-order", "recompute"}),
     ],
     "`x IN (SELECT v FROM t [JOIN u ...] WHERE ...)` read as a value": [
         ("SELECT r.a FROM r WHERE r.a NOT IN (SELECT s.b FROM s WHERE s.c = r.b) OR r.a > 2", {"first-order", "recompute"}),

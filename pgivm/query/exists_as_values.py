@@ -48,7 +48,9 @@ def exists_as_values(query: exp.Expression) -> None:
             continue
         body = test.this
         visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
-        split = split_where(body)
+        where = body.args.get("where")
+        split = ([*and_terms(where.this if where is not None else None)], []) if _counted_whole(test, body) \
+            else split_where(body)
         if split is None or any(c.table not in visible for _, other in split[1] for c in other.find_all(exp.Column)):
             continue  # correlated otherwise than by equalities with the query it is read in
         name = fresh_name({n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}, "exists")
@@ -65,7 +67,8 @@ def read_where(test: exp.Exists | exp.In, body: exp.Select) -> exp.Select | None
     except an uncorrelated EXISTS over a join: see exists_as_values) or in the SELECT list of a query
     that does not aggregate; and ``body`` is tables joined, filtered, correlated only by its WHERE."""
     select = test.parent_select
-    if not isinstance(select, exp.Select) or not plain(body):
+    nested = _counted_whole(test, body)
+    if not isinstance(select, exp.Select) or not (plain(body) or nested):
         return None
     if any(c.table not in {s.alias_or_name for s in sources_of(body)}
            for j in body.args.get("joins") or [] for c in j.find_all(exp.Column)):
@@ -79,9 +82,23 @@ def read_where(test: exp.Exists | exp.In, body: exp.Select) -> exp.Select | None
         return None if grouped else select
     if node.arg_key != "where":
         return None
-    if _is_term(test, select):  # a semi- or anti-join, unless an EXISTS uncorrelated over a join
-        return select if isinstance(test, exp.Exists) and sources_of(body)[1:] and not correlated(body) else None
+    if _is_term(test, select):  # a semi- or anti-join, unless an EXISTS uncorrelated over a join or nesting
+        return select if isinstance(test, exp.Exists) and (sources_of(body)[1:] or nested) and not correlated(body) else None
     return select
+
+
+def _counted_whole(test: exp.Exists | exp.In, body: exp.Select) -> bool:
+    """An EXISTS whose subquery holds subqueries of its own in its WHERE (``EXISTS (SELECT 1 FROM s
+    WHERE EXISTS (SELECT 1 FROM t WHERE t.c = s.c))``, pg_ivm's tests) and reads nothing of the query
+    around it, at any depth: read as its count, a derived table whose own WHERE derived.py takes."""
+    if not isinstance(test, exp.Exists) or not any(s is not body for s in body.find_all(exp.Select)):
+        return False
+    outside = body.copy()
+    outside.set("where", None)
+    if not plain(outside):
+        return False
+    own = {s.alias_or_name for inner in body.find_all(exp.Select) for s in sources_of(inner)}
+    return all(c.table in own for c in body.find_all(exp.Column))
 
 
 def _is_term(test: exp.Exists | exp.In, select: exp.Select) -> bool:

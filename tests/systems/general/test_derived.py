@@ -97,6 +97,12 @@ QUERIES = {
                                           "WHERE s.b = r.b) AS hit FROM r"),
     "case over not in, uncorrelated": ("SELECT r.a, CASE WHEN r.b NOT IN (SELECT s.b FROM s WHERE s.w > 3) THEN 'out' "
                                        "WHEN r.b IN (SELECT s.b FROM s WHERE s.w > 3) THEN 'in' ELSE 'unknown' END AS k FROM r"),
+    # an uncorrelated EXISTS whose subquery has an EXISTS or IN of its own (pg_ivm's tests): its count,
+    # a derived table with a semi-join in its WHERE
+    "exists inside an uncorrelated exists": ("SELECT r.a, r.v FROM r WHERE EXISTS (SELECT 1 FROM s WHERE s.w > 2 AND "
+                                             "EXISTS (SELECT 1 FROM t WHERE t.c = s.c AND t.d > 0))"),
+    "in inside an exists in the select list": ("SELECT r.a, EXISTS (SELECT 1 FROM s WHERE s.b IN (SELECT t.c FROM t "
+                                               "WHERE t.d = 1)) AS e FROM r"),
     # nested: derived tables that read derived tables (TPC-H Q15's maximum of a WITH query's sums,
     # read twice; Q20's IN over a join with a correlated scalar subquery and an IN of its own)
     "the maximum of a with query's sums": ("WITH x AS (SELECT b, sum(w) AS total FROM s WHERE c > 0 GROUP BY b) "
@@ -292,6 +298,9 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     ("SELECT r.b FROM r GROUP BY r.b HAVING sum(r.v) > (SELECT max(w) FROM s WHERE s.b = r.b)", ["in HAVING reads the query"]),
     ("SELECT r.b, count(*) - (SELECT count(*) FROM s WHERE s.b = r.b) FROM r GROUP BY r.b",
      ["a subquery in the SELECT list is maintained when", "uncorrelated, with GROUP BY"]),
+    # an inner subquery that reads the outermost query
+    ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE EXISTS (SELECT 1 FROM t WHERE t.c = r.b))",
+     ["a subquery inside a subquery is not supported"]),
     # EXISTS over a join correlated otherwise than by equalities of its WHERE: left to the semi-join rules
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b < r.b)", ["not one with joins"]),
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c AND t.d = r.a)", ["not one with joins"]),
