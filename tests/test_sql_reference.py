@@ -121,6 +121,11 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT r.a FROM r WHERE r.a NOT IN (SELECT s.b FROM s WHERE s.c = r.b) OR r.a > 2", {"first-order", "recompute"}),
         ("SELECT r.a, r.b IN (SELECT t.a FROM s JOIN t ON s.c = t.c) AS hit FROM r", {"first-order", "recompute"}),
     ],
+    "`LATERAL (SELECT ... FROM s [JOIN t ...] WHERE s.b = r.b AND ...) AS x`": [
+        ("SELECT r.a, x.c FROM r, LATERAL (SELECT s.c FROM s WHERE s.b = r.b) AS x", {"fivm", "first-order", "recompute", "sample"}),
+        ("SELECT r.a, x.c FROM r LEFT JOIN LATERAL (SELECT s.c FROM s WHERE s.b = r.b) AS x ON true",
+         {"first-order", "recompute"}),
+    ],
     "`generate_series(...)`": [
         ("SELECT g.x, count(*) FROM generate_series(1, 3) AS g(x) JOIN r ON r.a = g.x GROUP BY g.x",
          {"fivm", "first-order", "recompute"}),

@@ -27,6 +27,7 @@ from pgivm.query.model import TableRef
 from pgivm.query.exists_as_values import exists_as_values, has_valued_exists
 from pgivm.query.exists_over_joins import exists_over_joins, has_joined_exists
 from pgivm.query.in_as_values import has_valued_in, in_as_values
+from pgivm.query.lateral import has_lateral, lateral_as_joins
 from pgivm.query.scalar_subqueries import and_terms, has_scalar, scalar_subqueries_as_joins
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -244,7 +245,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     flattened = _aliased_joins_as_subqueries(select)
     flattened = _unparenthesize(select) or flattened
     views = definition_of is not None and _expand_views(select, definition_of)
-    if not views and not _nested(select) and not (derived_schema and (
+    if not views and not _nested(select) and not has_lateral(select) and not (derived_schema and (
             has_scalar(select) or has_joined_exists(select) or has_valued_exists(select) or has_valued_in(select))):
         # but x IN (a subquery that aggregates): its table, read as any other
         kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
@@ -257,7 +258,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
     if writing is not None:  # it would run at every read of the view; PostgreSQL's CREATE VIEW refuses it too
         raise UnsupportedQuery(f"WITH {writing.alias} AS ({writing.this.key.upper()} ...) writes: a view only reads")
     if columns_of is None:
-        raise NeedsColumns("a WITH query, a subquery in FROM, a compared scalar subquery, an EXISTS over a join or a "
+        raise NeedsColumns("a WITH query, a subquery in FROM or LATERAL, a compared scalar subquery, an EXISTS over a join or a "
                            "subquery read as a value needs the tables' columns: give pgivm a database to read them from")
     if with_ is not None:
         _expand_ctes(select, with_)
@@ -294,6 +295,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
         qualified = qualify(select, schema=exact, dialect="postgres", quote_identifiers=False,
                             validate_qualify_columns=True)
         _check_stars_expanded(qualified)
+        lateral_as_joins(qualified)  # LATERAL that joins and filters: a subquery joined on its correlations
         if derived_schema:  # a compared scalar subquery: a join with its values, kept as a derived table
             scalar_subqueries_as_joins(qualified)
             in_as_values(qualified)  # an IN (subquery) read as a value: joins with its values, kept as derived tables

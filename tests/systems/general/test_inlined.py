@@ -24,6 +24,10 @@ QUERIES = {
     "with read twice": "WITH t AS (SELECT * FROM r WHERE a > 0) SELECT t1.a, t2.b AS b2 FROM t AS t1 JOIN t AS t2 ON t1.b = t2.a",
     # a WITH query that names its columns (they were lost: "Unknown column", found by a fuzzer)
     "with column names": "WITH q(x, y) AS (SELECT a, b FROM r) SELECT q.x, s.c FROM q JOIN s ON q.y = s.b",
+    # LATERAL that joins and filters, correlated by equalities: a subquery joined on them
+    "lateral": "SELECT r.a, x.c FROM r, LATERAL (SELECT s.c FROM s WHERE s.b = r.b AND s.c > 0) AS x",
+    "cross join lateral, grouped": ("SELECT x.c, count(*), sum(r.a) FROM r CROSS JOIN LATERAL (SELECT s.c FROM s "
+                                    "WHERE r.a = s.c) AS x GROUP BY x.c"),
     # a WITH of the subquery's own (pg_ivm's suite): its name is no table to look up
     "nested with": ("WITH q AS (SELECT * FROM s) SELECT v.a, v.c FROM (WITH p AS (SELECT * FROM r) "
                     "SELECT p.a, q.c FROM p, q WHERE p.b = q.b) v"),
@@ -68,6 +72,8 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     ("WITH d AS (DELETE FROM s RETURNING b) SELECT r.a FROM r", ["WITH d AS (DELETE ...) writes: a view only reads"]),
     ("WITH t AS (SELECT b, count(*) AS n FROM s GROUP BY b LIMIT 2) SELECT r.a, t.n FROM r JOIN t ON r.b = t.b",
      ["subquery t aggregates: not supported yet"]),
+    ("SELECT r.a, x.n FROM r, LATERAL (SELECT count(*) AS n FROM s WHERE s.b = r.b) AS x", ["LATERAL is maintained when"]),
+    ("SELECT r.a, x.c FROM r, LATERAL (SELECT s.c FROM s WHERE s.b < r.b) AS x", ["correlated by equalities"]),
     # each names the subquery and what keeps it from being merged
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s LIMIT 3) AS x ON r.a = x.b", ["subquery x uses LIMIT"]),
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s UNION SELECT a FROM r) AS x ON r.a = x.b", ["subquery x is a UNION"]),
@@ -272,3 +278,22 @@ def test_joining_subqueries_in_joins_after_every_statement(conn: psycopg.Connect
     for table in ("r", "s", "t"):
         conn.execute(f"INSERT INTO {table} SELECT (random() * 4)::int, (random() * 3)::int FROM generate_series(1, 12)")
     assert _states_after_every_statement(conn, dsn, JOINING[label], rng) > 10
+
+
+@pytest.mark.parametrize("system", ["first-order", "recompute"])
+def test_left_join_lateral_after_every_statement(conn: psycopg.Connection, dsn: str, system: str) -> None:
+    """``LEFT JOIN LATERAL (...) AS x ON cond``: a LEFT JOIN on cond and the correlations, rows of r
+    without a match NULL-extended, as PostgreSQL gives them."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
+    conn.execute("SELECT setseed(0.5)")
+    query = ("SELECT r.a, r.b, x.c, x.c2 FROM r LEFT JOIN LATERAL (SELECT s.c, s2.c AS c2 FROM s JOIN s AS s2 ON s2.b = s.c "
+             "WHERE s.b = r.b) AS x ON x.c2 >= r.a")
+    command.create("v", query, system=system, target=dsn)
+    rng = random.Random(system)
+    seen = set()
+    for step in range(40):
+        _write(conn, rng)
+        expected = sorted(conn.execute(query).fetchall(), key=repr)
+        seen.add(repr(expected))
+        assert sorted(conn.execute("SELECT * FROM v").fetchall(), key=repr) == expected, step
+    assert len(seen) > 5 and command.verify("v", target=dsn).ok
