@@ -95,10 +95,19 @@ def _counted_whole(test: exp.Exists | exp.In, body: exp.Select) -> bool:
         return False
     outside = body.copy()
     outside.set("where", None)
-    if not plain(outside):
+    where = body.args.get("where")
+    terms = and_terms(where.this if where is not None else None)
+    if not plain(outside) or any(  # derived.py keeps a WHERE with positive IN or EXISTS terms, each of one level
+            t.find(exp.Select) is not None and not (isinstance(t, (exp.Exists, exp.In)) and _one_level(t)) for t in terms):
         return False
     own = {s.alias_or_name for inner in body.find_all(exp.Select) for s in sources_of(inner)}
     return all(c.table in own for c in body.find_all(exp.Column))
+
+
+def _one_level(test: exp.Exists | exp.In) -> bool:
+    inner = test.this if isinstance(test, exp.Exists) else test.args.get("query")
+    inner = inner.this if isinstance(inner, exp.Subquery) else inner
+    return isinstance(inner, exp.Select) and plain(inner)
 
 
 def _is_term(test: exp.Exists | exp.In, select: exp.Select) -> bool:

@@ -301,6 +301,9 @@ def test_concurrent_writers(conn: psycopg.Connection, dsn: str) -> None:
     # an inner subquery that reads the outermost query
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE EXISTS (SELECT 1 FROM t WHERE t.c = r.b))",
      ["a subquery inside a subquery is not supported"]),
+    # a NOT EXISTS inside: named as written (not as the derived table it would have been)
+    ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s WHERE NOT EXISTS (SELECT 1 FROM t WHERE t.c = s.c))",
+     ["NOT EXISTS(SELECT 1 FROM t WHERE t.c = s.c)", "not supported"]),
     # EXISTS over a join correlated otherwise than by equalities of its WHERE: left to the semi-join rules
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c WHERE s.b < r.b)", ["not one with joins"]),
     ("SELECT r.a FROM r WHERE EXISTS (SELECT 1 FROM s JOIN t ON s.c = t.c AND t.d = r.a)", ["not one with joins"]),
