@@ -191,11 +191,23 @@ def pin_table(conn: psycopg.Connection, oid: int, written: TableRef | str, row: 
     return BaseTable(oid=oid, ref=TableRef(name=name, schema=schema), partitioned=kind == "p", partitions=partitions)
 
 
+def _own_equality(x: str) -> str:
+    """SQL true of a type oid ``x`` that is PostgreSQL's own (not a domain, whose CHECK is its
+    owner's code) with pg_catalog's default btree equality, or one binary-coercible to such."""
+    return f"""({x} < 16384 AND EXISTS (SELECT 1 FROM pg_catalog.pg_opclass eo
+        JOIN pg_catalog.pg_am ea ON ea.oid = eo.opcmethod AND ea.amname = 'btree'
+        WHERE eo.opcdefault AND eo.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace
+          AND (eo.opcintype = {x} OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ec WHERE ec.castsource = {x}
+                                              AND ec.casttarget = eo.opcintype AND ec.castmethod = 'b'))))"""
+
+
 # The equality a type's values are compared with in generated code: the default btree operator
 # class of the type, of a type it is binary-coercible to (varchar to text), anyenum's for an
-# enum, or anyarray's for an array of PostgreSQL's own types; pg_catalog's own, since generated functions run with search_path = pg_catalog and call no
-# operator another role could define. (k.oid: the type of a column in _STATE_TYPES.)
-_EQUALITY = """
+# enum, anyarray's for an array, anyrange's for a range: pg_catalog's
+# own, since generated functions run with search_path = pg_catalog and call no operator another
+# role could define; and the polymorphic ones only where what they compare inside is PostgreSQL's
+# own too. (k.oid: the type of a column in _STATE_TYPES.)
+_EQUALITY = f"""
 SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.nspname
   FROM pg_catalog.pg_type t, pg_catalog.pg_opclass oc
   JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
@@ -205,15 +217,17 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.
         OR (t.typtype = 'e' AND oc.opcintype = 'pg_catalog.anyenum'::pg_catalog.regtype)
         OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast c
                     WHERE c.castsource = t.oid AND c.casttarget = oc.opcintype AND c.castmethod = 'b')
-        -- an array compares its elements by their type's default btree equality: one of pg_catalog's
+        -- an array compares its elements by their type's default btree equality
         OR (t.typcategory = 'A' AND oc.opcintype = 'pg_catalog.anyarray'::pg_catalog.regtype
-            AND EXISTS (SELECT 1 FROM pg_catalog.pg_type e, pg_catalog.pg_opclass eo
-                         JOIN pg_catalog.pg_am ea ON ea.oid = eo.opcmethod AND ea.amname = 'btree'
-                         WHERE e.oid = t.typelem AND e.oid < 16384  -- PostgreSQL's own (not a domain's CHECK)
-                           AND eo.opcdefault AND eo.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace
-                           AND (eo.opcintype = e.oid
-                                OR EXISTS (SELECT 1 FROM pg_catalog.pg_cast ec WHERE ec.castsource = e.oid
-                                              AND ec.casttarget = eo.opcintype AND ec.castmethod = 'b')))))
+            AND {_own_equality("t.typelem")})
+        -- a range (or multirange) compares its bounds by its subtype's operator class: pg_catalog's, of
+        -- PostgreSQL's own subtype, with no canonical function but PostgreSQL's (int4range's)
+        OR (t.typtype IN ('r', 'm') AND oc.opcintype = CASE t.typtype WHEN 'r' THEN 'pg_catalog.anyrange'::pg_catalog.regtype
+                                                          ELSE 'pg_catalog.anymultirange'::pg_catalog.regtype END
+            AND EXISTS (SELECT 1 FROM pg_catalog.pg_range rg JOIN pg_catalog.pg_opclass so ON so.oid = rg.rngsubopc
+                         WHERE t.oid IN (rg.rngtypid, rg.rngmultitypid)
+                           AND so.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace
+                           AND rg.rngsubtype < 16384 AND rg.rngcanonical::pg_catalog.oid < 16384)))
  ORDER BY 1 DESC, oc.opcintype = t.oid DESC
  LIMIT 1
 """
@@ -240,7 +254,7 @@ WITH RECURSIVE wanted AS (
     SELECT DISTINCT ON (b.tbl, b.name) b.tbl, b.name, b.oid, b.typmod FROM base b ORDER BY b.tbl, b.name, b.depth DESC
 )
 SELECT w.tbl::int8, w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.format_type(w.atttypid, w.atttypmod),
-       eq.in_catalog, eq.nspname
+       eq.in_catalog, eq.nspname, (SELECT t.typtype FROM pg_catalog.pg_type t WHERE t.oid = k.oid)
   FROM wanted w JOIN kept k ON k.tbl = w.tbl AND k.name = w.name
   LEFT JOIN LATERAL ({equality}) eq ON true
 """.format(equality=_EQUALITY)
@@ -271,10 +285,16 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
                                    "view: it changes under VACUUM FULL, CLUSTER and UPDATE without a change of the row's values")
         if column not in found:
             raise PgivmError(f"column {column} does not exist in table {table.ref}")
-        type_name, attnum, declared, in_catalog, namespace = found[column]
+        type_name, attnum, declared, in_catalog, namespace, kind = found[column]
         if in_catalog is None and type_name.endswith("[]"):
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: arrays are supported of "
                                    "PostgreSQL's own types (int[], text[], date[], ...), with an equality a join can use")
+        if kind == "c":  # (v IS NULL is true of a row of NULLs, which the state's NULL patterns would take for NULL)
+            raise UnsupportedQuery(f"column {table.ref}.{column} has composite type {type_name}: composite columns are "
+                                   "not supported in a maintained view", "select its fields instead: (r.col).field")
+        if in_catalog is None and kind in ("r", "m"):
+            raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: range types are supported "
+                                   "over PostgreSQL's own types (int, numeric, date, ...), whose ordering is pg_catalog's")
         if in_catalog is None:
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
                                    "GROUP BY can use (no default btree operator class)")
