@@ -30,6 +30,7 @@ from pgivm import deferred, derived, install, owners
 from pgivm.catalog import migrate
 from pgivm.catalog import views as catalog
 from pgivm.compare import compare_result, recount as recount_triangle
+from pgivm.connection import operator_path
 from pgivm.errors import LockDenied, NeedsColumns, PgivmError, UnsupportedQuery
 from pgivm.install import template_version
 from pgivm.installed import InstalledView, open_view, system_params
@@ -106,8 +107,8 @@ def init(target: Target = None) -> InitResult:
         applied = [f"{m.version:04d}_{m.name}" for m in migrate.upgrade(conn)]
         with snapshot(conn):
             guards = conn.execute(
-                "SELECT count(*) = 2 FROM pg_catalog.pg_event_trigger "
-                "WHERE evtname IN ('pgivm_ddl_command_end', 'pgivm_sql_drop') AND evtenabled <> 'D'").fetchone()
+                "SELECT count(*) = 3 FROM pg_catalog.pg_event_trigger WHERE evtname IN "
+                "('pgivm_ddl_command_end', 'pgivm_sql_drop', 'pgivm_trust_changed') AND evtenabled <> 'D'").fetchone()
             outdated = [r.name for r in catalog.all_views(conn) if r.template_version != template_version()]
             owner = conn.execute("SELECT pg_catalog.pg_get_userbyid(nspowner) FROM pg_catalog.pg_namespace "
                                  "WHERE nspname = 'pgivm_catalog'").fetchone()[0]  # type: ignore[index]
@@ -259,10 +260,11 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
                 chosen = _choose_system(system, query, resolved)  # the tables' types, now that all exist
                 params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}
             fixed_search_path(conn)
-            install.Install(conn, chosen, name, view_schema, resolved, params, refresh).run(lock_wait, builder, context)
-            reported = chosen.status(conn, name)
-            installed = open_view(conn, name)
-            count = installed.count()
+            with operator_path(conn, resolved.operator_schemas):  # an extension's type's equality (vector's)
+                install.Install(conn, chosen, name, view_schema, resolved, params, refresh).run(lock_wait, builder, context)
+                reported = chosen.status(conn, name)
+                installed = open_view(conn, name)
+                count = installed.count()
     return CreateResult(name=name, view=f"{view_schema}.{name}", system=chosen.name, params=params, count=count,
                         figures=reported.figures, headline={reported.label(k): reported.figures[k] for k in reported.headline},
                         seconds=time.perf_counter() - started, counts=_counts(installed))

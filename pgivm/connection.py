@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from psycopg.conninfo import conninfo_to_dict
 from pgivm.errors import ConnectionFailed, PgivmError
 
 __all__ = ["LIBPQ_ENV_VARS", "SAFE_SEARCH_PATH", "GuardedCursor", "UserPath", "connect", "describe_target", "harden",
-           "hardened", "resolve_dsn", "user_path", "user_search_path"]
+           "hardened", "operator_path", "resolve_dsn", "set_operator_schemas", "user_path", "user_search_path"]
 
 #: libpq variables meaning "the user configured a server": set, they disable the embedded server.
 LIBPQ_ENV_VARS = ("PGHOST", "PGHOSTADDR", "PGPORT", "PGDATABASE", "PGUSER", "PGSERVICE")
@@ -133,8 +134,8 @@ class GuardedCursor(psycopg.Cursor[Any]):
     def execute(self, query: Any, params: Any = None, *, prepare: bool | None = None,  # type: ignore[override]
                 binary: bool | None = None) -> "GuardedCursor":
         conn = self.connection
-        path = getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH)
-        query = safe_dollar_quotes(query, conn)
+        path = widened(getattr(conn, "_pgivm_path", SAFE_SEARCH_PATH), getattr(conn, "_pgivm_operator_schemas", ()))
+        query = with_function_path(safe_dollar_quotes(query, conn), conn)
         with _turn(conn):  # threads sharing the connection take turns: a pipeline is one conversation
             local = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
             if not (local and _PIPELINES and _one_statement(query, params, conn)):
@@ -174,6 +175,53 @@ def _one_statement(query: Any, params: Any, conn: psycopg.Connection[Any]) -> bo
         return True
     text = query.as_string(conn) if isinstance(query, sql.Composable) else query
     return (b";" not in text) if isinstance(text, bytes) else (";" not in str(text))
+
+
+FUNCTION_PATH = "SET search_path = pg_catalog, pg_temp"
+
+
+def widened(path: str, schemas: tuple[str, ...]) -> str:
+    """``path`` with ``schemas`` right after pg_catalog (see ``operator_path``)."""
+    if not schemas:
+        return path
+    first, _, rest = path.partition(", ")
+    return ", ".join([first, *schemas, *([rest] if rest else [])])
+
+
+def with_function_path(query: Any, conn: psycopg.Connection[Any]) -> Any:
+    """``query`` with the search_path of the functions it creates (``SET search_path = pg_catalog,
+    pg_temp``, in pgivm's own SQL text) widened as ``operator_path`` says."""
+    schemas = getattr(conn, "_pgivm_operator_schemas", ())
+    if not schemas or not isinstance(query, sql.Composable):
+        return query
+    parts = _flatten(query)
+    if not any(isinstance(p, sql.SQL) and FUNCTION_PATH in p.as_string(conn) for p in parts):
+        return query
+    wide = f"SET search_path = {widened(SAFE_SEARCH_PATH, schemas)}"
+    return sql.Composed([sql.SQL(p.as_string(conn).replace(FUNCTION_PATH, wide)) if isinstance(p, sql.SQL) else p  # type: ignore[arg-type]
+                         for p in parts])
+
+
+def set_operator_schemas(conn: psycopg.Connection[Any], schemas: tuple[str, ...]) -> None:
+    """From now on, statements on ``conn`` and the functions they create look operators up in
+    ``schemas`` after pg_catalog: where the equality of an extension's type is found (``vector =
+    vector``), checked as written only by superusers (``resolve``; ``installed.open_view``)."""
+    assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", s) for s in schemas), schemas
+    if schemas:
+        conn._pgivm_operator_schemas = tuple(schemas)  # type: ignore[attr-defined]
+    elif hasattr(conn, "_pgivm_operator_schemas"):
+        del conn._pgivm_operator_schemas  # type: ignore[attr-defined]
+
+
+@contextmanager
+def operator_path(conn: psycopg.Connection[Any], schemas: tuple[str, ...]) -> Iterator[None]:
+    """``set_operator_schemas`` for the block, then back to what it was."""
+    saved = getattr(conn, "_pgivm_operator_schemas", ())
+    set_operator_schemas(conn, schemas)
+    try:
+        yield
+    finally:
+        set_operator_schemas(conn, saved)
 
 
 BODY_TAG = "$pgivm$"
@@ -250,6 +298,7 @@ def soften(conn: psycopg.Connection[Any]) -> None:
             cur.execute("SELECT pg_catalog.set_config('search_path', %s, %s), pg_catalog.set_config('row_security', %s, %s)",
                         [path, local, row_security, local], prepare=False)
     del conn._pgivm_user_path, conn._pgivm_saved  # type: ignore[attr-defined]
+    set_operator_schemas(conn, ())
 
 
 @contextmanager

@@ -16,6 +16,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import deferred, owners
+from pgivm.connection import set_operator_schemas
 from pgivm.catalog import views as catalog
 from pgivm.errors import PgivmError
 from pgivm.query.resolve import ResolvedView, resolve
@@ -139,7 +140,31 @@ class InstalledView:
 
 def open_view(conn: psycopg.Connection, name: str, *, replacing_functions: bool = False) -> InstalledView:
     """The view ``name``, its state checked (and, for a superuser, locked) as safe for this
-    session's role to use when that is not the view's owner (``pgivm.owners``)."""
+    session's role to use when that is not the view's owner (``pgivm.owners``). The session then
+    looks operators up where the view's functions do (``operator_schemas``)."""
     record = catalog.get(conn, name)
     owners.pin(conn, record, replacing_functions=replacing_functions)
+    set_operator_schemas(conn, operator_schemas(conn, record))
     return InstalledView(conn, record, registry.get(record.system))
+
+
+# The search_paths of a state's functions that name schemas besides pg_catalog and pg_temp (where
+# an extension's type's equality is found), each with what is wrong with it now, if anything.
+_WIDER_PATHS = """
+SELECT DISTINCT c, pgivm_catalog.path_problem(p.proconfig)
+  FROM pg_catalog.pg_proc p, pg_catalog.unnest(p.proconfig) c
+ WHERE p.pronamespace = pg_catalog.to_regnamespace(%s) AND pg_catalog.starts_with(c, 'search_path=')
+   AND c OPERATOR(pg_catalog.<>) 'search_path=pg_catalog, pg_temp'
+"""
+
+
+def operator_schemas(conn: psycopg.Connection, record: catalog.ViewRecord) -> tuple[str, ...]:
+    """The schemas the view's functions look operators up in besides pg_catalog, each checked again
+    as written only by superusers; a one-line refusal if one no longer is."""
+    rows = conn.execute(_WIDER_PATHS, [sql.Identifier(record.state_schema).as_string(conn)]).fetchall()
+    for _, problem in rows:
+        if problem:
+            raise PgivmError(f"view {record.name}: a function of its state {problem}",
+                             "undo the change (REVOKE CREATE ON SCHEMA ..., ALTER ... OWNER TO a superuser), "
+                             f"or drop the view (pgivm drop {record.name})")
+    return tuple(sorted({s for setting, _ in rows for s in setting.removeprefix("search_path=").split(", ")[1:-1]}))

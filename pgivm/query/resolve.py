@@ -16,6 +16,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm.connection import operator_path
 from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.model import Atom, TableRef
 
@@ -87,6 +88,9 @@ class ResolvedView:
     # and the columns read of each: name -> (type, attnum, declared type)
     sources: dict[TableRef, BaseTable] = field(default_factory=dict)
     source_columns: dict[TableRef, dict[str, tuple[str, int, str]]] = field(default_factory=dict)
+    # schemas where the equality of an extension's type is found (citext's, vector's), checked as
+    # only superusers' to write: the view's functions look operators up there (after pg_catalog)
+    operator_schemas: tuple[str, ...] = ()
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -208,7 +212,19 @@ def _own_equality(x: str) -> str:
 # role could define; and the polymorphic ones only where what they compare inside is PostgreSQL's
 # own too. (k.oid: the type of a column in _STATE_TYPES.)
 _EQUALITY = f"""
-SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.nspname
+SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.nspname,
+       (SELECT o.oprnamespace FROM pg_catalog.pg_amop ao JOIN pg_catalog.pg_operator o ON o.oid = ao.amopopr
+         WHERE ao.amopfamily = oc.opcfamily AND ao.amopstrategy = 3
+           AND ao.amoplefttype = oc.opcintype AND ao.amoprighttype = oc.opcintype) AS op_schema,
+       -- the code comparing, hashing and reading the values: the equality's, the family's support
+       -- functions, the type's own; a superuser's (an extension's), or changeable by another role
+       NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc f JOIN pg_catalog.pg_roles w ON w.oid = f.proowner
+                    WHERE NOT w.rolsuper
+                      AND (f.oid IN (SELECT o.oprcode FROM pg_catalog.pg_amop ao JOIN pg_catalog.pg_operator o ON o.oid = ao.amopopr
+                                      WHERE ao.amopfamily = oc.opcfamily)
+                           OR f.oid IN (SELECT ap.amproc FROM pg_catalog.pg_amproc ap WHERE ap.amprocfamily = oc.opcfamily)
+                           OR f.oid IN (t.typinput, t.typoutput, t.typreceive, t.typsend, t.typmodin, t.typmodout,
+                                        t.typanalyze, t.typsubscript))) AS superusers_code
   FROM pg_catalog.pg_type t, pg_catalog.pg_opclass oc
   JOIN pg_catalog.pg_am am ON am.oid = oc.opcmethod AND am.amname = 'btree'
   JOIN pg_catalog.pg_namespace n ON n.oid = oc.opcnamespace
@@ -254,21 +270,56 @@ WITH RECURSIVE wanted AS (
     SELECT DISTINCT ON (b.tbl, b.name) b.tbl, b.name, b.oid, b.typmod FROM base b ORDER BY b.tbl, b.name, b.depth DESC
 )
 SELECT w.tbl::int8, w.name, pg_catalog.format_type(k.oid, k.typmod), w.attnum, pg_catalog.format_type(w.atttypid, w.atttypmod),
-       eq.in_catalog, eq.nspname, (SELECT t.typtype FROM pg_catalog.pg_type t WHERE t.oid = k.oid)
+       eq.in_catalog, eq.nspname, (SELECT t.typtype FROM pg_catalog.pg_type t WHERE t.oid = k.oid),
+       eq.op_schema::int8, (SELECT s.nspname FROM pg_catalog.pg_namespace s WHERE s.oid = eq.op_schema), eq.superusers_code
   FROM wanted w JOIN kept k ON k.tbl = w.tbl AND k.name = w.name
   LEFT JOIN LATERAL ({equality}) eq ON true
 """.format(equality=_EQUALITY)
 
 
-def _table_columns(conn: psycopg.Connection, read: Mapping[TableRef, tuple[BaseTable, list[str]]]
-                ) -> dict[TableRef, dict[str, tuple[str, int, str]]]:
-    """``_columns`` of each table (as written), with one catalog query for all."""
+def _table_columns(conn: psycopg.Connection, read: Mapping[TableRef, tuple[BaseTable, list[str]]],
+                   operator_schemas: set[str] | None = None) -> dict[TableRef, dict[str, tuple[str, int, str]]]:
+    """``_columns`` of each table (as written), with one catalog query for all. A type whose
+    equality an extension defines adds the schema its operators are found in to
+    ``operator_schemas`` (once that schema is checked: ``_trusted``)."""
     pairs = sorted({(table.oid, column) for table, columns in read.values() for column in columns})
     rows = conn.execute(_STATE_TYPES, {"tables": [t for t, _ in pairs], "columns": [c for _, c in pairs]}).fetchall()
     found: dict[int, dict[str, Any]] = {}
     for row in rows:
         found.setdefault(int(row[0]), {})[row[1]] = row[2:]
-    return {written: _columns(table, columns, found.get(table.oid, {})) for written, (table, columns) in read.items()}
+    out = {written: _columns(table, columns, found.get(table.oid, {})) for written, (table, columns) in read.items()}
+    for written, (table, columns) in read.items():
+        for column in columns:
+            type_name, _, _, in_catalog, _, _, schema_oid, schema, superusers_code = found[table.oid][column]
+            if not in_catalog:
+                _trusted(conn, f"{table.ref}.{column}", type_name, schema_oid, schema, superusers_code)
+                if operator_schemas is not None:
+                    operator_schemas.add(schema)
+    return out
+
+
+def _trusted(conn: psycopg.Connection, column: str, type_name: str, schema_oid: int | None, schema: str | None,
+             superusers_code: bool) -> None:
+    """A one-line refusal unless the equality of an extension's type (citext, pgvector's vector) may
+    be looked up by the view's functions: its code is superusers' alone, and it is found in a
+    schema only superusers write (``pgivm_catalog.trusted_schema``), named plainly. Before
+    ``init`` (choosing a system) the schema is checked later, by create."""
+    if schema is None or schema_oid is None:
+        raise UnsupportedQuery(f"column {column} has type {type_name}, whose btree operator class has no equality "
+                               "operator for it")
+    if not superusers_code:
+        raise UnsupportedQuery(f"column {column} has type {type_name}, whose equality, hashing or input runs a "
+                               "function a role other than a superuser owns: generated code would run it")
+    if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
+        raise UnsupportedQuery(f"column {column} has type {type_name}, whose equality is in schema {schema!r}: "
+                               "pgivm looks operators up only in schemas named in lowercase letters, digits and _")
+    checked = conn.execute("SELECT CASE WHEN pg_catalog.to_regproc('pgivm_catalog.trusted_schema') IS NOT NULL "
+                           "THEN pgivm_catalog.trusted_schema(%s::pg_catalog.oid) END", [schema_oid]).fetchone()
+    if checked is not None and checked[0] is False:
+        raise UnsupportedQuery(f"column {column} has type {type_name}, whose equality is in schema {schema}, which "
+                               "roles other than superusers may write: the view's functions would look operators up there",
+                               f"move the extension to a schema only superusers write (ALTER EXTENSION ... SET SCHEMA ...), or "
+                               f"REVOKE CREATE ON SCHEMA {schema} FROM PUBLIC")
 
 
 SYSTEM_COLUMNS = frozenset({"ctid", "xmin", "xmax", "cmin", "cmax", "tableoid"})
@@ -285,7 +336,7 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
                                    "view: it changes under VACUUM FULL, CLUSTER and UPDATE without a change of the row's values")
         if column not in found:
             raise PgivmError(f"column {column} does not exist in table {table.ref}")
-        type_name, attnum, declared, in_catalog, namespace, kind = found[column]
+        type_name, attnum, declared, in_catalog, namespace, kind, *_ = found[column]
         if in_catalog is None and type_name.endswith("[]"):
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: arrays are supported of "
                                    "PostgreSQL's own types (int[], text[], date[], ...), with an equality a join can use")
@@ -298,9 +349,6 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
         if in_catalog is None:
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, which has no equality a join or "
                                    "GROUP BY can use (no default btree operator class)")
-        if not in_catalog:
-            raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}, whose equality is defined in "
-                                   f"schema {namespace}: pgivm's generated functions call only PostgreSQL's own operators")
         out[column] = (type_name, int(attnum), declared)
     return out
 
@@ -337,7 +385,14 @@ def column_names(conn: psycopg.Connection, table: TableRef) -> list[str]:
 
 def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None) -> ResolvedView:
     """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
-    view): they are then found by oid, whatever they are called now."""
+    view): they are then found by oid, whatever they are called now. Types are named as they read
+    on pgivm's own path (an extension's schema-qualified: ``ext.vector(2)``), whatever schemas the
+    session looks operators up in: the catalog records them, and the DDL guard compares."""
+    with operator_path(conn, ()):
+        return _resolve(conn, query, oids)
+
+
+def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None) -> ResolvedView:
     tables: dict[TableRef, TableRef] = {}
     static = {relation.table for relation in (*getattr(query, "static", ()), *getattr(query, "derived", ()))}
     found_oids: dict[TableRef, int] = {}
@@ -364,7 +419,8 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
     read: dict[TableRef, dict[str, None]] = {}  # each table's columns once, in the order the atoms read them
     for atom in query.atoms:
         read.setdefault(atom.table, {}).update(dict.fromkeys(read_columns(atom)))
-    found = _table_columns(conn, {table: (base[table], list(columns)) for table, columns in read.items()})
+    schemas: set[str] = set()
+    found = _table_columns(conn, {table: (base[table], list(columns)) for table, columns in read.items()}, schemas)
     for atom in query.atoms:
         for variable, column in zip(atom.variables, read_columns(atom)):
             type_name, attnum, declared = found[atom.table][column]
@@ -374,15 +430,16 @@ def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] |
             by_variable.setdefault(variable, []).append((atom, column, type_name))
 
     variable_types = {**_variable_types(by_variable), **_computed_types(conn, query, column_types)}
+    sources = pin_sources(conn, query, oids, operator_schemas=schemas)
     return ResolvedView(query=query, tables=tables, variable_types=variable_types,
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys=_unique_keys_of(conn, base),
-                        declared_types=declared_types, **pin_sources(conn, query, oids))
+                        declared_types=declared_types, operator_schemas=tuple(sorted(schemas)), **sources)
 
 
 def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None,
-                among: Callable[[TableRef], bool] | None = None) -> dict[str, Any]:
+                among: Callable[[TableRef], bool] | None = None, operator_schemas: set[str] | None = None) -> dict[str, Any]:
     """The tables the derived tables read (those ``among`` takes), pinned (by the oids given, for an
     installed view), and the columns read of each. A derived table may read another of the view's
     (TPC-H Q15's maximum of a WITH query's sums)."""
@@ -399,7 +456,7 @@ def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, in
     for table, pinned in base.items():
         if oids is None and (pinned.ref.schema or "").startswith("pgivm_") and table not in own:
             _not_state(pinned.ref)
-    columns = _table_columns(conn, {t: (base[t], sorted(c)) for t, c in read.items()})
+    columns = _table_columns(conn, {t: (base[t], sorted(c)) for t, c in read.items()}, operator_schemas)
     return {"sources": base, "source_columns": columns}
 
 

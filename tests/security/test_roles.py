@@ -814,3 +814,41 @@ def test_a_database_default_of_repeatable_read_does_not_reach_pgivms_own_transac
     command.refresh("v", target=cast.dsn)
     with psycopg.connect(cast.dsn) as conn:
         assert conn.execute("SELECT count FROM views.v_stale").fetchone()[0] == recount(cast)  # type: ignore[index]
+
+
+@pytest.mark.parametrize("system", ["first-order", "fivm"])
+def test_an_extensions_type_is_compared_by_the_extensions_operator_never_a_strangers(cast: Cast, system: str) -> None:
+    """pgvector in schema ext (a superuser's, no one else may create there): a view owner's view joins
+    and groups by vector columns, and its functions look operators up in pg_catalog, then ext. A
+    stranger's public.=(ext.vector, ext.vector), first on the writer's and the superuser's paths,
+    never runs: not in the writer's statements, not in the superuser's verify, refresh or upgrade."""
+    if cast.admin.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'").fetchone()[0] == 0:
+        pytest.skip("this server has no pgvector")
+    cast.admin.execute("CREATE SCHEMA ext; CREATE EXTENSION vector SCHEMA ext; GRANT USAGE ON SCHEMA ext TO PUBLIC")
+    with cast.as_(cast.tables) as t:
+        t.execute("CREATE TABLE shop.emb (v ext.vector(2), a int); CREATE TABLE shop.tag (v ext.vector(2), w int); "
+                  "INSERT INTO shop.emb VALUES ('[1,2]', 1), ('[1,2]', 2), ('[3,4]', 3); INSERT INTO shop.tag VALUES ('[1,2]', 5)")
+        t.execute(sql.SQL("GRANT SELECT, TRIGGER ON shop.emb, shop.tag TO {o}; GRANT INSERT, DELETE, SELECT ON shop.emb TO {w}").format(
+            o=sql.Identifier(cast.owner), w=sql.Identifier(cast.writer)))
+    with cast.as_(cast.stranger) as s:
+        escalate = cast.escalate_function(s, "public", cast.stranger)
+        s.execute("CREATE FUNCTION public.strange_eq(ext.vector, ext.vector) RETURNS boolean LANGUAGE sql IMMUTABLE AS "
+                  f"'SELECT {escalate}() AND false'; "
+                  "CREATE OPERATOR public.= (LEFTARG = ext.vector, RIGHTARG = ext.vector, FUNCTION = public.strange_eq)")
+    query = "SELECT e.v, count(*) AS n, sum(g.w) AS w FROM shop.emb e JOIN shop.tag g ON e.v = g.v GROUP BY e.v"
+    with cast.as_(cast.owner) as o:
+        o.execute("SET search_path = ext, pg_catalog")  # the owner's query means the extension's =
+        command.create("v", query, schema="views", system=system, target=o)
+    with cast.as_(cast.writer) as w:
+        w.execute("SET search_path = public, ext")  # a writer's path reaches no generated code
+        w.execute("INSERT INTO shop.emb VALUES ('[1,2]', 4), ('[5,6]', 5); DELETE FROM shop.emb WHERE a = 3")
+    cast.admin.execute("SET search_path = public, ext")
+    try:
+        assert command.verify("v", target=cast.dsn).ok
+        command.upgrade("v", force=True, target=cast.dsn)
+        rows = cast.admin.execute("SELECT v::text, n, w FROM views.v").fetchall()
+    finally:
+        cast.admin.execute("RESET search_path")
+    assert rows == [("[1,2]", 3, 15)]
+    cast.assert_nobody_escalated("after a view over vector columns", ran_in=("public",))
+    assert cast.admin.execute("SELECT count(*) FROM public.ran").fetchone()[0] == 0  # type: ignore[index]

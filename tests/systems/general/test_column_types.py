@@ -10,6 +10,7 @@ import random
 
 import psycopg
 import pytest
+from psycopg import sql
 
 from pgivm import command
 from pgivm.errors import PgivmError
@@ -232,3 +233,107 @@ def test_a_composite_or_a_range_over_a_type_of_the_users_is_refused(conn: psycop
     message = str(info.value).splitlines()[0]
     assert all(w in str(info.value) for w in words) and len(message) < 200, str(info.value)
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0
+
+
+def _vector(conn: psycopg.Connection) -> None:
+    """pgvector in schema ext, which only superusers write (the embedded server ships it)."""
+    if conn.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'").fetchone()[0] == 0:
+        pytest.skip("this server has no pgvector")
+    conn.execute("CREATE SCHEMA ext; CREATE EXTENSION vector SCHEMA ext; GRANT USAGE ON SCHEMA ext TO PUBLIC")
+    # the user's queries name its operator as its users would: ext on their search_path
+    conn.execute(sql.SQL("ALTER DATABASE {} SET search_path = \"$user\", public, ext; SET search_path = \"$user\", public, ext")
+                 .format(sql.Identifier(conn.info.dbname)))
+
+
+VECTOR_QUERIES = {
+    "fivm": "SELECT r.v, count(*) AS n, sum(s.w) AS w FROM r JOIN s ON r.v = s.v GROUP BY r.v",
+    "first-order": "SELECT r.v, count(DISTINCT s.w) AS d, min(r.a) AS lo FROM r JOIN s ON r.v = s.v GROUP BY r.v",
+    "recompute": "SELECT r.v, s.w FROM r JOIN s ON r.v = s.v",
+    "sample": "SELECT r.a, s.w FROM r JOIN s ON r.v = s.v",
+    "ivme": "SELECT count(*) FROM r JOIN s ON r.v = s.v JOIN t ON s.u = t.u AND t.a = r.a",
+}
+
+
+@pytest.mark.parametrize("refresh", ["immediate", "deferred"])
+@pytest.mark.parametrize("system", list(VECTOR_QUERIES))
+def test_an_extensions_type_joins_and_groups_by_its_own_equality(conn: psycopg.Connection, dsn: str, system: str,
+                                                                 refresh: str) -> None:
+    """pgvector's vector, whose equality (ext.=, vector_ops) is the extension's: each system's
+    functions look operators up in ext after pg_catalog (ext is written only by superusers), and
+    the view equals the query after every statement (a deferred view after its refresh); verify
+    holds, as does a status and an upgrade (open_view and a reinstall find the path again)."""
+    _vector(conn)
+    conn.execute("CREATE TABLE r (v ext.vector(2), a int); CREATE TABLE s (v ext.vector(2), u int, w int); "
+                 "CREATE TABLE t (u int, a int)")
+    query = VECTOR_QUERIES[system]
+    options: dict[str, object] = {"size": 1000} if system == "sample" else {}
+    if refresh == "deferred":
+        if system in ("recompute", "sample"):
+            pytest.skip(f"{system} has no deferred mode")
+        options["refresh"] = "deferred"
+    assert command.create("v", query, system=system, target=dsn, **options).system == system
+    rng = random.Random(f"vector-{system}-{refresh}")
+    vectors = ["[1,2]", "[1,2.5]", "[0,0]", "[-1,2]", None]
+    read = "SELECT a, w FROM v" if system == "sample" else "SELECT * FROM v"
+    for step in range(30):
+        table = rng.choice("rrst" if system == "ivme" else "rs")
+        if rng.random() < 0.7:
+            if table == "r":
+                conn.execute("INSERT INTO r VALUES (%s::ext.vector, %s)", [rng.choice(vectors), rng.randint(0, 3)])
+            elif table == "s":
+                conn.execute("INSERT INTO s VALUES (%s::ext.vector, %s, %s)", [rng.choice(vectors), rng.randint(0, 3), step])
+            else:
+                conn.execute("INSERT INTO t VALUES (%s, %s)", [rng.randint(0, 3), rng.randint(0, 3)])
+        elif table in "rs" and rng.random() < 0.5:
+            conn.execute(f"DELETE FROM {table} WHERE v = %s::ext.vector", [rng.choice(vectors[:-1])])
+        elif table == "r":
+            conn.execute("UPDATE r SET v = %s::ext.vector WHERE a = %s", [rng.choice(vectors), rng.randint(0, 3)])
+        if refresh == "deferred":
+            command.refresh("v", target=dsn)
+        diff = conn.execute(f"(({read}) EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL ({read}))").fetchall()
+        assert diff == [], f"{system} step {step}: {diff[:3]}"
+    assert conn.execute(f"SELECT count(*) FROM ({query}) q").fetchone()[0] > (0 if system == "ivme" else 1)
+    assert command.verify("v", target=dsn).ok
+    command.status("v", target=dsn)
+    command.upgrade("v", force=True, target=dsn)
+    conn.execute("INSERT INTO r VALUES ('[1,2]', 1); INSERT INTO s VALUES ('[1,2]', 1, 99)")
+    if refresh == "deferred":
+        command.refresh("v", target=dsn)
+    assert conn.execute(f"(({read}) EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL ({read}))").fetchall() == []
+    assert command.verify("v", target=dsn).ok
+
+
+def test_an_extensions_type_in_a_schema_others_write_is_refused_and_the_guard_keeps_it_so(
+        conn: psycopg.Connection, dsn: str) -> None:
+    """With CREATE on ext granted to PUBLIC, a stranger could plant an operator the view's
+    functions would find there: create refuses in one line, nothing created. Once a view looks
+    operators up in ext, the DDL guard refuses the GRANT, and giving a function of ext to another
+    role; with the guard off, the commands that open the view (verify too) refuse in one line that
+    names the problem, and work again once it is undone."""
+    _vector(conn)
+    conn.execute("DROP ROLE IF EXISTS pgivm_t_someone; CREATE ROLE pgivm_t_someone; CREATE TABLE r (v ext.vector(2), a int)")
+    query = "SELECT r.v, count(*) AS n FROM r GROUP BY r.v"
+    conn.execute("GRANT CREATE ON SCHEMA ext TO PUBLIC")
+    with pytest.raises(PgivmError) as info:
+        command.create("v", query, target=dsn)
+    assert "schema ext" in info.value.message and len(info.value.message) < 200 and "\n" not in info.value.message, info.value
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0
+    conn.execute("REVOKE CREATE ON SCHEMA ext FROM PUBLIC")
+    command.create("v", query, target=dsn)
+    for ddl in ["GRANT CREATE ON SCHEMA ext TO pgivm_t_someone",
+                "ALTER FUNCTION ext.vector_eq(ext.vector, ext.vector) OWNER TO pgivm_t_someone",
+                "ALTER SCHEMA ext OWNER TO pgivm_t_someone"]:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="looks operators up in schema ext"):
+            conn.execute(ddl)
+    conn.execute("ALTER EVENT TRIGGER pgivm_trust_changed DISABLE")
+    try:
+        conn.execute("GRANT CREATE ON SCHEMA ext TO pgivm_t_someone")
+        for run in (command.verify, command.status, command.refresh):
+            with pytest.raises(PgivmError, match="looks operators up in schema ext") as info:
+                run("v", target=dsn)  # type: ignore[operator]
+            assert "\n" not in info.value.message
+        conn.execute("REVOKE CREATE ON SCHEMA ext FROM pgivm_t_someone")
+        assert command.verify("v", target=dsn).ok
+    finally:
+        conn.execute("ALTER EVENT TRIGGER pgivm_trust_changed ENABLE; REVOKE ALL ON SCHEMA ext FROM pgivm_t_someone; "
+                     "DROP ROLE IF EXISTS pgivm_t_someone")

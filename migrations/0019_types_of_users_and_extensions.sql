@@ -1,7 +1,11 @@
--- Range types of the user's (CREATE TYPE span AS RANGE (subtype = float8)) and their multiranges
--- may be columns of a view's state, as enums may: safe_type() says which types of the user's run
--- only PostgreSQL's code when stored, compared and read, and state_problems() now asks it (the
--- rest of the function is 0018's).
+-- Column types of the user's in a view's state: range types over PostgreSQL's own subtypes (as
+-- enums already were), and types whose equality an extension defines (citext, pgvector's vector)
+-- when it is found in a schema only superusers write. safe_type() says which types of the user's
+-- run only PostgreSQL's code; trusted_schema() which schemas a state function may look operators
+-- up in (its search_path: pg_catalog, then those, then pg_temp), and path_problem() checks a
+-- function's path against it. state_problems() now asks both (the rest of it is 0018's), and a
+-- DDL guard of its own (pgivm_trust_changed) refuses a GRANT, owner change or new object that
+-- would let another role put code in such a schema while a view's functions look there.
 
 -- A type that is not PostgreSQL's own but runs only PostgreSQL's code: an enum (its values are
 -- data, its functions enum_in, enum_cmp, ...), or a range or multirange over PostgreSQL's own
@@ -19,7 +23,77 @@ AS $$
                       AND so.opcnamespace = 'pg_catalog'::regnamespace
                       AND rg.rngsubtype < 16384 AND rg.rngcanonical::oid < 16384)
 $$;
-GRANT EXECUTE ON FUNCTION pgivm_catalog.safe_type(oid) TO PUBLIC;  -- as safe_builtin: state_problems runs as its caller
+
+-- A schema where only superusers can create objects and every function and operator is a
+-- superuser's (an extension a superuser installed): owned by a superuser (or by
+-- pg_database_owner in a database a superuser owns, as public is), CREATE granted to superusers
+-- alone. Its code can be changed only by superusers, so any role may run it.
+CREATE FUNCTION pgivm_catalog.trusted_schema(p_schema oid) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+    WITH super AS (
+        SELECT r.oid FROM pg_roles r WHERE r.rolsuper
+        UNION ALL
+        SELECT 'pg_database_owner'::regrole::oid FROM pg_database d JOIN pg_roles o ON o.oid = d.datdba
+         WHERE d.datname = current_database() AND o.rolsuper
+    )
+    SELECT EXISTS (SELECT FROM pg_namespace n WHERE n.oid = p_schema AND n.nspowner IN (SELECT oid FROM super))
+       AND NOT EXISTS (SELECT FROM pg_namespace n, aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) a
+                        WHERE n.oid = p_schema AND a.privilege_type = 'CREATE' AND a.grantee NOT IN (SELECT oid FROM super))
+       AND NOT EXISTS (SELECT FROM pg_proc f WHERE f.pronamespace = p_schema AND f.proowner NOT IN (SELECT oid FROM super))
+       AND NOT EXISTS (SELECT FROM pg_operator o WHERE o.oprnamespace = p_schema AND o.oprowner NOT IN (SELECT oid FROM super))
+$$;
+
+-- A type, operator class or family, operator or function in a trusted schema (an operator's
+-- function too: it may live elsewhere).
+CREATE FUNCTION pgivm_catalog.trusted_object(p_class oid, p_object oid) RETURNS boolean
+LANGUAGE sql STABLE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+    SELECT coalesce(pgivm_catalog.trusted_schema(CASE p_class
+               WHEN 'pg_type'::regclass THEN (SELECT typnamespace FROM pg_type WHERE oid = p_object)
+               WHEN 'pg_opclass'::regclass THEN (SELECT opcnamespace FROM pg_opclass WHERE oid = p_object)
+               WHEN 'pg_opfamily'::regclass THEN (SELECT opfnamespace FROM pg_opfamily WHERE oid = p_object)
+               WHEN 'pg_operator'::regclass THEN (SELECT oprnamespace FROM pg_operator WHERE oid = p_object)
+               WHEN 'pg_proc'::regclass THEN (SELECT pronamespace FROM pg_proc WHERE oid = p_object) END)
+           AND (p_class <> 'pg_operator'::regclass
+                OR (SELECT r.rolsuper FROM pg_operator o JOIN pg_proc f ON f.oid = o.oprcode
+                      JOIN pg_roles r ON r.oid = f.proowner WHERE o.oid = p_object)), false)
+$$;
+
+-- What is wrong with a state function's settings (NULL: nothing): its search_path must be
+-- pg_catalog, pg_temp, or pg_catalog, then trusted schemas (unquoted names), then pg_temp.
+CREATE FUNCTION pgivm_catalog.path_problem(p_config text[]) RETURNS text
+LANGUAGE plpgsql STABLE
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+DECLARE
+    setting text;
+    schemas text[];
+    s text;
+BEGIN
+    SELECT substr(c, length('search_path=') + 1) INTO setting FROM unnest(p_config) c WHERE starts_with(c, 'search_path=');
+    schemas := string_to_array(setting, ', ');
+    IF setting IS NULL OR cardinality(schemas) < 2 OR schemas[1] <> 'pg_catalog' OR schemas[cardinality(schemas)] <> 'pg_temp' THEN
+        RETURN 'has no fixed search_path (pg_catalog, pg_temp)';
+    END IF;
+    FOREACH s IN ARRAY schemas[2:cardinality(schemas) - 1] LOOP
+        IF s !~ '^[a-z_][a-z0-9_]*$' OR to_regnamespace(s) IS NULL THEN
+            RETURN format('has search_path %s, which names %s, not a schema', setting, s);
+        ELSIF NOT pgivm_catalog.trusted_schema(to_regnamespace(s)) THEN
+            RETURN format('looks operators up in schema %s, where a role other than a superuser may now create '
+                          'objects or owns a function or operator (see pgivm_catalog.trusted_schema)', s);
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END;
+$$;
+GRANT EXECUTE ON FUNCTION pgivm_catalog.safe_type(oid), pgivm_catalog.trusted_schema(oid),
+    pgivm_catalog.trusted_object(oid, oid), pgivm_catalog.path_problem(text[]) TO PUBLIC;  -- as safe_builtin: state_problems runs as its caller
 
 CREATE OR REPLACE FUNCTION pgivm_catalog.state_problems(p_view text, p_object oid DEFAULT NULL)
 RETURNS SETOF text LANGUAGE plpgsql STABLE
@@ -58,8 +132,8 @@ BEGIN
                                p_view, v.owner::regrole);
         ELSIF NOT r.prosecdef THEN
             RETURN NEXT format('function %s is not SECURITY DEFINER: a role calling it would run its owner''s code with its own rights', r.f);
-        ELSIF r.proconfig IS NULL OR NOT ('search_path=pg_catalog, pg_temp' = ANY (r.proconfig)) THEN
-            RETURN NEXT format('function %s has no fixed search_path (pg_catalog, pg_temp)', r.f);
+        ELSIF pgivm_catalog.path_problem(r.proconfig) IS NOT NULL THEN
+            RETURN NEXT format('function %s %s', r.f, pgivm_catalog.path_problem(r.proconfig));
         END IF;
     END LOOP;
     FOR r IN SELECT c.oid::regclass AS rel, c.relowner, c.relkind, c.relrowsecurity FROM pg_class c
@@ -135,6 +209,9 @@ BEGIN
                  AND (d.refobjid < 16384 OR EXISTS (SELECT FROM pg_type t WHERE t.oid = d.refobjid AND t.typnamespace = ns
                                                                            AND t.typrelid <> 0)
                       OR pgivm_catalog.safe_type(d.refobjid)))
+             -- an extension's type, operator class, operator or function, in a schema only
+             -- superusers write (pgvector's vector and vector_ops: superusers' code)
+             OR pgivm_catalog.trusted_object(d.refclassid, d.refobjid)
              OR d.refclassid = 'pg_namespace'::regclass  -- where a relation lives: no code
              OR (d.refclassid IN ('pg_collation'::regclass, 'pg_am'::regclass,
                                   'pg_opclass'::regclass, 'pg_opfamily'::regclass, 'pg_cast'::regclass)
@@ -144,5 +221,44 @@ BEGIN
         RETURN NEXT format('%s uses %s, which is neither part of the view''s state nor a read-only function of PostgreSQL',
                            r.used_by, r.what);
     END LOOP;
+END;
+$$;
+
+-- The guard of the schemas state functions look operators up in: after a command that may let
+-- another role put code in one (a GRANT, an owner changed, a function or operator made or moved),
+-- every function whose path names such a schema is checked again (functions without a fixed path
+-- are the main guard's and state_problems' business).
+CREATE FUNCTION pgivm_catalog.on_trust_changed()
+RETURNS event_trigger LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+SET jit = off
+AS $$
+DECLARE
+    r record;
+BEGIN
+    FOR r IN SELECT v.name, p.oid::regprocedure AS f, pgivm_catalog.path_problem(p.proconfig) AS problem
+               FROM pgivm_catalog.views v
+               JOIN pg_namespace n ON n.nspname = v.state_schema
+               JOIN pg_proc p ON p.pronamespace = n.oid
+              WHERE EXISTS (SELECT FROM unnest(p.proconfig) c  -- a path widened by an extension's schema
+                             WHERE starts_with(c, 'search_path=pg_catalog, ') AND c <> 'search_path=pg_catalog, pg_temp')
+              ORDER BY v.name, p.oid LOOP
+        CONTINUE WHEN r.problem IS NULL;
+        RAISE EXCEPTION 'pgivm: function % of pgivm view % %', r.f, r.name, r.problem
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = format('pgivm view %s compares values with operators found there: undo the change, or drop the view first (pgivm drop %s)', r.name, r.name);
+    END LOOP;
+END;
+$$;
+REVOKE ALL ON FUNCTION pgivm_catalog.on_trust_changed() FROM PUBLIC;
+DO $$
+BEGIN
+    IF (SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) THEN
+        CREATE EVENT TRIGGER pgivm_trust_changed ON ddl_command_end
+            WHEN TAG IN ('GRANT', 'REVOKE', 'ALTER SCHEMA', 'ALTER FUNCTION', 'ALTER PROCEDURE', 'ALTER ROUTINE',
+                         'ALTER OPERATOR', 'ALTER EXTENSION', 'CREATE FUNCTION', 'CREATE PROCEDURE', 'CREATE OPERATOR',
+                         'CREATE EXTENSION', 'ALTER DEFAULT PRIVILEGES')
+            EXECUTE FUNCTION pgivm_catalog.on_trust_changed();
+    END IF;
 END;
 $$;
