@@ -27,6 +27,7 @@ import contextlib
 import hashlib
 import os
 import shutil
+import stat
 import tempfile
 import time
 from collections.abc import Iterator
@@ -156,15 +157,24 @@ def _class_archive() -> tuple[str, Path | None]:
         archive = Path.home() / ".cache" / "pgivm" / f"spark-{hashlib.sha256(key.encode()).hexdigest()[:16]}.jsa"
     quiet = "-Xlog:cds=off,cds+dynamic=off"  # an archive Java cannot use is skipped without a word
     with contextlib.suppress(OSError):
+        archive.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        if not _private(archive.parent) or (archive.exists() and not _private(archive)):
+            return "", None  # classes another user could have put there: start without
         _adopt_finished_archives(archive)
         if archive.is_file():
             return f"-XX:SharedArchiveFile={archive} {quiet}", None
         if any(archive.parent.glob(f"{archive.name}.*.part*")):  # another session's JVM writes one: one is enough
             return "", None
-        archive.parent.mkdir(parents=True, exist_ok=True)
         part = archive.with_name(f"{archive.name}.{os.getpid()}.{time.time_ns()}.part")
         return f"-XX:ArchiveClassesAtExit={part} {quiet}", part
     return "", None
+
+
+def _private(path: Path) -> bool:
+    """Only this user can change ``path`` (the class archive is code the JVM runs, and its
+    directory decides what a later session finds there): ours, not writable by group or others."""
+    found = path.stat()
+    return found.st_uid == os.getuid() and not found.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
 
 
 def _adopt_finished_archives(archive: Path) -> None:

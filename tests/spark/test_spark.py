@@ -90,6 +90,26 @@ def test_the_first_session_writes_the_class_archive_the_next_ones_read(monkeypat
     assert "-XX:SharedArchiveFile=" in java_options or "-XX:ArchiveClassesAtExit=" in java_options, java_options
 
 
+
+def test_a_class_archive_another_user_could_write_is_not_used(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The archive is classes the JVM runs: one in a directory others may write (``/tmp``'s kind),
+    or a file others may write, is neither read nor written; the default directory is made 0700."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    monkeypatch.setenv("PGIVM_SPARK_CLASS_ARCHIVE", str(shared / "spark.jsa"))
+    assert session._class_archive() == ("", None)
+    assert list(shared.iterdir()) == []
+    mine = tmp_path / "mine"
+    monkeypatch.setenv("PGIVM_SPARK_CLASS_ARCHIVE", str(mine / "spark.jsa"))
+    options, part = session._class_archive()
+    assert part is not None and (mine.stat().st_mode & 0o777) == 0o700
+    (mine / "spark.jsa").write_bytes(b"classes")
+    (mine / "spark.jsa").chmod(0o666)
+    assert session._class_archive() == ("", None)
+    (mine / "spark.jsa").chmod(0o600)
+    assert session._class_archive()[0].startswith(f"-XX:SharedArchiveFile={mine / 'spark.jsa'} ")
+
 def test_missing_java_and_driver_are_one_line_errors(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("JAVA_HOME", str(tmp_path / "nojava"))
     with pytest.raises(PgivmError, match="JAVA_HOME"):
