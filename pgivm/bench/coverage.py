@@ -56,6 +56,15 @@ CASES = {
     # a subquery that aggregates over another: derived tables, the outer one's triggers on the inner one
     "nested subqueries": ("SELECT y.c, y.top FROM (SELECT x.c, max(x.n) AS top FROM (SELECT s.c, r.b, count(*) AS n "
                           "FROM r JOIN s ON r.b = s.b GROUP BY s.c, r.b) AS x GROUP BY x.c) AS y"),
+    # a quantified comparison over an array constant: a condition on r's rows as they enter the state
+    "= ANY": "SELECT s.c, count(*) AS n FROM r JOIN s ON r.b = s.b WHERE r.a % 100 = ANY (ARRAY[1, 2, 3]) GROUP BY s.c",
+    # an IN read as a value: LEFT JOINs with the subquery's DISTINCT values and its counts (pg_ivm refuses it)
+    "IN as a value": "SELECT r.a, r.b, r.b IN (SELECT s.b FROM s WHERE s.c < 5) AS small FROM r",
+    # an EXISTS whose subquery holds an EXISTS: its count, a derived table with a semi-join inside
+    "EXISTS in an EXISTS": ("SELECT s.b, s.c FROM s WHERE EXISTS (SELECT 1 FROM r WHERE r.a = 7 "
+                            "AND EXISTS (SELECT 1 FROM s AS s2 WHERE s2.b = r.b AND s2.c = 3))"),
+    # a LATERAL subquery correlated by an equality: a subquery joined on it (pg_ivm refuses LATERAL)
+    "LATERAL": "SELECT s.c, x.a FROM s, LATERAL (SELECT r.a FROM r WHERE r.b = s.b AND r.a < 50) AS x",
 }
 # pg_ivm looks the rows of an outer join's view up by the join columns, which its documentation
 # asks the user to index (it indexes a view's keys itself otherwise)
