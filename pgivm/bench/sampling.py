@@ -216,6 +216,8 @@ def graph_query(conn: psycopg.Connection, config: Config, query: str) -> None:
     if not finished:
         print(f"enumerate stopped at its budget of {config.budget:.0f} s after {len(runs['enumerate'].latencies):,} edges; "
               f"sample streamed all {len(edges):,} in {runs['sample'].times[-1]:.1f} s")
+    for line in _where_each_stands(runs, marks, sizes):
+        print(line)
     end_to_end = (f"{runs['enumerate'].times[-1] / runs['sample'].times[-1]:.1f}×" if finished
                   else f"≥ {config.budget / runs['sample'].times[-1]:.1f}× (enumerate stopped at {config.budget:.0f} s)")
     if query == "line-3":
@@ -225,6 +227,26 @@ def graph_query(conn: psycopg.Connection, config: Config, query: str) -> None:
                                f"{per_edge / atoms:.2f} ms per logical insert, {per_edge:.2f} ms per edge (3 atoms)"])
     config.targets.append([f"{query}: end to end against enumerate", end_to_end])
     _plot(config, query, sizes, runs)
+
+
+def _where_each_stands(runs: dict[str, Run], marks: list[int], sizes: list[int], tail: int = 1000) -> list[str]:
+    """The crossover (the first checkpoint where enumerating has spent more time than sampling)
+    and the per-edge throughput of each at the end: sample's over its last ``tail`` edges, the
+    enumerating baseline's over its last ``tail`` before it stopped, if it did. An enumerating
+    edge costs more as |Q| grows, so at the end of the stream its rate is at most that one's,
+    and the ratio printed is a lower bound."""
+    sample, enum = runs["sample"], runs["enumerate"]
+    crossover = next((i for i, t in enumerate(enum.times) if t > sample.times[i]), None)
+    if crossover is None and not enum.finished and len(enum.times) < len(marks):
+        crossover = len(enum.times)  # it stopped (over its budget) before the next checkpoint sample reached
+    out = [f"crossover: enumerate has spent more than sample from {marks[crossover]:,} edges on (|Q| = {sizes[crossover]:,})"
+           if crossover is not None else "crossover: none (enumerate spent less than sample at every checkpoint)"]
+    rate = {name: len(run.latencies[-tail:]) / sum(run.latencies[-tail:]) for name, run in runs.items() if run.latencies}
+    if "sample" in rate and "enumerate" in rate:
+        bound = "" if enum.finished else f" (enumerate measured where it stopped, {len(enum.latencies):,} edges: a lower bound)"
+        out.append(f"throughput at the end, over the last {tail:,} edges: sample {rate['sample']:,.0f} edges/s, "
+                   f"enumerate {rate['enumerate']:,.1f} edges/s: {rate['sample'] / rate['enumerate']:,.1f}×{bound}")
+    return out
 
 
 def _plot(config: Config, query: str, sizes: list[int], runs: dict[str, Run]) -> None:

@@ -46,15 +46,50 @@ def exists_as_values(query: exp.Expression) -> None:
         select = _read_where(test)
         if select is None:
             continue
-        body = test.this
-        visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
+        split = split_correlated(select, test.this, whole=_counted_whole(test, test.this))
+        if split is not None:
+            _join_values(select, test, test.this, *split, fresh_name(names_in(query), "exists"))
+
+
+Correlations = list[tuple[exp.Expression, exp.Expression]]  # (the subquery's side, the outer query's side)
+
+
+def split_correlated(select: exp.Select, body: exp.Select, whole: bool = False
+                     ) -> tuple[list[exp.Expression], Correlations] | None:
+    """``body``'s WHERE as its own conditions and its correlations, equalities with columns of the
+    tables of ``select`` (the query it is read in); None when it reads that query otherwise, or
+    an outer one. ``whole``: its WHERE is all its own (a subquery counted whole)."""
+    if whole:
         where = body.args.get("where")
-        split = ([*and_terms(where.this if where is not None else None)], []) if _counted_whole(test, body) \
-            else split_where(body)
-        if split is None or any(c.table not in visible for _, other in split[1] for c in other.find_all(exp.Column)):
-            continue  # correlated otherwise than by equalities with the query it is read in
-        name = fresh_name({n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}, "exists")
-        _join_values(select, test, body, *split, name)
+        return [*and_terms(where.this if where is not None else None)], []
+    split = split_where(body)
+    visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
+    if split is None or any(c.table not in visible for _, other in split[1] for c in other.find_all(exp.Column)):
+        return None
+    return split
+
+
+def names_in(query: exp.Expression) -> set[str]:
+    """The names of the query's tables and subqueries: a fresh one avoids them all."""
+    return {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
+
+
+def per_key(body: exp.Select, kept: list[exp.Expression], keys: Correlations, *items: exp.Expression) -> exp.Select:
+    """``body`` filtered by ``kept``, selecting its side of each correlation (``pgivm_c1``, ...) and
+    ``items`` (aggregates), grouped by those sides: one row per correlated key (one in all, uncorrelated)."""
+    out = body.copy()
+    out.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
+    out.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)), *items])
+    out.set("group", exp.Group(expressions=[mine.copy() for mine, _ in keys]) if keys else None)
+    return out
+
+
+def join_per_key(select: exp.Select, table: exp.Select, name: str, keys: Correlations) -> None:
+    """``table`` (one row per key, ``per_key``) joined to ``select``: LEFT JOIN on the correlations,
+    or CROSS JOIN when there are none (its one row)."""
+    alias = exp.TableAlias(this=exp.to_identifier(name))
+    select.append("joins", exp.Join(this=exp.Subquery(this=table, alias=alias), side="LEFT", on=key_matches(name, keys))
+                  if keys else exp.Join(this=exp.Subquery(this=table, alias=alias), kind="CROSS"))
 
 
 def _read_where(test: exp.Exists) -> exp.Select | None:
@@ -118,15 +153,10 @@ def _is_term(test: exp.Exists | exp.In, select: exp.Select) -> bool:
 
 
 def _join_values(select: exp.Select, test: exp.Exists, body: exp.Select, kept: list[exp.Expression],
-                 keys: list[tuple[exp.Expression, exp.Expression]], name: str) -> None:
-    alias = exp.TableAlias(this=exp.to_identifier(name))
+                 keys: Correlations, name: str) -> None:
     if keys:
-        values = distinct_values(body, kept, keys)
-        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), side="LEFT", on=key_matches(name, keys)))
+        join_per_key(select, distinct_values(body, kept, keys), name, keys)
         test.replace(exp.Paren(this=exp.Not(this=exp.Is(this=exp.column(f"{KEY}1", table=name), expression=exp.Null()))))
     else:
-        values = body.copy()
-        values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
-        values.set("expressions", [exp.Count(this=exp.Star()).as_(COUNT)])
-        select.append("joins", exp.Join(this=exp.Subquery(this=values, alias=alias), kind="CROSS"))
+        join_per_key(select, per_key(body, kept, keys, exp.Count(this=exp.Star()).as_(COUNT)), name, keys)
         test.replace(exp.Paren(this=exp.GT(this=exp.column(COUNT, table=name), expression=exp.Literal.number(0))))

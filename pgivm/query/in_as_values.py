@@ -31,9 +31,8 @@ from __future__ import annotations
 
 from sqlglot import exp
 
-from pgivm.query.exists_as_values import read_where
-from pgivm.query.exists_over_joins import distinct_values, fresh_name, key_matches, split_where
-from pgivm.query.scalar_subqueries import KEY
+from pgivm.query.exists_as_values import Correlations, join_per_key, names_in, per_key, read_where, split_correlated
+from pgivm.query.exists_over_joins import distinct_values, fresh_name, key_matches
 
 VALUE, COUNT, VALUES = "pgivm_value", "pgivm_n", "pgivm_values"
 
@@ -50,12 +49,10 @@ def in_as_values(query: exp.Expression) -> None:
         if taken is None:
             continue
         select, body = taken
-        visible = {s.alias_or_name for s in select.find_all(exp.Table, exp.Subquery) if s.parent_select is select}
-        split = split_where(body)
-        if split is None or any(c.table not in visible for _, other in split[1] for c in other.find_all(exp.Column)):
-            continue  # correlated otherwise than by equalities with the query it is read in
-        taken_names = {n.alias_or_name for n in query.find_all(exp.Table, exp.Subquery)}
-        _join_values(select, test, body, *split, fresh_name(taken_names, "in"), fresh_name(taken_names, "in"))
+        split = split_correlated(select, body)
+        if split is not None:
+            taken_names = names_in(query)
+            _join_values(select, test, body, *split, fresh_name(taken_names, "in"), fresh_name(taken_names, "in"))
 
 
 def _taken(test: exp.In) -> tuple[exp.Select, exp.Select] | None:
@@ -69,7 +66,7 @@ def _taken(test: exp.In) -> tuple[exp.Select, exp.Select] | None:
 
 
 def _join_values(select: exp.Select, test: exp.In, body: exp.Select, kept: list[exp.Expression],
-                 keys: list[tuple[exp.Expression, exp.Expression]], matched: str, counted: str) -> None:
+                 keys: Correlations, matched: str, counted: str) -> None:
     item = body.expressions[0]
     value = item.this if isinstance(item, exp.Alias) else item
     outer = test.this
@@ -79,15 +76,8 @@ def _join_values(select: exp.Select, test: exp.In, body: exp.Select, kept: list[
                                     side="LEFT", on=exp.and_(*([key_matches(matched, keys)] if keys else []),
                                                              exp.EQ(this=exp.column(VALUE, table=matched),
                                                                     expression=outer.copy()))))
-    counts = body.copy()
-    counts.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)
-    counts.set("expressions", [*(mine.copy().as_(f"{KEY}{i + 1}") for i, (mine, _) in enumerate(keys)),
-                               exp.Count(this=exp.Star()).as_(COUNT), exp.Count(this=value.copy()).as_(VALUES)])
-    if keys:
-        counts.set("group", exp.Group(expressions=[mine.copy() for mine, _ in keys]))
-    alias = exp.TableAlias(this=exp.to_identifier(counted))
-    select.append("joins", exp.Join(this=exp.Subquery(this=counts, alias=alias), side="LEFT", on=key_matches(counted, keys))
-                  if keys else exp.Join(this=exp.Subquery(this=counts, alias=alias), kind="CROSS"))
+    join_per_key(select, per_key(body, kept, keys, exp.Count(this=exp.Star()).as_(COUNT),
+                                 exp.Count(this=value.copy()).as_(VALUES)), counted, keys)
     n, non_null = exp.column(COUNT, table=counted), exp.column(VALUES, table=counted)
     test.replace(exp.Paren(this=exp.Case(ifs=[
         exp.If(this=exp.Not(this=exp.Is(this=exp.column(VALUE, table=matched), expression=exp.Null())),

@@ -29,6 +29,20 @@ def test_every_query_runs_and_the_enumerating_baseline_counts_the_join(conn: psy
     assert sorted(p.name for p in tmp_path.glob("sample-*.png")) == [f"sample-{q}.png" for q in sorted(sampling.QUERIES)]
 
 
+
+def test_where_each_stands_names_the_crossover_and_the_throughput_at_the_end() -> None:
+    """The headline's figures from the runs alone: enumerate cheaper at the first checkpoint, dearer
+    from the second, stopped over its budget before the third; the rates over the last edges."""
+    sample = sampling.Run("sample", [2.0, 4.0, 6.0], [0.002] * 3000, True)
+    enum = sampling.Run("enumerate", [1.0, 9.0], [0.001] * 1000 + [0.008] * 900 + [0.05] * 100, False)
+    lines = sampling._where_each_stands({"sample": sample, "enumerate": enum}, [1000, 2000, 3000], [10, 500, 4000], tail=100)
+    assert lines[0] == "crossover: enumerate has spent more than sample from 2,000 edges on (|Q| = 500)"
+    assert lines[1].startswith("throughput at the end, over the last 100 edges: sample 500 edges/s, enumerate 20.0 edges/s: 25.0×")
+    assert "a lower bound" in lines[1]
+    never = sampling.Run("enumerate", [1.0, 2.0, 3.0], [0.001] * 3000, True)
+    assert sampling._where_each_stands({"sample": sample, "enumerate": never}, [1000, 2000, 3000], [1, 2, 3])[0] == \
+        "crossover: none (enumerate spent less than sample at every checkpoint)"
+
 def test_tpcds_queries_run_under_every_setting_and_agree(conn: psycopg.Connection,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     """QX, QY, QZ at SF 0.01 over a few hundred streamed facts (and 120 rows of each streamed
