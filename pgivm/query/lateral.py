@@ -36,13 +36,14 @@ def lateral_as_joins(query: exp.Expression) -> None:
         join, subquery = lateral.parent, lateral.this
         body = subquery.this if isinstance(subquery, exp.Subquery) else None
         alias = lateral.args.get("alias") or (subquery.args.get("alias") if isinstance(subquery, exp.Subquery) else None)
-        written = lateral.sql(dialect="postgres")
-        written = written if len(written) <= 60 else written[:57] + "..."
-        if not isinstance(body, exp.Select) or not plain(body) or alias is None or not isinstance(join, exp.Join):
-            raise UnsupportedQuery(f"{written}: {_TAKEN}")
+        named = f"LATERAL subquery {alias.name}" if alias is not None else "a LATERAL without an alias"
+        if not isinstance(body, exp.Select) or alias is None or not isinstance(join, exp.Join):
+            raise UnsupportedQuery(f"{named}: {_TAKEN}")
+        if not plain(body):
+            raise UnsupportedQuery(f"{named} aggregates, or uses DISTINCT, LIMIT or a subquery: {_TAKEN}")
         split = split_where(body)
         if split is None:
-            raise UnsupportedQuery(f"{written}: {_TAKEN}")
+            raise UnsupportedQuery(f"{named} reads the tables before it other than by equalities of its WHERE: {_TAKEN}")
         kept, keys = split
         values = body.copy()
         values.set("where", exp.Where(this=exp.and_(*(t.copy() for t in kept))) if kept else None)

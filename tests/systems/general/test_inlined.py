@@ -72,8 +72,10 @@ def test_inlined_queries_after_every_statement(conn: psycopg.Connection, dsn: st
     ("WITH d AS (DELETE FROM s RETURNING b) SELECT r.a FROM r", ["WITH d AS (DELETE ...) writes: a view only reads"]),
     ("WITH t AS (SELECT b, count(*) AS n FROM s GROUP BY b LIMIT 2) SELECT r.a, t.n FROM r JOIN t ON r.b = t.b",
      ["subquery t aggregates: not supported yet"]),
-    ("SELECT r.a, x.n FROM r, LATERAL (SELECT count(*) AS n FROM s WHERE s.b = r.b) AS x", ["LATERAL is maintained when"]),
-    ("SELECT r.a, x.c FROM r, LATERAL (SELECT s.c FROM s WHERE s.b < r.b) AS x", ["correlated by equalities"]),
+    ("SELECT r.a, x.n FROM r, LATERAL (SELECT count(*) AS n FROM s WHERE s.b = r.b) AS x",
+     ["LATERAL subquery x aggregates", "LATERAL is maintained when"]),
+    ("SELECT r.a, x.c FROM r, LATERAL (SELECT s.c FROM s WHERE s.b < r.b) AS x",
+     ["LATERAL subquery x reads the tables before it", "correlated by equalities"]),
     # each names the subquery and what keeps it from being merged
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s LIMIT 3) AS x ON r.a = x.b", ["subquery x uses LIMIT"]),
     ("SELECT r.a, x.b FROM r JOIN (SELECT b FROM s UNION SELECT a FROM r) AS x ON r.a = x.b", ["subquery x is a UNION"]),
