@@ -34,6 +34,7 @@ from pgivm.connection import operator_path
 from pgivm.errors import LockDenied, NeedsColumns, PgivmError, UnsupportedQuery
 from pgivm.install import template_version
 from pgivm.installed import InstalledView, open_view, system_params
+from pgivm.query.analysis.three_relations import explain_lines
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.inline import name_columns, renamed_outputs
 from pgivm.query.model import TableRef
@@ -485,7 +486,8 @@ def explain(name: str, *, target: Target = None) -> list[str]:
         fixed_search_path(conn)
         lines = [f"view {view.view_schema}.{name}: system {view.system.name} ({view.system.summary})",
                  f"definition: {view.record.definition}", *_why(view.system, view.resolved),
-                 *derived.explain(view.resolved)]
+                 *derived.explain(view.resolved),
+                 *explain_lines(view.record.query.analysis.three_relations, view.system.name)]  # a count over three relations
         if view.system.explain is None:
             return lines
         return lines + view.system.explain(conn, view.resolved, name, view.shown_params)

@@ -22,6 +22,7 @@ from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis import RULES, Analysis, analyze, hypergraph, join_tree, require_connected
 from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
+from pgivm.query.analysis.three_relations import explain_lines
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Const, GroupColumn, Var
 from pgivm.query.model import TableRef
 from pgivm.query.parse import parse_query, parse_view_sql
@@ -621,6 +622,44 @@ def test_analyze_runs_the_listed_rules_in_order() -> None:
     assert triangle_result.triangle == parse_view_sql(TRIANGLE_SQL)
     assert triangle_result.cycle == 3
 
+
+
+@pytest.mark.parametrize(("sql", "name", "pairs", "shared"), [
+    # the triangle and its one-table form: every pair of atoms shares a variable
+    ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", "3R³",
+     [(("r", "s"), ("r.b",)), (("s", "t"), ("s.c",)), (("r", "t"), ("r.a",))], []),
+    ("SELECT sum(1) FROM g x JOIN g y ON x.dst = y.src JOIN g z ON y.dst = z.src AND z.dst = x.src", "3R³",
+     [(("x", "y"), ("x.dst",)), (("y", "z"), ("y.dst",)), (("x", "z"), ("x.src",))], []),
+    # the path: two pairs share a variable; non-join columns (r.x, t.z) are aggregated away
+    ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c", "3R²",
+     [(("r", "s"), ("r.b",)), (("s", "t"), ("s.c",))], []),
+    ("SELECT count(*) FROM r, s, t WHERE r.b = s.b AND t.a = r.a", "3R²",
+     [(("r", "s"), ("r.b",)), (("r", "t"), ("r.a",))], []),
+    # hierarchical: one pair (and a variable of all three), or none
+    ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON t.c = s.b AND t.a = r.a", "3R¹",
+     [(("r", "t"), ("r.a",))], ["r.b"]),
+    ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON t.c = s.b", "3R⁰", [], ["r.b"]),
+])
+def test_a_count_over_three_relations_is_classed_as_appendix_h_says(sql: str, name: str, pairs: list[object],
+                                                                   shared: list[str]) -> None:
+    found = analyze(parse_query(sql)).three_relations
+    assert found is not None and found.name == name and [(a, v) for a, v in found.pairs] == pairs
+    assert list(found.shared) == shared and found.hierarchical == (found.degree <= 1)
+    lines = explain_lines(found, "ivme" if name == "3R³" else "fivm")
+    assert lines[0].startswith(f"IVMε class (Kara et al., Appendix H): {name} (")
+    assert ("runs this class's strategy" in lines[2]) == (name == "3R³")
+    assert "amortized update O(|D|^max{ε,1−ε})" in lines[1] if name in ("3R³", "3R²") else "update O(1)" in lines[1]
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT r.a, count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c GROUP BY r.a",  # not a bare count
+    "SELECT sum(r.x) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c",  # a sum of values
+    "SELECT count(*) FROM r JOIN s ON r.b = s.b",  # two relations
+    "SELECT r.a, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c",  # a listing
+])
+def test_other_queries_have_no_three_relation_class(sql: str) -> None:
+    assert analyze(parse_query(sql)).three_relations is None
+    assert explain_lines(None, "fivm") == []
 
 # --- USING, SELECT *, listings, count(column), cofactor (the forms F-IVM's queries use) ------------
 

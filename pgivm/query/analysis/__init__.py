@@ -5,6 +5,8 @@
 1. ``hypergraph``: variables as vertices, one hyperedge per atom (join variables marked).
 2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
 3. ``shapes``: triangle (today's IVMε input), k-cycle, k-path, star.
+4. ``three_relations``: the class of a count over three relations (3R³, 3R², 3R¹, 3R⁰; IVMε's
+   Appendix H) and the bounds the paper proves for it.
 
 ``ConjunctiveQuery.analysis`` runs ``analyze`` once per parsed query (the hypergraph, which every
 pass reads, is built once too); each system's ``accepts`` and plan read that ``Analysis``, so a
@@ -23,6 +25,7 @@ from typing import Any
 from pgivm.query.analysis.acyclicity import JoinTree, gyo, join_tree
 from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
 from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
+from pgivm.query.analysis.three_relations import ThreeRelations, three_relations
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TriangleCount
 
@@ -33,6 +36,7 @@ RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
     ("cycle", cycle),
     ("path", path),
     ("star", star),
+    ("three_relations", three_relations),
 )
 
 
@@ -46,6 +50,7 @@ class Analysis:
     cycle: int | None
     path: int | None
     star: int | None
+    three_relations: ThreeRelations | None
 
     @property
     def acyclic(self) -> bool:
@@ -72,5 +77,6 @@ __all__ = [
     "path",
     "require_connected",
     "star",
+    "three_relations",
     "triangle",
 ]
