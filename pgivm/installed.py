@@ -16,8 +16,8 @@ import psycopg
 from psycopg import sql
 
 from pgivm import deferred, owners
-from pgivm.connection import set_operator_schemas
 from pgivm.catalog import views as catalog
+from pgivm.connection import set_operator_schemas
 from pgivm.errors import PgivmError
 from pgivm.query.resolve import ResolvedView, resolve
 from pgivm.systems import common, registry
@@ -148,13 +148,14 @@ def open_view(conn: psycopg.Connection, name: str, *, replacing_functions: bool 
     return InstalledView(conn, record, registry.get(record.system))
 
 
-# The search_paths of a state's functions that name schemas besides pg_catalog and pg_temp (where
+# The search_paths of a state's functions that name schemas between pg_catalog and pg_temp (where
 # an extension's type's equality is found), each with what is wrong with it now, if anything.
+# (Any other setting is state_problems' to report, to other roles and in verify.)
 _WIDER_PATHS = """
 SELECT DISTINCT c, pgivm_catalog.path_problem(p.proconfig)
   FROM pg_catalog.pg_proc p, pg_catalog.unnest(p.proconfig) c
- WHERE p.pronamespace = pg_catalog.to_regnamespace(%s) AND pg_catalog.starts_with(c, 'search_path=')
-   AND c OPERATOR(pg_catalog.<>) 'search_path=pg_catalog, pg_temp'
+ WHERE p.pronamespace = pg_catalog.to_regnamespace(%s) AND pg_catalog.starts_with(c, 'search_path=pg_catalog, ')
+   AND c OPERATOR(pg_catalog.~) ', pg_temp$' AND c OPERATOR(pg_catalog.<>) 'search_path=pg_catalog, pg_temp'
 """
 
 
