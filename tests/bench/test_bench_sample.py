@@ -39,9 +39,31 @@ def test_where_each_stands_names_the_crossover_and_the_throughput_at_the_end() -
     assert lines[0] == "crossover: enumerate has spent more than sample from 2,000 edges on (|Q| = 500)"
     assert lines[1].startswith("throughput at the end, over the last 100 edges: sample 500 edges/s, enumerate 20.0 edges/s: 25.0×")
     assert "a lower bound" in lines[1]
+    end = sampling.Run("enumerate at the end", [8.0], [4.0, 4.0], True)
+    lines = sampling._where_each_stands({"sample": sample, "enumerate": enum, "enumerate at the end": end},
+                                        [1000, 2000, 3000], [10, 500, 4000], tail=100)
+    assert lines[2] == ("enumerate over the stream's last edges, everything before them loaded: 2 edges, 0.250 edges/s: "
+                        "sample's rate at the end is 2,000× that")
     never = sampling.Run("enumerate", [1.0, 2.0, 3.0], [0.001] * 3000, True)
     assert sampling._where_each_stands({"sample": sample, "enumerate": never}, [1000, 2000, 3000], [1, 2, 3])[0] == \
         "crossover: none (enumerate spent less than sample at every checkpoint)"
+
+
+def test_the_enumerating_baseline_is_timed_at_the_streams_end_over_everything_before_it(conn: psycopg.Connection) -> None:
+    """Where the baseline's own run stopped early, it is timed on the stream's last edges with all
+    the others loaded: its Algorithm R then sees exactly the results those edges add."""
+    edges = graphs.power_law_graph(40, 120, seed=5)
+    config = sampling.Config(edges=edges, source="a generated graph", k=20, tail=6, budget=60)
+    sql = sampling._sql("line-3")
+    sampling._reset(conn)
+    with conn.cursor().copy("COPY g (src, dst) FROM STDIN") as copy:
+        for edge in edges[:-6]:
+            copy.write_row(edge)
+    before = conn.execute(f"SELECT count(*) FROM ({sql}) q").fetchone()[0]
+    run = sampling._at_the_end(conn, "line-3", edges, before, config)
+    after = conn.execute(f"SELECT count(*) FROM ({sql}) q").fetchone()[0]
+    assert run.finished and len(run.latencies) == 6 and after > before
+    assert conn.execute("SELECT seen FROM enum_state").fetchone()[0] == after
 
 def test_tpcds_queries_run_under_every_setting_and_agree(conn: psycopg.Connection,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
