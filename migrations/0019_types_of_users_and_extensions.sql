@@ -125,15 +125,15 @@ BEGIN
         OR c.oid IN (SELECT to_regclass(format('%I.%I', o ->> 'schema', o ->> 'name'))
                        FROM jsonb_array_elements(v.objects) o WHERE o ->> 'kind' = 'view');
     rels := coalesce(rels, '{}');
-    FOR r IN SELECT p.oid::regprocedure AS f, p.proowner, p.prosecdef, p.proconfig FROM pg_proc p
+    FOR r IN SELECT p.oid::regprocedure AS f, p.proowner, p.prosecdef, pgivm_catalog.path_problem(p.proconfig) AS path FROM pg_proc p
               WHERE p.pronamespace = ns AND (p_object IS NULL OR p.oid = p_object) ORDER BY p.oid LOOP
         IF r.proowner <> v.owner THEN
             RETURN NEXT format('function %s belongs to role %s, not to the owner of pgivm view %s (%s)', r.f, r.proowner::regrole,
                                p_view, v.owner::regrole);
         ELSIF NOT r.prosecdef THEN
             RETURN NEXT format('function %s is not SECURITY DEFINER: a role calling it would run its owner''s code with its own rights', r.f);
-        ELSIF pgivm_catalog.path_problem(r.proconfig) IS NOT NULL THEN
-            RETURN NEXT format('function %s %s', r.f, pgivm_catalog.path_problem(r.proconfig));
+        ELSIF r.path IS NOT NULL THEN
+            RETURN NEXT format('function %s %s', r.f, r.path);
         END IF;
     END LOOP;
     FOR r IN SELECT c.oid::regclass AS rel, c.relowner, c.relkind, c.relrowsecurity FROM pg_class c

@@ -178,6 +178,8 @@ def _one_statement(query: Any, params: Any, conn: psycopg.Connection[Any]) -> bo
 
 
 FUNCTION_PATH = "SET search_path = pg_catalog, pg_temp"
+#: The schema names ``operator_path`` puts on a search_path: plain, so that they need no quoting there.
+PLAIN_SCHEMA = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 def widened(path: str, schemas: tuple[str, ...]) -> str:
@@ -206,7 +208,7 @@ def set_operator_schemas(conn: psycopg.Connection[Any], schemas: tuple[str, ...]
     """From now on, statements on ``conn`` and the functions they create look operators up in
     ``schemas`` after pg_catalog: where the equality of an extension's type is found (``vector =
     vector``), checked as written only by superusers (``resolve``; ``installed.open_view``)."""
-    assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", s) for s in schemas), schemas
+    assert all(PLAIN_SCHEMA.fullmatch(s) for s in schemas), schemas
     if schemas:
         conn._pgivm_operator_schemas = tuple(schemas)  # type: ignore[attr-defined]
     elif hasattr(conn, "_pgivm_operator_schemas"):

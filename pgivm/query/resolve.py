@@ -16,7 +16,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
-from pgivm.connection import operator_path
+from pgivm.connection import PLAIN_SCHEMA, operator_path
 from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.model import Atom, TableRef
 
@@ -310,7 +310,7 @@ def _trusted(conn: psycopg.Connection, column: str, type_name: str, schema_oid: 
     if not superusers_code:
         raise UnsupportedQuery(f"column {column} has type {type_name}, whose equality, hashing or input runs a "
                                "function a role other than a superuser owns: generated code would run it")
-    if not re.fullmatch(r"[a-z_][a-z0-9_]*", schema):
+    if not PLAIN_SCHEMA.fullmatch(schema):
         raise UnsupportedQuery(f"column {column} has type {type_name}, whose equality is in schema {schema!r}: "
                                "pgivm looks operators up only in schemas named in lowercase letters, digits and _")
     checked = conn.execute("SELECT CASE WHEN pg_catalog.to_regproc('pgivm_catalog.trusted_schema') IS NOT NULL "
