@@ -116,7 +116,8 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
     ("sample (graph queries over one edge table and TPC-DS queries, pgivm.bench.sampling)", {
         "--sample-queries": dict(
             default="line-3,line-4,star-4,QX,QY,QZ",
-            help="queries, comma-separated (default all six: line-3, line-4, star-4, QX, QY, QZ)"),
+            help="queries, comma-separated (default all six: line-3, line-4, star-4, QX, QY, QZ; "
+                 "also the cyclic triangle and dumbbell)"),
         "--sample-prefix": dict(type=int, default=20_000,
                                 help="edges streamed per query and system (default 20000)"),
         "--sample-k": dict(type=int, default=10_000, help="sample size K (default 10000)"),

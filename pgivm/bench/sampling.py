@@ -1,6 +1,7 @@
 """``pgivm bench sample``: reservoir sampling over joins against the ways one does it by hand.
 
-Graph queries over one edge table g (line-3, line-4, star-4, each a self-join: an inserted edge is
+Graph queries over one edge table g (line-3, line-4, star-4, and the cyclic triangle and dumbbell
+sampled through a hypertree decomposition; each a self-join: an inserted edge is
 a logical insert into every atom in turn), the edges of ``--edges`` streamed in one shuffled
 order, one single-row INSERT per edge, every statement committed. In one run, on the same
 stream:
@@ -41,6 +42,11 @@ QUERIES: dict[str, tuple[int, str, str]] = {
                "g1.src AS a, g2.src AS b, g3.src AS c, g4.src AS d, g4.dst AS e"),
     "star-4": (4, "g1.src = g2.src AND g1.src = g3.src AND g1.src = g4.src",
                "g1.src AS hub, g1.dst AS x, g2.dst AS y, g3.dst AS z, g4.dst AS w"),
+    # cyclic (through a hypertree decomposition): one bag, the whole join; two triangle bags and an edge
+    "triangle": (3, "g1.dst = g2.src AND g2.dst = g3.src AND g3.dst = g1.src", "g1.src AS a, g2.src AS b, g3.src AS c"),
+    "dumbbell": (7, "g1.dst = g2.src AND g2.dst = g3.src AND g3.dst = g1.src AND g4.src = g3.src AND g5.src = g4.dst "
+                    "AND g5.dst = g6.src AND g6.dst = g7.src AND g7.dst = g5.src",
+                 "g1.src AS a, g2.src AS b, g3.src AS c, g5.src AS d, g6.src AS e, g7.src AS f"),
 }
 
 

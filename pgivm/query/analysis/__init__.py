@@ -7,6 +7,8 @@
 3. ``shapes``: triangle (today's IVMε input), k-cycle, k-path, star.
 4. ``three_relations``: the class of a count over three relations (3R³, 3R², 3R¹, 3R⁰; IVMε's
    Appendix H) and the bounds the paper proves for it.
+5. ``decomposition``: for a cyclic join, a hypertree decomposition whose bags partition the atoms,
+   of smallest fractional width (what the sample system samples a cyclic join through).
 
 ``ConjunctiveQuery.analysis`` runs ``analyze`` once per parsed query (the hypergraph, which every
 pass reads, is built once too); each system's ``accepts`` and plan read that ``Analysis``, so a
@@ -23,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pgivm.query.analysis.acyclicity import JoinTree, gyo, join_tree
+from pgivm.query.analysis.decomposition import Decomposition, decomposition
 from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
 from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
 from pgivm.query.analysis.three_relations import ThreeRelations, three_relations
@@ -37,6 +40,7 @@ RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
     ("path", path),
     ("star", star),
     ("three_relations", three_relations),
+    ("decomposition", decomposition),
 )
 
 
@@ -51,6 +55,7 @@ class Analysis:
     path: int | None
     star: int | None
     three_relations: ThreeRelations | None
+    decomposition: Decomposition | None
 
     @property
     def acyclic(self) -> bool:
@@ -65,6 +70,7 @@ def analyze(cq: ConjunctiveQuery) -> Analysis:
 __all__ = [
     "RULES",
     "Analysis",
+    "Decomposition",
     "Hyperedge",
     "Hypergraph",
     "JoinTree",

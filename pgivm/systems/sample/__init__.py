@@ -29,6 +29,7 @@ from psycopg import sql
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import Names, outer_join_reason, shape_of
+from pgivm.query.analysis.decomposition import MAX_ATOMS
 from pgivm.systems.sample.layout import layout
 from pgivm.systems.sample.inspect import compare_result, explain_lines, status, verify
 from pgivm.systems.sample.plan import joined_rows, select_list, _splitmix, capture_triggers, deferred_atoms, plan
@@ -77,10 +78,10 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
         return "a sample view lists join results: select columns (or *), without aggregates or GROUP BY"
     if cq.projection is not None:
         return "a sample view lists columns as they are: computed SELECT items are not sampled"
-    if layout(cq) is None:
-        if len(cq.atoms) > 1 and _cyclic(cq):
-            return (f"{shape_of(cq)}: the sample system takes acyclic joins (cyclic joins through a hypertree "
-                    "decomposition are not supported yet)")
+    if layout(cq) is None and (cq.analysis.decomposition is None or layout(cq, cq.analysis.decomposition.bags) is None):
+        if len(cq.atoms) > 1 and _cyclic(cq) and len(cq.analysis.hypergraph.components()) == 1:
+            return (f"{shape_of(cq)}: no hypertree decomposition found (the sample system decomposes cyclic joins "
+                    f"of at most {MAX_ATOMS} tables)")
         return "the tables do not all join: a cross product is not sampled"
     return None
 
@@ -114,7 +115,7 @@ SAMPLE = Action("sample", "draw independent uniform join results from a sample v
 
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="reservoir sampling over joins: a uniform sample of K results of an acyclic join, kept current",
+    summary="reservoir sampling over joins: a uniform sample of K results of a join, kept current",
     accepts=accepts, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify, options=(SIZE, SEED, MERGE, GROUPING), actions=(SAMPLE,), explain=explain_lines,
     compare_result=compare_result, deferred_atoms=deferred_atoms,

@@ -11,6 +11,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm import capture
+from pgivm.query.analysis.decomposition import of_bags
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.plain import from_where
 from pgivm.query.resolve import ResolvedView
@@ -85,7 +86,8 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     labels = {"join_size": "|Q| (join size, counted over the stored rows"
                            + (", before the conditions across tables)" if cq.predicates else ")"),
               "positions_retrieved": "positions retrieved", "index_rows": "index rows",
-              "moves": "index entries moved (Alg. 7 lines 9-11)", "merged": "merged on foreign keys",
+              "moves": "index entries moved (Alg. 7 lines 9-11)",
+              "merged": "merged on foreign keys" if cq.analysis.acyclic else "bags of the hypertree decomposition",
               "grouped_nodes": "grouped nodes"}
     section = Section("index", ["table", "rows"], [[t, n] for t, n in sizes.items()]
                       + [["J0 positions (c̃nt at tree 0's root)", int(bound[0]) if bound else 0]])
@@ -157,11 +159,15 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
 def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:
     shape = stored_shape(conn, name, view.query)
     merged = [shape.label(u.number) for u in shape.units if len(u.atoms) > 1]
-    lines = ["merged on foreign keys (one node each): " + ("; ".join(merged) if merged else "none"),
-             "grouped nodes (rows with equal keys as one entry): "
-             + (str(sum(n.grouped for n in shape.nodes)) if params.get("grouping") else "grouping off"),
-             "join tree edges: " + ("; ".join(f"{shape.label(e.units[0])} - {shape.label(e.units[1])} on "
-                                             f"({', '.join(e.key)})" for e in shape.edges) or "none")]
+    if view.query.analysis.acyclic:
+        lines = ["merged on foreign keys (one node each): " + ("; ".join(merged) if merged else "none")]
+    else:
+        ghd = of_bags(view.query, [u.atoms for u in shape.units])
+        lines = ["hypertree decomposition (§5; each bag's sub-join kept as one node): " + ghd.describe(shape.aliases)]
+    lines += ["grouped nodes (rows with equal keys as one entry): "
+              + (str(sum(n.grouped for n in shape.nodes)) if params.get("grouping") else "grouping off"),
+              "join tree edges: " + ("; ".join(f"{shape.label(e.units[0])} - {shape.label(e.units[1])} on "
+                                              f"({', '.join(e.key)})" for e in shape.edges) or "none")]
     for root in range(len(shape.units)):
         lines.append(f"tree rooted at {shape.label(root)} (batches of rows inserted into it"
                      + ("; its root's entries are J0, the whole join" if root == 0 else "") + "):")

@@ -12,6 +12,7 @@ from psycopg import sql
 
 from pgivm import capture
 from pgivm.errors import PgivmError
+from pgivm.query.analysis.decomposition import decompose
 from pgivm.query.cq import ConjunctiveQuery, GroupColumn
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import ResolvedView
@@ -40,20 +41,24 @@ def objects_of(names: Names, shape: Layout) -> dict[str, sql.Composable]:
 def shape_for(view: ResolvedView, params: dict[str, Any]) -> Layout:
     """The view's units and trees. ``merge`` "auto" asks the tables' unique keys (at create; the
     catalog then records the groups chosen, so later reinstalls build the same trees whatever
-    keys the tables have by then)."""
+    keys the tables have by then). A cyclic join is sampled through a hypertree decomposition
+    (§5): its bags, unions of the units merged on foreign keys ("auto") or of single atoms
+    ("none"), become the units (``pgivm.query.analysis.decomposition``)."""
     cq: ConjunctiveQuery = view.query
     grouping = bool(params.get("grouping", False))
     merge = str(params.get("merge") or "none").strip()
-    if merge == "auto":
-        shape = layout(cq, foreign_key_units(cq, view.unique_keys), grouping) or layout(cq, None, grouping)
-    elif merge == "none":
-        shape = layout(cq, None, grouping)
+    if merge in ("auto", "none"):
+        blocks = foreign_key_units(cq, view.unique_keys) if merge == "auto" else [[a] for a in range(len(cq.atoms))]
+        shape = layout(cq, blocks, grouping)
+        if shape is None:  # cyclic over the blocks: bags of a decomposition (of single atoms if need be)
+            bags = decompose(cq, blocks) or cq.analysis.decomposition
+            shape = layout(cq, bags.bags, grouping) if bags is not None else None
     else:
         shape = layout(cq, parse_merges(cq, merge), grouping)
         if shape is None:
             raise PgivmError(f"--merge {merge}: the groups do not leave an acyclic join of connected groups",
                              "merge only tables that join each other, and keep the query acyclic; or --merge auto")
-    assert shape is not None  # accepts() saw an acyclic, connected query
+    assert shape is not None  # accepts() saw an acyclic, connected query, or a cyclic one it decomposes
     return shape
 
 
