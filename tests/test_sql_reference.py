@@ -30,6 +30,8 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",
          {"first-order", "recompute"}),
         ("SELECT r.a, s.c FROM r, s", {"first-order", "recompute"}),
+        ("SELECT r.a, r.b, s.c, u.d FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",
+         {"first-order", "recompute", "sample"}),
     ],
     "conditions on one table": [
         ("SELECT r.a, s.c FROM r JOIN s ON r.b = s.b WHERE r.a % 2 = 0 AND s.c IN (1, 2) AND (r.a IS NULL OR "
