@@ -26,10 +26,10 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm.query.analysis.decomposition import MAX_ATOMS
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import Names, outer_join_reason, shape_of
-from pgivm.query.analysis.decomposition import MAX_ATOMS
 from pgivm.systems.sample.layout import layout
 from pgivm.systems.sample.inspect import compare_result, explain_lines, status, verify
 from pgivm.systems.sample.plan import joined_rows, select_list, _splitmix, capture_triggers, deferred_atoms, plan

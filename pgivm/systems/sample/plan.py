@@ -50,7 +50,9 @@ def shape_for(view: ResolvedView, params: dict[str, Any]) -> Layout:
     if merge in ("auto", "none"):
         blocks = foreign_key_units(cq, view.unique_keys) if merge == "auto" else [[a] for a in range(len(cq.atoms))]
         shape = layout(cq, blocks, grouping)
-        if shape is None:  # cyclic over the blocks: bags of a decomposition (of single atoms if need be)
+        if shape is None and cq.analysis.acyclic:  # the merges would close a cycle: none
+            shape = layout(cq, None, grouping)
+        elif shape is None:  # a cyclic join: bags of a decomposition over the blocks (or single atoms)
             bags = decompose(cq, blocks) or cq.analysis.decomposition
             shape = layout(cq, bags.bags, grouping) if bags is not None else None
     else:
