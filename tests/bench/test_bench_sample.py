@@ -16,8 +16,8 @@ from pgivm.bench import graphs, sampling
 def test_every_query_runs_and_the_enumerating_baseline_counts_the_join(conn: psycopg.Connection, tmp_path: Path,
                                                                         capsys: pytest.CaptureFixture[str]) -> None:
     edges = graphs.power_law_graph(60, 150, seed=3)
-    config = sampling.Config(edges=edges, source="a generated graph", prefix=200, k=20, checkpoints=3, budget=60,
-                             recompute_budget=10, out=tmp_path)
+    config = sampling.Config(edges=edges, source="a generated graph", queries=tuple(sampling.QUERIES), prefix=200, k=20,
+                             checkpoints=3, budget=60, recompute_budget=10, out=tmp_path)
     sampling.main(conn, config)
     out = capsys.readouterr().out
     for query in sampling.QUERIES:
