@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 
-from pgivm.query.analysis.acyclicity import gyo
+from pgivm.query.analysis.acyclicity import JoinTree, gyo
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import ConjunctiveQuery
 
@@ -108,7 +108,7 @@ def decompose(cq: ConjunctiveQuery, blocks: Sequence[Sequence[int]] | None = Non
     best: tuple[tuple[Fraction, int, int, list[tuple[int, ...]]], list[Fraction]] | None = None
     for bags in _partitions(sorted(start)):
         bags.sort()
-        if not all(_connected(joins, bag) for bag in bags) or not _bags_acyclic(joins, bags):
+        if not all(connected(joins, bag) for bag in bags) or not _bags_acyclic(joins, bags):
             continue
         covers = [_cover(tuple(joins[a] for a in bag)) for bag in bags]
         key = (max(covers), max(map(len, bags)), -len(bags), bags)
@@ -131,23 +131,30 @@ def _cover(edges: tuple[frozenset[str], ...]) -> Fraction:
     return fractional_edge_cover([e for e in edges if e])
 
 
-def _connected(joins: Sequence[frozenset[str]], bag: tuple[int, ...]) -> bool:
-    linked, frontier = {bag[0]}, [bag[0]]
+def connected(joins: Sequence[frozenset[str]], group: Sequence[int]) -> bool:
+    """The atoms of ``group`` (numbers into ``joins``, each atom's join variables) all join among
+    themselves: no cross product inside the group."""
+    linked, frontier = {group[0]}, [group[0]]
     while frontier:
         a = frontier.pop()
-        for b in bag:
+        for b in group:
             if b not in linked and joins[a] & joins[b]:
                 linked.add(b)
                 frontier.append(b)
-    return len(linked) == len(bag)
+    return len(linked) == len(group)
+
+
+def bag_tree(joins: Sequence[frozenset[str]], bags: Sequence[Sequence[int]]) -> tuple[list[frozenset[str]], JoinTree | None]:
+    """Each bag's variables shared with another bag (its atoms' join variables), and GYO's join
+    tree over the bags named "0", "1", ... (None when the bags form a cycle)."""
+    variables = [frozenset().union(*(joins[a] for a in bag)) for bag in bags]
+    shared = [frozenset(v for v in vs if sum(v in other for other in variables) > 1) for vs in variables]
+    return shared, gyo([(str(i), shared[i]) for i in range(len(bags))])
 
 
 def _bags_acyclic(joins: Sequence[frozenset[str]], bags: Sequence[tuple[int, ...]]) -> bool:
-    """The bags' hypergraph (a bag's variables: its atoms' join variables shared with another bag)
-    is acyclic and connected."""
-    variables = [frozenset().union(*(joins[a] for a in bag)) for bag in bags]
-    shared = [frozenset(v for v in vs if sum(v in other for other in variables) > 1) for vs in variables]
-    tree = gyo([(str(i), shared[i]) for i in range(len(bags))])
+    """The bags' hypergraph is acyclic and connected."""
+    tree = bag_tree(joins, bags)[1]
     return tree is not None and tree.is_connected
 
 

@@ -27,7 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pgivm.errors import PgivmError
-from pgivm.query.analysis import gyo
+from pgivm.query.analysis.decomposition import bag_tree, connected
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
 
@@ -166,25 +166,12 @@ def layout(cq: ConjunctiveQuery, merges: Sequence[Sequence[int]] | None = None, 
     groups.sort()
     joins = set(cq.join_variables)
     variables = [set(a.variables) for a in cq.atoms]
-    for group in groups:  # a unit's atoms must join among themselves: no cross product inside
-        linked = {group[0]}
-        changed = True
-        while changed:
-            changed = False
-            for a in group:
-                if a not in linked and any(variables[a] & variables[b] & joins for b in linked):
-                    linked.add(a)
-                    changed = True
-        if len(linked) != len(group):
-            return None
+    atom_joins = [frozenset(vs & joins) for vs in variables]
+    if not all(connected(atom_joins, group) for group in groups):  # a unit's atoms must join among themselves
+        return None
     unit_vars = [frozenset().union(*(variables[a] for a in g)) for g in groups]
-    counts: dict[str, int] = {}
-    for vs in unit_vars:
-        for v in vs & joins:
-            counts[v] = counts.get(v, 0) + 1
-    shared = [frozenset(v for v in vs if counts.get(v, 0) > 1) for vs in unit_vars]
+    shared, tree = bag_tree(atom_joins, groups)
     labels = [str(u) for u in range(len(groups))]
-    tree = gyo([(labels[u], shared[u]) for u in range(len(groups))])
     if tree is None or not tree.is_connected:
         return None
     edges: list[Edge] = []
