@@ -26,6 +26,14 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT * FROM r NATURAL JOIN s", {"fivm", "first-order", "recompute", "sample"}),
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", {"ivme", "first-order", "recompute"}),
     ],
+    "the triangles themselves": [
+        ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
+         {"ivme", "first-order", "recompute", "sample"}),
+        ("SELECT s.c AS z, r.a, r.b, t.a AS a2 FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
+         {"ivme", "first-order", "recompute", "sample"}),
+        ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a WHERE r.a > 1",
+         {"first-order", "recompute", "sample"}),
+    ],
     "cyclic joins beyond the triangle": [
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",
          {"first-order", "recompute"}),

@@ -49,7 +49,8 @@ class Atom:
 
 @dataclass(frozen=True)
 class TriangleCount:
-    """``SELECT count(*) FROM R ⋈ S ⋈ T`` over a cycle of three binary equi-joins."""
+    """``SELECT count(*) FROM R ⋈ S ⋈ T`` over a cycle of three binary equi-joins (or, with
+    ``listing``, the join's rows: ``SELECT r.a, r.b, s.c FROM ...``)."""
 
     r: Atom
     s: Atom
@@ -57,6 +58,10 @@ class TriangleCount:
     aggregate: Aggregate  # "sum" for sum(1), which is NULL rather than 0 over an empty join
     output_name: str
     sql: str
+    # The full triangle query instead of its count (IVMε's listing, [L] Appendix E): each SELECT
+    # item's name, the variable ("a", "b" or "c") it shows and the column it reads (alias, column),
+    # in order; () for the count.
+    listing: tuple[tuple[str, str, str, str], ...] = ()
 
     @property
     def atoms(self) -> tuple[Atom, Atom, Atom]:

@@ -381,6 +381,20 @@ def triangle_reason(cq: ConjunctiveQuery) -> str | None:
         return f"{shape_of(cq)}: only the triangle count is supported ({err.message})"
 
 
+def triangle_or_listing_reason(cq: ConjunctiveQuery) -> str | None:
+    """None if the query is a triangle count or the triangles' listing (what ivme maintains), else why not."""
+    count = triangle_reason(cq)
+    if count is None or cq.aggregates or shapes.cycle(cq) != 3:
+        return count
+    if outer_join_reason(cq) is not None or across_tables_reason(cq) is not None:
+        return count
+    try:
+        shapes.as_triangle_listing(cq)
+        return None
+    except UnsupportedQuery as err:
+        return err.message
+
+
 def is_triangle_count(cq: ConjunctiveQuery) -> bool:
     """The triangle systems' one_value: a triangle count's view shows the count."""
     return triangle_reason(cq) is None

@@ -40,7 +40,7 @@ BEGIN
       FROM {state} s
       LEFT JOIN {k_degree} ka ON ka.{x} = alpha
       LEFT JOIN {l_degree} lb ON lb.{y} = beta;
-    alpha_heavy := coalesce(alpha_heavy, st.epsilon = 0);
+    alpha_heavy := coalesce(alpha_heavy, st.epsilon = 0);{listing_apply}
 
     -- ApplyUpdate lines 3-7: the change of the count.
     IF beta_heavy THEN
@@ -206,7 +206,7 @@ DECLARE
     direction bigint := CASE WHEN to_heavy THEN 1 ELSE -1 END;  -- +1: light -> heavy
     zeros_z   {type_z}[];
     zeros_y   {type_y}[];
-BEGIN
+BEGIN{listing_move}
     -- Contributions to V_MK, which holds alpha's tuples while they are light.
     WITH changed AS (
         INSERT INTO {v_mk} AS v ({z}, {y}, mult)

@@ -40,7 +40,7 @@ BEGIN
               LEFT JOIN {k_degree} g ON g.{x} = b.{x}
               LEFT JOIN {k_heavy} kh ON kh.{x} = b.{x} AND kh.{y} = b.{y}
               LEFT JOIN {k_light} kl ON kl.{x} = b.{x} AND kl.{y} = b.{y}) cur
-     WHERE d.{x} = cur.{x} AND d.{y} = cur.{y};
+     WHERE d.{x} = cur.{x} AND d.{y} = cur.{y};{listing_batch}
 
     -- delta Q = sum over the batch of m * sum_z L(beta, z) * M(z, alpha), with
     -- L(beta,.) M(., alpha) = L_heavy M_heavy + V_LM + L_light M_heavy + L_light M_light.

@@ -16,7 +16,7 @@ BEGIN
     PERFORM {repartition_t}();
     PERFORM {recompute_v_rs}();
     PERFORM {recompute_v_st}();
-    PERFORM {recompute_v_tr}();
+    PERFORM {recompute_v_tr}();{listing_rebuild}
 END;
 $pgivm$;
 COMMENT ON FUNCTION {major_rebalance}() IS 'IVMε MajorRebalancing: strict repartition at theta = N^epsilon and recompute V_RS, V_ST, V_TR';

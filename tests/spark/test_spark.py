@@ -184,10 +184,17 @@ def test_validate_spark_counts_a_tiny_graph(conn: psycopg.Connection, dsn: str, 
     assert created.count == TINY_COUNT
     report = command.validate_spark("tri", master=MASTER, target=dsn)
     assert (report.maintained, report.spark) == (TINY_COUNT, TINY_COUNT) and report.ok
+    # The triangles themselves, built by Spark (the count's state) and SQL (the listing's from it).
+    listing = "SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
+    command.create("tri_rows", listing, system="ivme", target=dsn, preprocess="spark")
+    assert command.verify("tri_rows", strict=True, target=dsn).ok
     # One more triangle, maintained by the triggers and recounted by Spark: R(2,3) S(3,1) T(1,2) again.
     conn.execute("INSERT INTO t VALUES (1, 2)")
     report = command.validate_spark("tri", master=MASTER, target=dsn)
     assert (report.maintained, report.spark) == (TINY_COUNT + 1, TINY_COUNT + 1)
+    report = command.validate_spark("tri_rows", master=MASTER, target=dsn)
+    assert (report.maintained, report.spark) == (TINY_COUNT + 1, TINY_COUNT + 1) and report.ok
+    assert sorted(conn.execute("SELECT * FROM tri_rows").fetchall()) == sorted(conn.execute(listing).fetchall())
 
 
 def test_validate_spark_is_independent_of_the_maintained_state(conn: psycopg.Connection, dsn: str,

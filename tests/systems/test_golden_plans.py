@@ -20,7 +20,7 @@ import pytest
 
 from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm.query import TableRef
-from pgivm.query.analysis.shapes import as_triangle
+from pgivm.query.analysis.shapes import triangle
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
 from pgivm.query.resolve import BaseTable, Partition, ResolvedView
@@ -46,7 +46,10 @@ CASES: dict[str, tuple[str, dict[str, tuple[str, ...]], str, dict[str, tuple[Par
     "edge": (EDGE_SQL, {"e": ("src", "dst")}, "bigint", {}, {}),
     "partitioned": (TRIANGLE_SQL, TRIANGLE_COLUMNS, "integer", {"r": R_PARTITIONS}, {}),
 }
-IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilon": 0.25, "batch_threshold": 0})}
+IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilon": 0.25, "batch_threshold": 0}),
+              # the triangles themselves ([L] Appendix E): the count's state and the listing's
+              "triangle-listing": ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
+                                   *CASES["triangle"][1:4], {})}
 
 
 def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], column_type: str,
@@ -55,7 +58,7 @@ def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], colum
     the conjunctive query, as every system receives it (the triangle systems make their shape)."""
     base = {table: BaseTable(FIRST_OID + i, TableRef(table.name, "public"), table.name in partitions,
                              partitions.get(table.name, ()))
-            for i, table in enumerate(as_triangle(query).tables)}  # oids in R, S, T order, as before
+            for i, table in enumerate(triangle(query).tables)}  # oids in R, S, T order, as before
     attnums = {(atom.alias, column): columns[atom.table.name].index(column) + 1
                for atom in query.atoms for column in atom.columns}
     return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()},

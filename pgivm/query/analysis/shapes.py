@@ -13,7 +13,7 @@ from collections import Counter
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
-from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, Output
+from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
 from pgivm.query.model import Atom, RelationName, TriangleCount
 
@@ -50,6 +50,39 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
             raise UnsupportedQuery(f"unsupported condition operand {f.literal_sql}: only columns may be compared")
         raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
 
+    return TriangleCount(*_oriented_cycle(cq), aggregate=aggregate, output_name=output.name, sql=cq.sql)
+
+
+def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
+    """The full triangle query ``SELECT r.a, r.b, s.c FROM r JOIN s ... JOIN t ...`` (its rows, not
+    their number: IVMε's listing, [L] Appendix E), or UnsupportedQuery saying why it is not one.
+    Every SELECT item is a join column as written, and the three variables are all shown."""
+    if cq.distinct or cq.having is not None:  # (a DISTINCT is also grouped by its items)
+        raise UnsupportedQuery(f"{'DISTINCT' if cq.distinct else 'HAVING'} is not supported in a triangle listing")
+    if cq.group_by or cq.group_computed or cq.aggregates or cq.derived:
+        raise UnsupportedQuery("a triangle listing has no GROUP BY, no aggregate and no subquery")
+    columns = [o for o in cq.outputs if isinstance(o, GroupColumn) and o.computed is None]
+    if cq.projection is not None or len(columns) < len(cq.outputs):
+        raise UnsupportedQuery("a triangle listing shows the join columns as they are, not expressions over them")
+    if len(cq.atoms) != 3:
+        raise UnsupportedQuery(f"a triangle listing joins exactly 3 tables, this query joins {len(cq.atoms)}")
+    for c in cq.conditions:
+        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    for f in cq.filters:
+        raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
+    r, s, t = _oriented_cycle(cq)
+    letter = {}
+    for atom in (r, s, t):
+        for column, variable in ((atom.first, atom.variables[0]), (atom.second, atom.variables[1])):
+            letter[cq.atom(atom.alias).variable(column)] = variable
+    shown = tuple((o.name, letter[o.variable], o.column.alias, o.column.column) for o in columns)
+    if {item[1] for item in shown} != {"a", "b", "c"}:
+        raise UnsupportedQuery("a triangle listing shows each of the three join variables (a column of each pair joined)")
+    return TriangleCount(r, s, t, aggregate="count", output_name="count", sql=cq.sql, listing=shown)
+
+
+def _oriented_cycle(cq: ConjunctiveQuery) -> tuple[Atom, Atom, Atom]:
+    """The three atoms as R(A,B), S(B,C), T(C,A) in the order written, or UnsupportedQuery."""
     if len(cq.variables) != 3 or any(len(v.columns) != 2 for v in cq.variables):
         raise UnsupportedQuery(_NOT_TRIANGLE)
     # alias -> {variable: column}
@@ -72,14 +105,7 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
     def oriented(relation: RelationName, alias: str, first: str, second: str) -> Atom:
         return Atom(relation, cq.atom(alias).table, alias, columns_of[alias][first], columns_of[alias][second])
 
-    return TriangleCount(
-        r=oriented("r", r.alias, var_a, var_b),
-        s=oriented("s", s.alias, var_b, var_c),
-        t=oriented("t", t.alias, var_c, var_a),
-        aggregate=aggregate,
-        output_name=output.name,
-        sql=cq.sql,
-    )
+    return oriented("r", r.alias, var_a, var_b), oriented("s", s.alias, var_b, var_c), oriented("t", t.alias, var_c, var_a)
 
 
 def _triangle_aggregate(output: Output) -> TriangleAggregate:
@@ -94,11 +120,13 @@ def _triangle_aggregate(output: Output) -> TriangleAggregate:
 
 
 def triangle(cq: ConjunctiveQuery) -> TriangleCount | None:
-    """The IVMε triangle count (R, S, T oriented as written), or None."""
-    try:
-        return as_triangle(cq)
-    except UnsupportedQuery:
-        return None
+    """The IVMε triangle count or listing (R, S, T oriented as written), or None."""
+    for recogniser in (as_triangle, as_triangle_listing):
+        try:
+            return recogniser(cq)
+        except UnsupportedQuery:
+            pass
+    return None
 
 
 def _join_degrees(cq: ConjunctiveQuery) -> tuple[list[int], Counter[str], int] | None:

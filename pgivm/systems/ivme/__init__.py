@@ -14,8 +14,9 @@ import psycopg
 
 from pgivm.capture import BATCH_THRESHOLD
 from pgivm.systems.base import Action, FunctionSystem, Option
-from pgivm.systems.common import capture_triggers, is_triangle_count, read_state, triangle_capture_atoms, triangle_reason
-from pgivm.systems.ivme.inspect import status, verify
+from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
+                                  triangle_or_listing_reason)
+from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
 __all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "NEXT", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan", "plan",
@@ -49,9 +50,9 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
 
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="IVMε: triangle counts, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)",
-    accepts=triangle_reason, plan=plan, capture_triggers=capture_triggers,
-    status=status, verify=verify,
+    summary="IVMε: triangle counts and listings, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)",
+    accepts=triangle_or_listing_reason, plan=plan, capture_triggers=capture_triggers,
+    status=status, verify=verify, explain=explain_lines,
     options=(EPSILON, BATCH),
     actions=(
         Action("rebalance", "force a major rebalancing: strict repartition at N^epsilon, auxiliary views rebuilt",

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import psycopg
 from psycopg import sql
 
@@ -28,10 +30,26 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
         relations.append([k.upper(), row[1], row[0], row[2], row[3]])
     figures = {k: info[k] for k in ("epsilon", "n", "theta", "db_size", "updates_applied", "major_rebalances",
                                     "minor_rebalances")}
-    return SystemStatus(figures, [Section("relations", ["relation", "values", "heavy values", "heavy tuples",
-                                                        "light tuples"], relations)],
-                        labels={"n": "N", "theta": "theta = N^eps", "db_size": "|D|"},
+    sections = [Section("relations", ["relation", "values", "heavy values", "heavy tuples", "light tuples"], relations)]
+    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{names.schema}.listing"]).fetchone()[0]:  # type: ignore[index]
+        # a listing: how its triangles are kept, materialized (hhh, lll) or factorized (P and W of each relation)
+        parts = [["Q^L (hhh, lll)", *_size(conn, names("listing"))]]
+        parts += [[f"P_{k.upper()}{l.upper()}, W_{k.upper()}{l.upper()}", *_size(conn, names(f"p_{k}{l}"), names(f"w_{k}{l}"))]
+                  for k, l in (("r", "s"), ("s", "t"), ("t", "r"))]
+        sections.append(Section("listing", ["part", "rows", "triangles"], parts))
+    return SystemStatus(figures, sections, labels={"n": "N", "theta": "theta = N^eps", "db_size": "|D|"},
                         headline=("db_size",))
+
+
+def _size(conn: psycopg.Connection, table: sql.Identifier, w: sql.Identifier | None = None) -> list[int]:
+    """A listing part's stored rows (of P and W together) and the triangles it holds (a W row's
+    triangles are in P's multiplicity)."""
+    stored = sql.SQL("(SELECT count(*) FROM {})").format(table)
+    if w is not None:
+        stored = sql.SQL("{} + (SELECT count(*) FROM {})").format(stored, w)
+    row = conn.execute(sql.SQL("SELECT {}, (SELECT coalesce(sum(mult), 0) FROM {})").format(stored, table)).fetchone()
+    assert row is not None
+    return [int(row[0]), int(row[1])]
 
 
 # --- verification ----------------------------------------------------------------------------
@@ -41,9 +59,40 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
     view = triangle_view(view)
     names = Names.of(name)
+    listing = bool(view.query.listing)
     named = checks(__package__, "61_verify_view.sql", _view_params(names, name, view.query.sql))
+    if listing:
+        named += checks(__package__, "63_verify_listing_view.sql", _view_params(names, name, view.query.sql, listing))
     for atom in view.query.atoms:
-        for check, query in checks(__package__, "60_verify_relation.sql", _load_params(names, view, atom)):
+        params = _load_params(names, view, atom)
+        for check, query in checks(__package__, "60_verify_relation.sql", params):
             if check != "strict_partition" or strict:
                 named.append((f"{atom.relation.upper()}.{check}", query))
+        if listing:
+            named += [(f"{atom.relation.upper()}.{check}", query)
+                      for check, query in checks(__package__, "62_verify_listing.sql", params)]
     return run_checks(conn, named)
+
+
+# --- explain ---------------------------------------------------------------------------------
+
+
+def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:
+    """The atoms as R, S, T, the partitions and what the state keeps (count or listing) with its bounds."""
+    view = triangle_view(view)
+    state = read_state(conn, name)
+    atoms = ", ".join(f"{a.relation.upper()}({', '.join(v.upper() for v in a.variables)}) = {a.alias}({a.first}, {a.second})"
+                      for a in view.query.atoms)
+    lines = [f"relations: {atoms}",
+             f"partitions: each relation on its first variable, heavy at degree >= θ = N^ε "
+             f"(ε = {state['epsilon']:g}, N = {state['n']}, θ = {state['theta']:.2f}); auxiliary views "
+             "V_RS = R_h·S_l, V_ST = S_h·T_l, V_TR = T_h·R_l",
+             "update: O(N^max(ε, 1-ε)) amortized per single-row change (Kara et al., Theorem 3); space "
+             "O(N^(1+min(ε, 1-ε)))"]
+    if view.query.listing:
+        lines += ["listing ([L] Appendix E, Theorem 21): the triangles hhh and lll materialized (Q^L); the six other "
+                  "heavy/light combinations factorized: R_h S_l T_* as P_RS(a,c) over W_RS(a,b,c) = R_h·S_l, "
+                  "R_* S_h T_l as P_ST(b,a) over W_ST, R_l S_* T_h as P_TR(c,b) over W_TR; read with constant "
+                  "delay (each P row has a triangle, each of its W rows one); space O(N^(3/2)), the hhh and lll "
+                  "triangles"]
+    return lines

@@ -20,6 +20,7 @@ from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (
     Names,
     analyze_plan,
+    revoke_plan,
     capture_functions_all,
     capture_triggers,
     capture_triggers_all,
@@ -38,12 +39,13 @@ def _render(template: str, params: dict[str, sql.Composable]) -> sql.Composed:
     return render(__package__, template, params)
 
 
-def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> dict[str, sql.Composable]:
+def _relation_params(names: Names, k: RelationName, types: dict[str, str], listing: bool = False) -> dict[str, sql.Composable]:
     l, m = NEXT[k], PREVIOUS[k]
     x, y = VARIABLES[k]
     z = VARIABLES[l][1]
     upper = k.upper()
     return {
+        **_listing_params(names, k, listing),
         "x": sql.Identifier(x),
         "y": sql.Identifier(y),
         "z": sql.Identifier(z),
@@ -99,8 +101,65 @@ def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> di
     }
 
 
-def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Composable]:
+def _listing_params(names: Names, k: RelationName, listing: bool) -> dict[str, sql.Composable]:
+    """A listing view's names and its statements in the count's functions (none for a count)."""
+    l, m = NEXT[k], PREVIOUS[k]
+    x, y = VARIABLES[k]
+    z = VARIABLES[l][1]
+    list_k = names(f"list_{k}")
+    hooks = {"listing_apply": sql.SQL(""), "listing_move": sql.SQL(""), "listing_batch": sql.SQL("")}
+    if listing:
+        hooks = {
+            # the listing's part of the update, on L and M as they are (before K changes)
+            "listing_apply": sql.SQL("\n    PERFORM {}(alpha, beta, m, alpha_heavy, beta_heavy);  -- the listing "
+                                     "(22_listing_maintenance.sql)").format(list_k),
+            # each moved tuple leaves the listing's views of its old part and enters those of the new one
+            "listing_move": sql.SQL(
+                "\n    DECLARE moved record; BEGIN  -- the listing: each tuple out of its old part, into its new one\n"
+                "        FOR moved IN SELECT k.y, k.mult, lb.heavy AS beta_heavy\n"
+                "                       FROM (SELECT {y} AS y, mult FROM {k_light} WHERE {x} = alpha AND to_heavy\n"
+                "                             UNION ALL SELECT {y}, mult FROM {k_heavy} WHERE {x} = alpha AND NOT to_heavy) k\n"
+                "                       LEFT JOIN {l_degree} lb ON lb.{y} = k.y LOOP\n"
+                "            PERFORM {list_k}(alpha, moved.y, -moved.mult, NOT to_heavy, moved.beta_heavy);\n"
+                "            PERFORM {list_k}(alpha, moved.y, moved.mult, to_heavy, moved.beta_heavy);\n"
+                "        END LOOP;\n"
+                "    END;").format(x=sql.Identifier(x), y=sql.Identifier(y), k_light=names(f"{k}_light"),
+                                  k_heavy=names(f"{k}_heavy"), l_degree=names(f"{l}_degree"), list_k=list_k),
+            # the listing reads L and M only: one update per tuple of the batch, in any order
+            "listing_batch": sql.SQL(
+                "\n    DECLARE d record; BEGIN  -- the listing: one update per distinct tuple of the batch\n"
+                "        FOR d IN SELECT b.{x} AS x, b.{y} AS y, b.mult, b.heavy, lb.heavy AS beta_heavy\n"
+                "                   FROM {k_delta} b LEFT JOIN {l_degree} lb ON lb.{y} = b.{y} LOOP\n"
+                "            PERFORM {list_k}(d.x, d.y, d.mult, d.heavy, d.beta_heavy);\n"
+                "        END LOOP;\n"
+                "    END;").format(x=sql.Identifier(x), y=sql.Identifier(y), k_delta=names(f"{k}_delta"),
+                                  l_degree=names(f"{l}_degree"), list_k=list_k),
+        }
+    return {
+        **hooks,
+        "list_k": list_k,
+        "listing": names("listing"),
+        "w_kl": names(f"w_{k}{l}"),
+        "p_klm": names(f"p_{k}{l}"),
+        "w_mk": names(f"w_{m}{k}"),
+        "p_mkl": names(f"p_{m}{k}"),
+        "p_lmk": names(f"p_{l}{m}"),
+        "recompute_w_kl": names(f"recompute_w_{k}{l}"),
+        "w_kl_comment": sql.Literal(f"IVMε listing W_{k.upper()}{l.upper()}({x.upper()},{y.upper()},{z.upper()}) = "
+                                    f"{k.upper()}_heavy * {l.upper()}_light"),
+        "p_klm_comment": sql.Literal(f"IVMε listing P_{k.upper()}{l.upper()}({x.upper()},{z.upper()}) = sum_{y.upper()} "
+                                     f"W_{k.upper()}{l.upper()} * {m.upper()}: its nonzero rows"),
+        "list_k_comment": sql.Literal(f"IVMε ApplyUpdateEnum ([L] Fig. 13): the listing's part of an update to {k.upper()}"),
+    }
+
+
+def _view_params(names: Names, name: str, query_sql: str, listing: bool = False) -> dict[str, sql.Composable]:
     params: dict[str, sql.Composable] = {
+        "listing_rebuild": (sql.SQL("\n    PERFORM {}();  -- the listing's state").format(names("recompute_listing"))
+                            if listing else sql.SQL("")),
+        "listing": names("listing"),
+        "rows": names("rows"),
+        "recompute_listing": names("recompute_listing"),
         "schema": names.schema_id,
         "state": names("state"),
         "result": names("result"),
@@ -116,6 +175,9 @@ def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Compo
         params[f"repartition_{k}"] = names(f"repartition_{k}")
         params[AUX_VIEW[k]] = names(AUX_VIEW[k])
         params[f"recompute_{AUX_VIEW[k]}"] = names(f"recompute_{AUX_VIEW[k]}")
+        params[f"w_{k}{NEXT[k]}"] = names(f"w_{k}{NEXT[k]}")
+        params[f"p_{k}{NEXT[k]}"] = names(f"p_{k}{NEXT[k]}")
+        params[f"recompute_w_{k}{NEXT[k]}"] = names(f"recompute_w_{k}{NEXT[k]}")
     return params
 
 
@@ -146,30 +208,61 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     """The state, the maintenance functions, the build from existing data, the triggers, the view.
 
     ``pgivm.command`` runs it in one transaction with the base tables locked against writes, so
-    that no change slips between the set-at-a-time build and the triggers.
+    that no change slips between the set-at-a-time build and the triggers. A listing (the
+    triangles, not their number) adds [L] Appendix E's views to the count's state.
     """
     view = triangle_view(view)
     names = Names.of(name)
     types = view.variable_types
-    view_params = _view_params(names, name, view.query.sql)
+    listing = bool(view.query.listing)
+    view_params = _view_params(names, name, view.query.sql, listing)
+    relation_params = {k: _relation_params(names, k, types, listing) for k in RELATIONS}
     state: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
     state.append(
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
             names("state"), sql.Literal(float(params["epsilon"])), names("result")
         )
     )
-    state += [_render("10_relation_tables.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    functions = [_render("20_relation_maintenance.sql", _relation_params(names, k, types)) for k in RELATIONS]
-    functions += [_render("25_relation_batch.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    state += [_render("10_relation_tables.sql", relation_params[k]) for k in RELATIONS]
+    functions = [_render("20_relation_maintenance.sql", relation_params[k]) for k in RELATIONS]
+    functions += [_render("25_relation_batch.sql", relation_params[k]) for k in RELATIONS]
+    if listing:
+        state.append(_render("02_listing_view_state.sql", {
+            **view_params, **{f"type_{v}": sql.SQL(types[v]) for v in "abc"}}))  # type: ignore[arg-type]
+        state += [_render("12_listing_tables.sql", relation_params[k]) for k in RELATIONS]
+        functions += [_render("22_listing_maintenance.sql", relation_params[k]) for k in RELATIONS]
+        functions.append(_render("32_listing_view.sql", view_params))
     functions.append(_render("30_view_maintenance.sql", view_params))
-    functions += [_render("40_relation_clear.sql", _relation_params(names, k, types)) for k in RELATIONS]
+    functions += [_render("40_relation_clear.sql", relation_params[k]) for k in RELATIONS]
     functions += capture_functions_all(names, view, name, "IVMε", params["batch_threshold"])
-    build = [build_plan(view, name),
-             analyze_plan(names, [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
-                          + list(AUX_VIEW.values()))]
+    build = [build_plan(view, name), analyze_plan(names, state_tables(listing))]
+    expose = (listing_expose_plan(names, view, name, view_schema) if listing
+              else expose_plan(names, view.query, name, view_schema, "IVMε"))
     return InstallPlan.of(state=state, functions=functions, build=build,
-                          capture=capture_triggers_all(view, name, capture_triggers),
-                          expose=expose_plan(names, view.query, name, view_schema, "IVMε"))
+                          capture=capture_triggers_all(view, name, capture_triggers), expose=expose)
+
+
+def state_tables(listing: bool) -> list[str]:
+    """The state's tables (statistics are taken of each after a build)."""
+    tables = [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")] + list(AUX_VIEW.values())
+    if listing:
+        tables += ["listing", *(f"{kind}_{k}{NEXT[k]}" for k in RELATIONS for kind in ("w", "p"))]
+    return tables
+
+
+def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema: str) -> list[sql.Composable]:
+    """The user's view of a listing: each triangle of ``rows`` as many times as its multiplicity, its
+    columns named and typed as the query's SELECT list."""
+    items = sql.SQL(", ").join(
+        sql.SQL("t.{}::{} AS {}").format(sql.Identifier(variable), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
+                                          sql.Identifier(shown))
+        for shown, variable, alias, column in view.query.listing)
+    create = sql.SQL(
+        "CREATE OR REPLACE VIEW {view} AS SELECT {items} FROM {rows} t CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult); "
+        "COMMENT ON VIEW {view} IS {comment}").format(
+        view=sql.Identifier(view_schema, name), items=items, rows=names("rows"),
+        comment=sql.Literal(f"pgivm: maintained by IVMε (listing), state in schema {names.schema}. Definition: {view.query.sql}"))
+    return [create, revoke_plan(names)]
 
 
 def rebalance_plan(name: str, epsilon: float | None = None) -> sql.Composable:
@@ -196,6 +289,8 @@ class SparkBuild:
               context: Any) -> None:
         from pgivm.spark import preprocess
 
-        preprocess.build_with_spark(conn, triangle_view(view), name, params["epsilon"], context)
-        conn.execute(analyze_plan(Names.of(name), [f"{k}_{part}" for k in RELATIONS for part in ("heavy", "light", "degree")]
-                                  + list(AUX_VIEW.values())))
+        view = triangle_view(view)
+        preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
+        if view.query.listing:  # Spark computes the count's state; the listing's follows from it in SQL
+            conn.execute(sql.SQL("SELECT {}()").format(Names.of(name)("recompute_listing")))
+        conn.execute(analyze_plan(Names.of(name), state_tables(bool(view.query.listing))))
