@@ -28,6 +28,7 @@ BENCH_SCHEMA = "bench"
 BENCH_PATH = "bench, pg_catalog, pg_temp"
 
 TRIANGLE_SQL = "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"
+LISTING_SQL = "SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a"  # the triangles
 TABLES: dict[str, tuple[str, str]] = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 VIEW = "bench_tri"  # the one view a workload has at a time
 
@@ -115,15 +116,17 @@ class View:
     heavy_values: int | None = None
 
 
-def create_view(conn: psycopg.Connection, strategy: Strategy, batch_threshold: int | None = None) -> View | None:
+def create_view(conn: psycopg.Connection, strategy: Strategy, batch_threshold: int | None = None,
+                query: str = TRIANGLE_SQL) -> View | None:
     """Create the view for ``strategy`` over R, S, T (None for no view) and measure its state.
-    ``batch_threshold``: as ``pgivm create --batch-threshold`` (None: the default)."""
+    ``batch_threshold``: as ``pgivm create --batch-threshold`` (None: the default); ``query``: the
+    triangle count, or another query over R, S, T (the listing)."""
     if strategy.name is None:
         return None
     options = {"epsilon": strategy.epsilon} if strategy.name == "ivme" else {}
     if strategy.name != "recompute":
         options["batch_threshold"] = batch_threshold
-    created = command.create(VIEW, TRIANGLE_SQL, system=strategy.name, target=conn, **options)
+    created = command.create(VIEW, query, system=strategy.name, target=conn, **options)
     conn.execute("VACUUM ANALYZE")  # the new state tables, as autovacuum would do soon, maybe mid-stream
     settle(conn)
     info = command.status(VIEW, target=conn)

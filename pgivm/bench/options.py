@@ -17,7 +17,8 @@ DESCRIPTION = ("Benchmark pgivm's strategies in a scratch database; each workloa
 DSN_HELP = ("libpq connection string or URL of a server where the scratch database may be created (before or "
             "after the command)")
 
-WORKLOADS = ["updates", "scaling", "bulk", "load", "fivm", "sample", "deferred", "writers", "coverage", "all"]
+WORKLOADS = ["updates", "scaling", "ivme-family", "bulk", "load", "fivm", "sample", "deferred", "writers", "coverage",
+             "all"]
 
 FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
     (None, {
@@ -25,6 +26,8 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
             nargs="?", default="updates", choices=WORKLOADS,
             help="updates (default): single-row updates on a graph under every strategy and ε; "
                  "scaling: per-update time against N on adversarial skew, with fitted slopes; "
+                 "ivme-family: the same for the IVMε family's other queries (today the triangle listing, "
+                 "[L] Appendix E) against first-order; "
                  "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
                  "tuple-by-tuple and set-at-a-time paths; "
                  "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "
@@ -68,7 +71,7 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
             help="held-out edges streamed under the recompute strategy, which recounts on every "
                  "statement (default 50)"),
     }),
-    ("scaling", {
+    ("scaling, ivme-family", {
         "--sizes": dict(default="10000,30000,100000,300000,1000000",
                         help="database sizes N (tuples over R, S, T), comma-separated "
                              "(default 10000,30000,100000,300000,1000000)"),

@@ -21,7 +21,7 @@ from psycopg import sql
 from psycopg.conninfo import make_conninfo
 
 from pgivm.bench import bulk, graphs, load, scaling, updates
-from pgivm.bench.common import BENCH_PATH, BENCH_SCHEMA
+from pgivm.bench.common import BENCH_PATH, BENCH_SCHEMA, LISTING_SQL
 from pgivm.connection import connect, describe_target, resolve_dsn
 from pgivm.errors import PgivmError
 
@@ -108,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
     crossover_sizes = [] if args.crossover_sizes.strip() == "none" else _sizes(args.crossover_sizes, "--crossover-sizes")
     chosen = ["updates", "scaling", "bulk"] if args.workload == "all" else [args.workload]
     out = Path(args.out)
-    if {"updates", "scaling"} & set(chosen):
+    if {"updates", "scaling", "ivme-family"} & set(chosen):
         out.mkdir(parents=True, exist_ok=True)
     edges, source = _graph(args) if {"updates", "bulk"} & set(chosen) else ([], "")
     if args.edges and "load" in chosen and not Path(args.edges).is_file():
@@ -132,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
         if "scaling" in chosen:
             scaling.main(conn, scaling.Config(
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed), out)
+        if "ivme-family" in chosen:  # the listing on the same skew: its updates have the count's bounds
+            scaling.main(conn, scaling.Config(
+                sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed,
+                query=LISTING_SQL, plot="ivme-family-listing.png", a_hubs=True), out)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)
         if "fivm" in chosen:

@@ -41,6 +41,7 @@ from pgivm import report
 from pgivm.bench import plots
 from pgivm.bench.common import (
     NO_VIEW,
+    TRIANGLE_SQL,
     Row,
     StreamResult,
     Strategy,
@@ -70,6 +71,9 @@ class Config:
     budget_seconds: float = 40.0
     hubs: int = 4
     seed: int = 1
+    query: str = TRIANGLE_SQL  # or LISTING_SQL: the triangles themselves (workload ivme-family)
+    plot: str = "scaling.png"
+    a_hubs: bool = False  # the stream's α with Θ(N) partners in T too (see generate)
 
 
 @dataclass
@@ -96,8 +100,14 @@ class SkewedDatabase:
                 f"pool a-values; θ ≈ {self.theta:,.0f}")
 
 
-def generate(n: int, inserts: int, hubs: int = 4, seed: int = 1) -> SkewedDatabase:
-    """The adversarial database of about ``n`` tuples (see the module docstring) and its stream."""
+def generate(n: int, inserts: int, hubs: int = 4, seed: int = 1, a_hubs: bool = False) -> SkewedDatabase:
+    """The adversarial database of about ``n`` tuples (see the module docstring) and its stream.
+
+    ``a_hubs``: also a-values of the pool with N/8 light c-values in T among them (one per hub pair
+    of the stream: about N/(8·updates/(2·hubs)) each), and the stream's α drawn from them: then δR ⋈ S ⋈ T is Θ(N) from either side (a first-order delta
+    query that starts from the smaller one, as PostgreSQL's planner does for a listing, still reads
+    Θ(N) rows), and a listing gains Θ(N) triangles an update, which IVMε keeps factorized (R_l S_h
+    T_l: one row of P_ST, read back through W_ST) where first-order writes each."""
     rnd = random.Random(seed * 1_000_003 + n)
     theta = math.sqrt(2 * n + 1)
     pool_size = math.ceil(1.5 * theta)  # a heavy c-value's degree: heavy at the build, with margin
@@ -114,6 +124,11 @@ def generate(n: int, inserts: int, hubs: int = 4, seed: int = 1) -> SkewedDataba
     t_rows = {(c, a) for c in heavy for a in pool}
     heavy_set = set(heavy)
     light_c = [c for c in c_domain if c not in heavy_set] or c_domain
+    alphas = pool
+    if a_hubs:  # enough of them for distinct (α, hub) rows: N/8 tuples of T among them
+        alphas = rnd.sample(pool, min(len(pool), -(-(inserts + PROBES) // hubs)))
+        for a in alphas:
+            t_rows.update((c, a) for c in rnd.sample(light_c, min(len(light_c), n // (8 * len(alphas)))))
     while len(t_rows) < n // 4:
         t_rows.add((rnd.choice(light_c), rnd.randrange(a_values)))
 
@@ -126,7 +141,7 @@ def generate(n: int, inserts: int, hubs: int = 4, seed: int = 1) -> SkewedDataba
             r_rows.add((ranks[k], rnd.randrange(b_values)))
 
     # Each pool value with one hub, hubs in turn; a second round pairs the values with the next hub.
-    order = rnd.sample(pool, len(pool))
+    order = rnd.sample(alphas, len(alphas))
     pairs = ((order[j % len(order)], (j + j // len(order)) % hubs) for j in range(len(order) * hubs))
     ordered = [row for row in pairs if row not in r_rows]
     wanted = inserts + PROBES
@@ -170,13 +185,13 @@ def fit_loglog(xs: Sequence[float], ys: Sequence[float], label: str = "") -> Fit
 
 def measure_size(conn: psycopg.Connection, n: int, config: Config) -> SizeResult:
     """Build one database with COPY, then the same stream with no view, ivme ε=½ and first-order."""
-    db = generate(n, config.updates // 2, config.hubs, config.seed)
+    db = generate(n, config.updates // 2, config.hubs, config.seed, config.a_hubs)
     load_tables(conn, db.rows)
     print(f"  {db.describe()}", file=sys.stderr, flush=True)
     out = SizeResult(db.size, db.describe())
     stream = inserts_then_deletes(db.stream)
     for strategy in STRATEGIES:
-        view = create_view(conn, strategy)
+        view = create_view(conn, strategy, query=config.query)
         rows_read = []
         if view is not None:
             for update in inserts_then_deletes(db.probes):
@@ -252,7 +267,8 @@ def print_fits(time_fits: list[Fit], maintenance_fits: list[Fit], read_fits: lis
 
 def main(conn: psycopg.Connection, config: Config, out: Path) -> list[SizeResult]:
     """Run, print the table and the fitted slopes, write ``scaling.png``."""
-    print(f"\n== scaling: adversarial skew, sizes {', '.join(f'{n:,}' for n in config.sizes)}; "
+    what = "the triangle count" if config.query == TRIANGLE_SQL else config.query
+    print(f"\n== scaling of {what}: adversarial skew, sizes {', '.join(f'{n:,}' for n in config.sizes)}; "
           f"up to {config.updates:,} single-row updates of R(pool a, hub b) per strategy and size "
           f"(half inserts, then the same rows deleted; inserting stops after {config.budget_seconds / 2:g} s)")
     sys.stdout.flush()
@@ -266,7 +282,7 @@ def main(conn: psycopg.Connection, config: Config, out: Path) -> list[SizeResult
     time_fits = fits(sizes)
     print("\nlog-log least-squares slope of the median per-update time against N:")
     print_fits(time_fits, fits(sizes, "maintenance"), fits(sizes, "rows"))
-    path = plots.scaling(sizes, [f for f in time_fits if f.label != NO_VIEW.label], out / "scaling.png")
+    path = plots.scaling(sizes, [f for f in time_fits if f.label != NO_VIEW.label], out / config.plot)
     if path:
         print(f"plot: {path}")
     return sizes

@@ -135,6 +135,18 @@ def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.C
     assert_png(out_dir / "scaling.png")
 
 
+def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The triangle listing's scaling: each view verified (the bench fails on a drifted view), a
+    table and fitted slopes, a plot."""
+    out = run_bench(dsn, ["ivme-family", "--out", str(tmp_path), "--sizes", "400,1000", "--updates", "20"], capsys)
+    assert "== scaling of SELECT r.a, r.b, s.c FROM r" in out
+    scaling = table_with(out, "state rows read/update")
+    assert column(scaling, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
+    assert column(scaling, "updates") == ["20"] * 6
+    assert "ivme ε=0.5: median time slope" in out
+    assert_png(tmp_path / "ivme-family-listing.png")
+
+
 @pytest.mark.parametrize("args, words", [
     (["--sizes", "1e4,abc"], "--sizes"),
     (["--bulk-sizes", "0"], "--bulk-sizes"),
