@@ -21,7 +21,12 @@ Row = tuple[Any, ...]
 
 
 def recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:
-    """A one-value view's figure (a triangle count) recomputed in plain SQL."""
+    """A one-value view's figure (a triangle count, a Loomis-Whitney count) recomputed in plain SQL."""
+    if resolved.query.analysis.triangle is None:  # a Loomis-Whitney count: the query's plain SQL
+        from pgivm.query.plain import plain_query
+
+        value = conn.execute(plain_query(resolved), prepare=False).fetchone()
+        return None if value is None or value[0] is None else int(value[0])
     triangle = common.triangle_view(resolved)
     row = conn.execute(common.count_query(triangle)).fetchone()
     count = int(row[0]) if row else 0

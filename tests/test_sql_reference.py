@@ -15,7 +15,8 @@ from pgivm.errors import PgivmError
 from pgivm.systems import registry
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "sql.md"
-COLUMNS = {"r": ["a", "b"], "s": ["b", "c"], "t": ["c", "a"], "u": ["a", "d"]}
+COLUMNS = {"r": ["a", "b"], "s": ["b", "c"], "t": ["c", "a"], "u": ["a", "d"],
+           "r1": ["a", "b", "c"], "r2": ["b", "c", "d"], "r3": ["a", "c", "d"], "r4": ["a", "b", "d"]}
 SYSTEMS = set(registry.SYSTEMS)
 
 # A row of the page's table (the start of its construct cell) -> views that use the construct, each
@@ -33,6 +34,12 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
          {"ivme", "first-order", "recompute", "sample"}),
         ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a WHERE r.a > 1",
          {"first-order", "recompute", "sample"}),
+    ],
+    "Loomis-Whitney counts": [
+        ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c AND r3.d = r2.d "
+         "AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b", {"ivme", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c AND r3.d = r2.d "
+         "AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b WHERE r1.a > 0", {"first-order", "recompute"}),
     ],
     "cyclic joins beyond the triangle": [
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",

@@ -83,3 +83,57 @@ class TriangleCount:
     @property
     def is_self_join(self) -> bool:
         return len(self.tables) < 3
+
+
+@dataclass(frozen=True)
+class LwAtom:
+    """One relation R_i of a Loomis–Whitney count: a base table and its n−1 join columns, in the
+    order of the variables they carry (``variables``, letters of A_1..A_n, each but the one R_i misses)."""
+
+    relation: str  # "k1" .. "kn": names the relation's state (k1_heavy, apply_k1, ...)
+    table: TableRef
+    alias: str
+    columns: tuple[str, ...]
+    variables: tuple[str, ...]
+
+    @property
+    def index(self) -> int:
+        """i − 1 for R_i: its place in the cycle (0-based)."""
+        return int(self.relation[1:]) - 1
+
+
+@dataclass(frozen=True)
+class LoomisWhitneyCount:
+    """``SELECT count(*)`` over a Loomis–Whitney join of degree n ≥ 4 (Kara et al., long version,
+    Appendix F): n relations of arity n−1, R_i over every variable but A_(i−1) (indices mod n), each
+    partitioned on A_i. The triangle is degree 3 (``TriangleCount``)."""
+
+    relations: tuple[LwAtom, ...]
+    aggregate: Aggregate
+    output_name: str
+    sql: str
+
+    @property
+    def atoms(self) -> tuple[LwAtom, ...]:
+        return self.relations
+
+    @property
+    def degree(self) -> int:
+        return len(self.relations)
+
+    @property
+    def variables(self) -> tuple[str, ...]:
+        """A_1..A_n as letters a, b, c, ..."""
+        return tuple(chr(ord("a") + j) for j in range(self.degree))
+
+    @property
+    def tables(self) -> list[TableRef]:
+        return list(dict.fromkeys(atom.table for atom in self.relations))
+
+    def atoms_of(self, table: TableRef) -> list[LwAtom]:
+        """The relations a change to ``table`` updates, in the order they must be applied."""
+        return [atom for atom in self.relations if atom.table == table]
+
+    @property
+    def is_self_join(self) -> bool:
+        return len(self.tables) < self.degree

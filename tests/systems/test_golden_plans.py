@@ -20,7 +20,6 @@ import pytest
 
 from conftest import EDGE_SQL, TRIANGLE_SQL
 from pgivm.query import TableRef
-from pgivm.query.analysis.shapes import triangle
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.parse import parse_query
 from pgivm.query.resolve import BaseTable, Partition, ResolvedView
@@ -49,7 +48,12 @@ CASES: dict[str, tuple[str, dict[str, tuple[str, ...]], str, dict[str, tuple[Par
 IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilon": 0.25, "batch_threshold": 0}),
               # the triangles themselves ([L] Appendix E): the count's state and the listing's
               "triangle-listing": ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
-                                   *CASES["triangle"][1:4], {})}
+                                   *CASES["triangle"][1:4], {}),
+              # a Loomis-Whitney count of degree 4 ([L] Appendix F)
+              "loomis-whitney-4": ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c "
+                                   "AND r3.d = r2.d AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b",
+                                   {"r1": ("a", "b", "c"), "r2": ("b", "c", "d"), "r3": ("a", "c", "d"), "r4": ("a", "b", "d")},
+                                   "integer", {}, {})}
 
 
 def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], column_type: str,
@@ -58,7 +62,7 @@ def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], colum
     the conjunctive query, as every system receives it (the triangle systems make their shape)."""
     base = {table: BaseTable(FIRST_OID + i, TableRef(table.name, "public"), table.name in partitions,
                              partitions.get(table.name, ()))
-            for i, table in enumerate(triangle(query).tables)}  # oids in R, S, T order, as before
+            for i, table in enumerate(query.tables)}  # oids in the order written (R, S, T for a triangle)
     attnums = {(atom.alias, column): columns[atom.table.name].index(column) + 1
                for atom in query.atoms for column in atom.columns}
     return ResolvedView(query=query, tables={t: b.ref for t, b in base.items()},

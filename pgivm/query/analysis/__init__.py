@@ -4,7 +4,8 @@
 
 1. ``hypergraph``: variables as vertices, one hyperedge per atom (join variables marked).
 2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
-3. ``shapes``: triangle (today's IVMε input), k-cycle, k-path, star.
+3. ``shapes``: triangle (IVMε's count and listing), Loomis–Whitney counts of degree 4 to 8 (IVMε's
+   Appendix F), k-cycle, k-path, star.
 4. ``three_relations``: the class of a count over three relations (3R³, 3R², 3R¹, 3R⁰; IVMε's
    Appendix H) and the bounds the paper proves for it.
 5. ``decomposition``: for a cyclic join, a hypertree decomposition whose bags partition the atoms,
@@ -27,15 +28,16 @@ from typing import Any
 from pgivm.query.analysis.acyclicity import JoinTree, gyo, join_tree
 from pgivm.query.analysis.decomposition import Decomposition, decomposition
 from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
-from pgivm.query.analysis.shapes import as_triangle, cycle, path, star, triangle
+from pgivm.query.analysis.shapes import as_triangle, cycle, loomis_whitney, path, star, triangle
 from pgivm.query.analysis.three_relations import ThreeRelations, three_relations
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.query.model import TriangleCount
+from pgivm.query.model import LoomisWhitneyCount, TriangleCount
 
 RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
     ("hypergraph", hypergraph),
     ("join_tree", join_tree),
     ("triangle", triangle),
+    ("loomis_whitney", loomis_whitney),
     ("cycle", cycle),
     ("path", path),
     ("star", star),
@@ -51,6 +53,7 @@ class Analysis:
     hypergraph: Hypergraph
     join_tree: JoinTree | None
     triangle: TriangleCount | None
+    loomis_whitney: LoomisWhitneyCount | None
     cycle: int | None
     path: int | None
     star: int | None
@@ -80,6 +83,7 @@ __all__ = [
     "hypergraph",
     "gyo",
     "join_tree",
+    "loomis_whitney",
     "path",
     "require_connected",
     "star",

@@ -15,7 +15,7 @@ from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import Atom, RelationName, TriangleCount
+from pgivm.query.model import Atom, LoomisWhitneyCount, LwAtom, RelationName, TriangleCount
 
 _NOT_TRIANGLE = (
     "not a triangle count: the join conditions must link the three tables in a cycle "
@@ -117,6 +117,57 @@ def _triangle_aggregate(output: Output) -> TriangleAggregate:
             return "sum"
     written = output.sql if isinstance(output, Aggregate) else str(output.column)
     raise UnsupportedQuery(f"unsupported aggregate {written}: use count(*), count(1) or sum(1)")
+
+
+MAX_LOOMIS_WHITNEY = 8  # A_1..A_8: the variables are named a..h
+
+
+def as_loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount:
+    """A bare count over a Loomis–Whitney join of degree n ≥ 4 ([L] Appendix F): n tables, n join
+    variables, each table joining on n−1 of its columns, one for each variable but one, and each
+    variable missing from exactly one table. Orientation: the tables in the order written are
+    R_1..R_n, and A_(i−1) is the variable R_i misses, so that R_i is partitioned on A_i, the
+    variable the next table misses. Or UnsupportedQuery saying why it is not one."""
+    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
+        raise UnsupportedQuery("a Loomis-Whitney count is a bare count(*): no GROUP BY, DISTINCT or HAVING")
+    if len(cq.outputs) != 1:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
+    aggregate = _triangle_aggregate(cq.outputs[0])
+    n = len(cq.atoms)
+    if not 4 <= n <= MAX_LOOMIS_WHITNEY:
+        raise UnsupportedQuery(f"a Loomis-Whitney count joins 4 to {MAX_LOOMIS_WHITNEY} tables, this query joins {n}")
+    for c in cq.conditions:
+        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    for f in cq.filters:
+        raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
+    shape = (f"not a Loomis-Whitney join: {n} tables over {n} join variables, each table joining on {n - 1} "
+             "of its columns, one per variable, each variable missing from exactly one table")
+    names = [v.name for v in cq.variables]
+    if len(names) != n or cq.has_outer_join:
+        raise UnsupportedQuery(shape)
+    missing = []
+    for atom in cq.atoms:
+        if len(atom.columns) != n - 1 or len(set(atom.variables)) != n - 1:
+            raise UnsupportedQuery(shape)
+        missing += [v for v in names if v not in atom.variables]
+    if sorted(missing) != sorted(names):
+        raise UnsupportedQuery(shape)
+    # A_(i-1) := the variable R_i misses (0-based: A[j] is the variable atom j+1 misses)
+    letter = {missing[(j + 1) % n]: chr(ord("a") + j) for j in range(n)}
+    relations = []
+    for i, atom in enumerate(cq.atoms):
+        by_letter = sorted((letter[v], c) for v, c in zip(atom.variables, atom.columns))
+        relations.append(LwAtom(f"k{i + 1}", atom.table, atom.alias, tuple(c for _, c in by_letter),
+                                tuple(v for v, _ in by_letter)))
+    return LoomisWhitneyCount(tuple(relations), aggregate, cq.outputs[0].name, cq.sql)
+
+
+def loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount | None:
+    """The Loomis–Whitney count of degree n ≥ 4 (oriented as written), or None."""
+    try:
+        return as_loomis_whitney(cq)
+    except UnsupportedQuery:
+        return None
 
 
 def triangle(cq: ConjunctiveQuery) -> TriangleCount | None:

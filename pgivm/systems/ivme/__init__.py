@@ -16,6 +16,7 @@ from pgivm.capture import BATCH_THRESHOLD
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
                                   triangle_or_listing_reason)
+from pgivm.systems.ivme import loomis_whitney
 from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
@@ -48,10 +49,34 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
     return read_state(conn, name)
 
 
+def _accepts(cq: Any) -> str | None:
+    """The triangle's count and listing, and Loomis-Whitney counts of degree 4 to 8."""
+    reason = triangle_or_listing_reason(cq)
+    return None if reason is None or cq.analysis.loomis_whitney is not None else reason
+
+
+def _plan(view: Any, name: str, view_schema: str, params: dict[str, Any]) -> Any:
+    return (loomis_whitney.plan if loomis_whitney.is_loomis_whitney(view) else plan)(view, name, view_schema, params)
+
+
+def _capture_triggers(view: Any, name: str, table: Any) -> Any:
+    return (loomis_whitney.capture_triggers if loomis_whitney.is_loomis_whitney(view) else capture_triggers)(view, name, table)
+
+
+def _deferred_atoms(view: Any, name: str, params: dict[str, Any]) -> Any:
+    return (loomis_whitney.capture_atoms if loomis_whitney.is_loomis_whitney(view) else triangle_capture_atoms)(view, name, params)
+
+
+def _one_value(cq: Any) -> bool:
+    """A count's view shows one value: the triangle's and a Loomis-Whitney count's (not a listing)."""
+    return is_triangle_count(cq) or cq.analysis.loomis_whitney is not None
+
+
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="IVMε: triangle counts and listings, O(N^max(ε,1-ε)) amortized per single-row update (heavy/light partitions)",
-    accepts=triangle_or_listing_reason, plan=plan, capture_triggers=capture_triggers,
+    summary="IVMε: triangle counts and listings, Loomis-Whitney counts, O(N^max(ε,1-ε)) amortized per single-row "
+            "update (heavy/light partitions)",
+    accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers,
     status=status, verify=verify, explain=explain_lines,
     options=(EPSILON, BATCH),
     actions=(
@@ -61,6 +86,6 @@ SYSTEM = FunctionSystem(
                (Option("epsilon", float, None, "new epsilon in [0, 1]", _epsilon_in_range),), _rebalance),
     ),
     builders={"spark": SparkBuild()},
-    deferred_atoms=triangle_capture_atoms,
-    one_value=is_triangle_count,
+    deferred_atoms=_deferred_atoms,
+    one_value=_one_value,
 )

@@ -11,6 +11,7 @@ from psycopg import sql
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import Section, SystemStatus
 from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks, triangle_view
+from pgivm.systems.ivme import loomis_whitney
 from pgivm.systems.ivme.plan import RELATIONS, _load_params, _view_params
 
 
@@ -18,8 +19,8 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     """ε, N, θ, |D|, the counters; heavy values and tuples per relation."""
     names = Names.of(name)
     info = read_state(conn, name)
-    relations = []
-    for k in RELATIONS:
+    relations = loomis_whitney.relation_rows(conn, name)  # a Loomis-Whitney count's k1..kn, or none
+    for k in RELATIONS if not relations else ():
         row = conn.execute(
             sql.SQL(
                 "SELECT count(*) FILTER (WHERE heavy), count(*), "
@@ -57,6 +58,8 @@ def _size(conn: psycopg.Connection, table: sql.Identifier, w: sql.Identifier | N
 
 def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool = False) -> list[CheckFailure]:
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
+    if loomis_whitney.is_loomis_whitney(view):
+        return loomis_whitney.verify(conn, view, name, strict)
     view = triangle_view(view)
     names = Names.of(name)
     listing = bool(view.query.listing)
@@ -79,8 +82,10 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
 
 def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, params: dict[str, Any]) -> list[str]:
     """The atoms as R, S, T, the partitions and what the state keeps (count or listing) with its bounds."""
-    view = triangle_view(view)
     state = read_state(conn, name)
+    if loomis_whitney.is_loomis_whitney(view):
+        return loomis_whitney.explain_lines(view, state)
+    view = triangle_view(view)
     atoms = ", ".join(f"{a.relation.upper()}({', '.join(v.upper() for v in a.variables)}) = {a.alias}({a.first}, {a.second})"
                       for a in view.query.atoms)
     lines = [f"relations: {atoms}",

@@ -1,0 +1,154 @@
+"""IVMε for Loomis–Whitney counts of degree 4 and 5 ([L] Appendix F): randomized streams compared
+with PostgreSQL's own count after every statement, every invariant checked along the way; the
+bound on what a single-row update reads on skewed data; the shapes recognised and refused."""
+
+from __future__ import annotations
+
+import random
+
+import psycopg
+import pytest
+
+from pgivm import command
+from pgivm.errors import PgivmError
+from pgivm.query.analysis import shapes
+from pgivm.query.parse import parse_query
+from test_complexity import rows_read_by
+
+# Degree 4 over four tables: R1(a,b,c), R2(b,c,d), R3(a,c,d), R4(a,b,d) (each misses one variable).
+LW4 = ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c "
+       "JOIN r3 ON r3.c = r1.c AND r3.d = r2.d AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b")
+LW4_TABLES = {"r1": ("a", "b", "c"), "r2": ("b", "c", "d"), "r3": ("a", "c", "d"), "r4": ("a", "b", "d")}
+# The same over one ternary table h(x, y, z), used four times: h1 = (a,b,c), h2 = (b,c,d), h3 = (c,d,a), h4 = (d,a,b).
+LW4_ONE = ("SELECT count(*) FROM h h1 JOIN h h2 ON h2.x = h1.y AND h2.y = h1.z "
+           "JOIN h h3 ON h3.x = h1.z AND h3.y = h2.z AND h3.z = h1.x JOIN h h4 ON h4.x = h2.z AND h4.y = h1.x AND h4.z = h1.y")
+ONE_TABLE = {"h": ("x", "y", "z")}
+# Degree 5: five tables of four columns, table i missing variable i.
+LW5_TABLES = {f"q{i}": tuple(v for v in "abcde" if v != "abcde"[i]) for i in range(5)}
+LW5 = "SELECT count(*) FROM q0 " + " ".join(
+    f"JOIN q{i} ON " + " AND ".join(f"q{i}.{v} = {next(f'q{j}' for j in range(i) if v in LW5_TABLES[f'q{j}'])}.{v}"
+                                    for v in LW5_TABLES[f"q{i}"] if any(v in LW5_TABLES[f"q{j}"] for j in range(i)))
+    for i in range(1, 5))
+
+
+def _statement(rnd: random.Random, tables: dict[str, tuple[str, ...]], query: str) -> str:
+    table = rnd.choice(sorted(tables))
+    columns = tables[table]
+    value = lambda: rnd.choice([0] * 7 + [1] * 3 + list(range(2, 12)))  # noqa: E731 - skewed: 0 and 1 turn heavy
+    kind = rnd.random()
+    if kind < 0.3:  # one assignment of every variable, its projection into every table: a result appears
+        assignment = {v: value() for v in "abcde"}
+        if len(tables) == 1:  # one table h for every relation: h1 = (a,b,c), h2 = (b,c,d), h3 = (c,d,a), h4 = (d,a,b)
+            return "INSERT INTO h VALUES " + ", ".join(
+                "(" + ", ".join(str(assignment[v]) for v in p) + ")" for p in ("abc", "bcd", "cda", "dab"))
+        return "; ".join(f"INSERT INTO {t} VALUES ({', '.join(str(assignment[c]) for c in tables[t])})" for t in sorted(tables))
+    if kind < 0.65:
+        rows = ", ".join("(" + ", ".join(str(value()) for _ in columns) + ")" for _ in range(rnd.randint(1, 8)))
+        return f"INSERT INTO {table} VALUES {rows}"
+    if kind < 0.8:
+        return f"DELETE FROM {table} WHERE " + " AND ".join(f"{c} = {value()}" for c in rnd.sample(columns, 2))
+    if kind < 0.9:
+        return f"UPDATE {table} SET {rnd.choice(columns)} = {value()} WHERE {rnd.choice(columns)} = {value()}"
+    if kind < 0.985:  # a burst on value 0: all columns 0 but one, which fans out (a value turns heavy)
+        fan = rnd.randrange(len(columns))
+        items = ", ".join("100 + g" if k == fan else "0" for k in range(len(columns)))
+        return f"INSERT INTO {table} SELECT {items} FROM generate_series(1, {rnd.randint(10, 40)}) g"
+    return f"TRUNCATE {table}"
+
+
+def _run(conn: psycopg.Connection, query: str, tables: dict[str, tuple[str, ...]], epsilon: float, seed: int,
+         steps: int, **options: object) -> list[int]:
+    rnd = random.Random(seed)
+    for table, columns in tables.items():
+        conn.execute(f"CREATE TABLE {table} ({', '.join(c + ' int' for c in columns)})")
+    command.create("lw", query, system="ivme", epsilon=epsilon, target=conn, **options)
+    counts = []
+    for step in range(steps):
+        if rnd.random() < 0.07:  # a transaction rolled back whole
+            with pytest.raises(RuntimeError), conn.transaction():
+                conn.execute(_statement(rnd, tables, query))
+                conn.execute(_statement(rnd, tables, query))
+                raise RuntimeError("rolled back")
+        else:
+            conn.execute(_statement(rnd, tables, query))
+        maintained = conn.execute("SELECT * FROM lw").fetchone()[0]
+        assert maintained == conn.execute(query).fetchone()[0], f"step {step}"
+        counts.append(maintained)
+        if step % 15 == 14:
+            report = command.verify("lw", target=conn)
+            assert report.ok, (step, [str(f) for f in report.failures])
+    report = command.verify("lw", target=conn)
+    assert report.ok, [str(f) for f in report.failures]
+    assert max(counts) > 20 and len(set(counts)) > steps // 10, "the stream hardly changed the count"
+    return counts
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.25, 0.5, 0.75, 1.0])
+@pytest.mark.parametrize("form", ["tables", "one-table"])
+def test_random_stream_matches_the_count(conn: psycopg.Connection, form: str, epsilon: float) -> None:
+    query, tables = (LW4, LW4_TABLES) if form == "tables" else (LW4_ONE, ONE_TABLE)
+    _run(conn, query, tables, epsilon, seed=int(epsilon * 100) + len(form), steps=120)
+    minor, major = conn.execute("SELECT minor_rebalances, major_rebalances FROM pgivm_lw.state").fetchone()
+    assert major >= 2, "N never moved"
+    if 0 < epsilon < 1 and form == "tables":
+        assert minor > 0, "no value moved between the parts"
+
+
+def test_degree_five_and_the_batch_path(conn: psycopg.Connection) -> None:
+    """Degree 5, every statement through K_delta and apply_batch_K (threshold 0)."""
+    _run(conn, LW5, LW5_TABLES, 0.5, seed=5, steps=120, batch_threshold=0)
+
+
+def test_deferred_view(conn: psycopg.Connection) -> None:
+    _run(conn, LW4, LW4_TABLES, 0.25, seed=9, steps=90, refresh="deferred")
+
+
+def test_shapes() -> None:
+    found = shapes.as_loomis_whitney(parse_query(LW4))
+    assert [a.variables for a in found.relations] == [("a", "b", "c"), ("b", "c", "d"), ("a", "c", "d"), ("a", "b", "d")]
+    assert shapes.as_loomis_whitney(parse_query(LW5)).degree == 5
+    assert shapes.loomis_whitney(parse_query(LW4_ONE)) is not None
+    for refused in ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c",
+                    LW4.replace("count(*)", "r1.a, count(*)") + " GROUP BY r1.a",
+                    LW4 + " WHERE r1.a > 1"):
+        assert shapes.loomis_whitney(parse_query(refused)) is None
+
+
+def test_single_update_reads_within_the_bound(conn: psycopg.Connection) -> None:
+    """A hub value in every relation (degree ~N/8): a single-row update reads O(N^½) state rows at
+    ε = ½, fewer than a hub's degree, and never scans a state table."""
+    rnd = random.Random(3)
+    for table, columns in LW4_TABLES.items():
+        conn.execute(f"CREATE TABLE {table} ({', '.join(c + ' int' for c in columns)})")
+        rows = [tuple(0 if k == 0 else rnd.randrange(1, 400) for k in range(3)) for _ in range(1500)]  # first column 0: hubs
+        rows += [tuple(rnd.randrange(1, 400) for _ in range(3)) for _ in range(1500)]
+        with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+    command.create("lw", LW4, system="ivme", epsilon=0.5, target=conn)
+    n = conn.execute("SELECT n FROM pgivm_lw.state").fetchone()[0]
+    reads = []
+    for table, columns in LW4_TABLES.items():
+        for values in ((0, 0, 0), (0, 7, 9), (5, 0, 0), (11, 12, 13)):
+            row = dict(zip(columns, values))
+            for statement in (f"INSERT INTO {table} VALUES (%s, %s, %s)",
+                              f"DELETE FROM {table} WHERE ctid = (SELECT ctid FROM {table} WHERE "
+                              + " AND ".join(f"{c} = %s" for c in columns) + " LIMIT 1)"):
+                before = conn.execute("SELECT major_rebalances, minor_rebalances FROM pgivm_lw.state").fetchone()
+                read, scans = rows_read_by(conn, statement, [row[c] for c in columns])
+                if conn.execute("SELECT major_rebalances, minor_rebalances FROM pgivm_lw.state").fetchone() == before:
+                    reads.append(read)
+                    assert scans == 0, (table, values)
+    assert len(reads) >= 24
+    assert max(reads) <= 12 * n ** 0.5 + 60, f"an update read {max(reads)} rows; N = {n}"
+    assert max(reads) < 1500, "an update read as many rows as a hub's degree"
+    assert command.verify("lw", target=conn).ok
+
+
+def test_refusals_and_spark(conn: psycopg.Connection, dsn: str) -> None:
+    for table, columns in LW4_TABLES.items():
+        conn.execute(f"CREATE TABLE {table} ({', '.join(c + ' int' for c in columns)})")
+    with pytest.raises(PgivmError) as refused:
+        command.create("lw", LW4, system="ivme", target=dsn, preprocess="spark")
+    assert "triangle" in str(refused.value)
+    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 0
