@@ -26,8 +26,8 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
             nargs="?", default="updates", choices=WORKLOADS,
             help="updates (default): single-row updates on a graph under every strategy and ε; "
                  "scaling: per-update time against N on adversarial skew, with fitted slopes; "
-                 "ivme-family: the same for the IVMε family's other queries (today the triangle listing, "
-                 "[L] Appendix E) against first-order; "
+                 "ivme-family: the same for the IVMε family's other queries (the triangle listing, [L] "
+                 "Appendix E, and a Loomis-Whitney count of degree 4, Appendix F) against first-order; "
                  "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
                  "tuple-by-tuple and set-at-a-time paths; "
                  "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "

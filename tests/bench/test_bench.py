@@ -145,6 +145,13 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert column(scaling, "updates") == ["20"] * 6
     assert "ivme ε=0.5: median time slope" in out
     assert_png(tmp_path / "ivme-family-listing.png")
+    # the Loomis-Whitney count: the same strategies, each view verified, slopes of time and rows read
+    assert "== scaling of a Loomis-Whitney count of degree 4" in out
+    loomis = table_with(out, "rows read/update")
+    assert column(loomis, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
+    reads = column(loomis, "rows read/update")
+    assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:3] + reads[4:])
+    assert "ivme ε=0.5: maintenance time (median − no view) slope" in out
 
 
 @pytest.mark.parametrize("args, words", [
