@@ -35,11 +35,15 @@ CREATE TABLE {v_k} (
     mult bigint NOT NULL,
     PRIMARY KEY ({columns})
 );
+-- The entries a batch's upsert brings to 0, deleted at once after it (never there between statements).
+CREATE INDEX ON {v_k} (mult) WHERE mult = 0;
 COMMENT ON TABLE {v_k} IS {v_k_comment};
 
--- A multi-row statement's net change of R_i, applied tuple by tuple by apply_batch_K.
+-- A multi-row statement's net change of R_i, applied set at a time by apply_batch_K.
 CREATE TABLE {k_delta} (
 {column_defs},
-    mult bigint NOT NULL
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement
+    heavy    boolean,          -- the part the tuple goes to (its partition value's part before the batch)
+    new_mult bigint            -- its multiplicity after the batch (0: it vanished; = mult: it is new)
 );
 COMMENT ON TABLE {k_delta} IS {k_delta_comment};

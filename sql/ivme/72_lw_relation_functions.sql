@@ -3,8 +3,8 @@
 -- R_(i-1), partitioned on F, is "P"; the other n - 2 relations are the "middles", each partitioned
 -- on a variable the update binds, so each middle's part is known before any loop runs.
 
--- ApplyUpdate + OnUpdate for a single-tuple update of R_i (apply_K below is its entry point).
-CREATE FUNCTION {update_k}({parameters}, m bigint)
+-- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
+CREATE FUNCTION {apply_k}({parameters}, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -81,18 +81,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION {update_k}({parameter_types}, bigint) IS {apply_k_comment};
-
--- The capture's entry point for one tuple (a deferred view replaces it with one that logs the
--- change; the batch path calls update_K directly, so that it always maintains).
-CREATE FUNCTION {apply_k}({parameters}, m bigint)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    PERFORM {update_k}({arguments}, m);
-END;
-$pgivm$;
+COMMENT ON FUNCTION {apply_k}({parameter_types}, bigint) IS {apply_k_comment};
 
 
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
@@ -142,19 +131,78 @@ END;
 $pgivm$;
 
 
--- A multi-row statement's net change, one ApplyUpdate per distinct tuple (no set-at-a-time path
--- for these queries yet: each row costs what a single-row statement does).
+-- A multi-row statement's net change of R_i, set at a time (as the triangle's apply_batch_K): every
+-- delta on the state before the batch (R_i is in none of its own), the batch into its values'
+-- current parts, then the invariants: a size-invariant violation resets N = 2|D| + 1 with a major
+-- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;  -- (not "d": a variable may be called so)
+    st        {state}%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT {columns}, sum(mult)::bigint AS mult FROM {k_delta} GROUP BY {columns} HAVING sum(mult) <> 0 LOOP
-        PERFORM {update_k}({delta_arguments}, change.mult);
-    END LOOP;
+    SELECT * INTO st FROM {state};
+    -- One row per distinct tuple (a deferred refresh may hand several), then statistics for the planner.
+    WITH merged AS (DELETE FROM {k_delta} RETURNING {columns}, mult)
+    INSERT INTO {k_delta} ({columns}, mult)
+    SELECT {columns}, sum(mult) FROM merged GROUP BY {columns} HAVING sum(mult) <> 0;
+    ANALYZE {k_delta};
+
+    -- Routing as OnUpdate: the partition value's current part (a new one light, heavy at epsilon = 0),
+    -- and each tuple's multiplicity after the batch (a tuple lives in its value's part).
+    UPDATE {k_delta} d
+       SET heavy = st.epsilon = 0 OR coalesce((SELECT g.heavy FROM {k_degree} g WHERE g.{pvar} = d.{pvar}), false),
+           new_mult = d.mult + coalesce((SELECT p.mult FROM {k_heavy} p WHERE {delta_match}),
+                                        (SELECT p.mult FROM {k_light} p WHERE {delta_match}), 0);
+
+    -- delta Q: the batch joined with every other relation.
+    {batch_delta_q};
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + delta_q::bigint;
+    END IF;
+
+{batch_views}
+
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO {k_heavy} AS p ({columns}, mult) SELECT {columns}, new_mult FROM {k_delta} WHERE heavy AND new_mult <> 0
+        ON CONFLICT ({columns}) DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO {k_light} AS p ({columns}, mult) SELECT {columns}, new_mult FROM {k_delta} WHERE NOT heavy AND new_mult <> 0
+        ON CONFLICT ({columns}) DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM {k_heavy} p USING {k_delta} d WHERE d.heavy AND d.new_mult = 0 AND {delta_match};
+    DELETE FROM {k_light} p USING {k_delta} d WHERE NOT d.heavy AND d.new_mult = 0 AND {delta_match};
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO {k_degree} AS g ({pvar}, degree, heavy)
+    SELECT {pvar}, sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(heavy)
+      FROM {k_delta} WHERE new_mult = mult OR new_mult = 0
+     GROUP BY {pvar}
+    ON CONFLICT ({pvar}) DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM {k_degree} g USING {k_delta} d WHERE g.{pvar} = d.{pvar} AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM {k_delta};
+    st.db_size := st.db_size + size_diff;
+    UPDATE {state} SET db_size = st.db_size;
+
+    -- Restore the invariants.
+    IF st.db_size >= st.n OR st.db_size < st.n / 4 THEN
+        UPDATE {state} SET n = 2 * st.db_size + 1;
+        PERFORM {major_rebalance}();
+    ELSE
+        FOR moving IN
+            SELECT g.{pvar} AS value, NOT g.heavy AS to_heavy
+              FROM {k_degree} g
+             WHERE g.{pvar} IN (SELECT {pvar} FROM {k_delta})
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM {move_k}(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM {k_delta};
 END;
 $pgivm$;

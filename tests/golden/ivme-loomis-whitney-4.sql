@@ -75,14 +75,18 @@ CREATE TABLE "pgivm_triangles"."v_k1" (
     mult bigint NOT NULL,
     PRIMARY KEY ("a", "b", "c")
 );
+-- The entries a batch's upsert brings to 0, deleted at once after it (never there between statements).
+CREATE INDEX ON "pgivm_triangles"."v_k1" (mult) WHERE mult = 0;
 COMMENT ON TABLE "pgivm_triangles"."v_k1" IS 'IVMε auxiliary view V_1 over K1''s variables: serves updates to K1';
 
--- A multi-row statement's net change of R_i, applied tuple by tuple by apply_batch_K.
+-- A multi-row statement's net change of R_i, applied set at a time by apply_batch_K.
 CREATE TABLE "pgivm_triangles"."k1_delta" (
     "a" integer NOT NULL,
     "b" integer NOT NULL,
     "c" integer NOT NULL,
-    mult bigint NOT NULL
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement
+    heavy    boolean,          -- the part the tuple goes to (its partition value's part before the batch)
+    new_mult bigint            -- its multiplicity after the batch (0: it vanished; = mult: it is new)
 );
 COMMENT ON TABLE "pgivm_triangles"."k1_delta" IS 'pgivm scratch: the net change of K1 by the current multi-row statement';
 
@@ -129,14 +133,18 @@ CREATE TABLE "pgivm_triangles"."v_k2" (
     mult bigint NOT NULL,
     PRIMARY KEY ("b", "c", "d")
 );
+-- The entries a batch's upsert brings to 0, deleted at once after it (never there between statements).
+CREATE INDEX ON "pgivm_triangles"."v_k2" (mult) WHERE mult = 0;
 COMMENT ON TABLE "pgivm_triangles"."v_k2" IS 'IVMε auxiliary view V_2 over K2''s variables: serves updates to K2';
 
--- A multi-row statement's net change of R_i, applied tuple by tuple by apply_batch_K.
+-- A multi-row statement's net change of R_i, applied set at a time by apply_batch_K.
 CREATE TABLE "pgivm_triangles"."k2_delta" (
     "b" integer NOT NULL,
     "c" integer NOT NULL,
     "d" integer NOT NULL,
-    mult bigint NOT NULL
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement
+    heavy    boolean,          -- the part the tuple goes to (its partition value's part before the batch)
+    new_mult bigint            -- its multiplicity after the batch (0: it vanished; = mult: it is new)
 );
 COMMENT ON TABLE "pgivm_triangles"."k2_delta" IS 'pgivm scratch: the net change of K2 by the current multi-row statement';
 
@@ -183,14 +191,18 @@ CREATE TABLE "pgivm_triangles"."v_k3" (
     mult bigint NOT NULL,
     PRIMARY KEY ("a", "c", "d")
 );
+-- The entries a batch's upsert brings to 0, deleted at once after it (never there between statements).
+CREATE INDEX ON "pgivm_triangles"."v_k3" (mult) WHERE mult = 0;
 COMMENT ON TABLE "pgivm_triangles"."v_k3" IS 'IVMε auxiliary view V_3 over K3''s variables: serves updates to K3';
 
--- A multi-row statement's net change of R_i, applied tuple by tuple by apply_batch_K.
+-- A multi-row statement's net change of R_i, applied set at a time by apply_batch_K.
 CREATE TABLE "pgivm_triangles"."k3_delta" (
     "a" integer NOT NULL,
     "c" integer NOT NULL,
     "d" integer NOT NULL,
-    mult bigint NOT NULL
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement
+    heavy    boolean,          -- the part the tuple goes to (its partition value's part before the batch)
+    new_mult bigint            -- its multiplicity after the batch (0: it vanished; = mult: it is new)
 );
 COMMENT ON TABLE "pgivm_triangles"."k3_delta" IS 'pgivm scratch: the net change of K3 by the current multi-row statement';
 
@@ -237,14 +249,18 @@ CREATE TABLE "pgivm_triangles"."v_k4" (
     mult bigint NOT NULL,
     PRIMARY KEY ("a", "b", "d")
 );
+-- The entries a batch's upsert brings to 0, deleted at once after it (never there between statements).
+CREATE INDEX ON "pgivm_triangles"."v_k4" (mult) WHERE mult = 0;
 COMMENT ON TABLE "pgivm_triangles"."v_k4" IS 'IVMε auxiliary view V_4 over K4''s variables: serves updates to K4';
 
--- A multi-row statement's net change of R_i, applied tuple by tuple by apply_batch_K.
+-- A multi-row statement's net change of R_i, applied set at a time by apply_batch_K.
 CREATE TABLE "pgivm_triangles"."k4_delta" (
     "a" integer NOT NULL,
     "b" integer NOT NULL,
     "d" integer NOT NULL,
-    mult bigint NOT NULL
+    mult     bigint NOT NULL,  -- net change of the tuple's multiplicity in the statement
+    heavy    boolean,          -- the part the tuple goes to (its partition value's part before the batch)
+    new_mult bigint            -- its multiplicity after the batch (0: it vanished; = mult: it is new)
 );
 COMMENT ON TABLE "pgivm_triangles"."k4_delta" IS 'pgivm scratch: the net change of K4 by the current multi-row statement';
 
@@ -255,8 +271,8 @@ COMMENT ON TABLE "pgivm_triangles"."k4_delta" IS 'pgivm scratch: the net change 
 -- R_(i-1), partitioned on F, is "P"; the other n - 2 relations are the "middles", each partitioned
 -- on a variable the update binds, so each middle's part is known before any loop runs.
 
--- ApplyUpdate + OnUpdate for a single-tuple update of R_i (apply_K below is its entry point).
-CREATE FUNCTION "pgivm_triangles"."update_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint)
+-- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
+CREATE FUNCTION "pgivm_triangles"."apply_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -346,18 +362,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."update_k1"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K1 (Appendix F)';
-
--- The capture's entry point for one tuple (a deferred view replaces it with one that logs the
--- change; the batch path calls update_K directly, so that it always maintains).
-CREATE FUNCTION "pgivm_triangles"."apply_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    PERFORM "pgivm_triangles"."update_k1"("x_a", "x_b", "x_c", m);
-END;
-$pgivm$;
+COMMENT ON FUNCTION "pgivm_triangles"."apply_k1"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K1 (Appendix F)';
 
 
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
@@ -451,19 +456,111 @@ END;
 $pgivm$;
 
 
--- A multi-row statement's net change, one ApplyUpdate per distinct tuple (no set-at-a-time path
--- for these queries yet: each row costs what a single-row statement does).
+-- A multi-row statement's net change of R_i, set at a time (as the triangle's apply_batch_K): every
+-- delta on the state before the batch (R_i is in none of its own), the batch into its values'
+-- current parts, then the invariants: a size-invariant violation resets N = 2|D| + 1 with a major
+-- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION "pgivm_triangles"."apply_batch_k1"()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;  -- (not "d": a variable may be called so)
+    st        "pgivm_triangles"."state"%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT "a", "b", "c", sum(mult)::bigint AS mult FROM "pgivm_triangles"."k1_delta" GROUP BY "a", "b", "c" HAVING sum(mult) <> 0 LOOP
-        PERFORM "pgivm_triangles"."update_k1"(change."a", change."b", change."c", change.mult);
-    END LOOP;
+    SELECT * INTO st FROM "pgivm_triangles"."state";
+    -- One row per distinct tuple (a deferred refresh may hand several), then statistics for the planner.
+    WITH merged AS (DELETE FROM "pgivm_triangles"."k1_delta" RETURNING "a", "b", "c", mult)
+    INSERT INTO "pgivm_triangles"."k1_delta" ("a", "b", "c", mult)
+    SELECT "a", "b", "c", sum(mult) FROM merged GROUP BY "a", "b", "c" HAVING sum(mult) <> 0;
+    ANALYZE "pgivm_triangles"."k1_delta";
+
+    -- Routing as OnUpdate: the partition value's current part (a new one light, heavy at epsilon = 0),
+    -- and each tuple's multiplicity after the batch (a tuple lives in its value's part).
+    UPDATE "pgivm_triangles"."k1_delta" d
+       SET heavy = st.epsilon = 0 OR coalesce((SELECT g.heavy FROM "pgivm_triangles"."k1_degree" g WHERE g."a" = d."a"), false),
+           new_mult = d.mult + coalesce((SELECT p.mult FROM "pgivm_triangles"."k1_heavy" p WHERE p."a" = d."a" AND p."b" = d."b" AND p."c" = d."c"),
+                                        (SELECT p.mult FROM "pgivm_triangles"."k1_light" p WHERE p."a" = d."a" AND p."b" = d."b" AND p."c" = d."c"), 0);
+
+    -- delta Q: the batch joined with every other relation.
+    SELECT coalesce(sum("t0".mult * "t1".mult * "t2".mult * "t3".mult), 0) INTO delta_q
+      FROM "pgivm_triangles"."k1_delta" "t0"
+      JOIN (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_heavy" UNION ALL SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_light") "t1" ON "t1"."b" = "t0"."b" AND "t1"."c" = "t0"."c"
+      JOIN (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_heavy" UNION ALL SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_light") "t2" ON "t2"."a" = "t0"."a" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t1"."d"
+      JOIN (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_heavy" UNION ALL SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_light") "t3" ON "t3"."a" = "t0"."a" AND "t3"."b" = "t0"."b" AND "t3"."d" = "t1"."d";
+    IF delta_q <> 0 THEN
+        UPDATE "pgivm_triangles"."result" SET count = count + delta_q::bigint;
+    END IF;
+
+    -- V_3 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k3" AS v ("a", "c", "d", mult)
+    SELECT "t0"."a", "t0"."c", "t1"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k4_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."b" = "t0"."b"
+      JOIN "pgivm_triangles"."k2_light" "t2" ON "t2"."b" = "t0"."b" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t1"."d"
+     GROUP BY "t0"."a", "t0"."c", "t1"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k3" WHERE mult = 0;
+    -- V_4 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k4" AS v ("a", "b", "d", mult)
+    SELECT "t0"."a", "t0"."b", "t1"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k2_heavy" "t1" ON "t1"."b" = "t0"."b" AND "t1"."c" = "t0"."c"
+      JOIN "pgivm_triangles"."k3_light" "t2" ON "t2"."a" = "t0"."a" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t1"."d"
+     GROUP BY "t0"."a", "t0"."b", "t1"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k4" WHERE mult = 0;
+    -- V_2 from the batch's light tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k2" AS v ("b", "c", "d", mult)
+    SELECT "t0"."b", "t0"."c", "t1"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_delta" WHERE NOT heavy) "t0"
+      JOIN "pgivm_triangles"."k3_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."c" = "t0"."c"
+      JOIN "pgivm_triangles"."k4_heavy" "t2" ON "t2"."a" = "t0"."a" AND "t2"."b" = "t0"."b" AND "t2"."d" = "t1"."d"
+     GROUP BY "t0"."b", "t0"."c", "t1"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("b", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k2" WHERE mult = 0;
+
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO "pgivm_triangles"."k1_heavy" AS p ("a", "b", "c", mult) SELECT "a", "b", "c", new_mult FROM "pgivm_triangles"."k1_delta" WHERE heavy AND new_mult <> 0
+        ON CONFLICT ("a", "b", "c") DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO "pgivm_triangles"."k1_light" AS p ("a", "b", "c", mult) SELECT "a", "b", "c", new_mult FROM "pgivm_triangles"."k1_delta" WHERE NOT heavy AND new_mult <> 0
+        ON CONFLICT ("a", "b", "c") DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."k1_heavy" p USING "pgivm_triangles"."k1_delta" d WHERE d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."b" = d."b" AND p."c" = d."c";
+    DELETE FROM "pgivm_triangles"."k1_light" p USING "pgivm_triangles"."k1_delta" d WHERE NOT d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."b" = d."b" AND p."c" = d."c";
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO "pgivm_triangles"."k1_degree" AS g ("a", degree, heavy)
+    SELECT "a", sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(heavy)
+      FROM "pgivm_triangles"."k1_delta" WHERE new_mult = mult OR new_mult = 0
+     GROUP BY "a"
+    ON CONFLICT ("a") DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM "pgivm_triangles"."k1_degree" g USING "pgivm_triangles"."k1_delta" d WHERE g."a" = d."a" AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM "pgivm_triangles"."k1_delta";
+    st.db_size := st.db_size + size_diff;
+    UPDATE "pgivm_triangles"."state" SET db_size = st.db_size;
+
+    -- Restore the invariants.
+    IF st.db_size >= st.n OR st.db_size < st.n / 4 THEN
+        UPDATE "pgivm_triangles"."state" SET n = 2 * st.db_size + 1;
+        PERFORM "pgivm_triangles"."major_rebalance"();
+    ELSE
+        FOR moving IN
+            SELECT g."a" AS value, NOT g.heavy AS to_heavy
+              FROM "pgivm_triangles"."k1_degree" g
+             WHERE g."a" IN (SELECT "a" FROM "pgivm_triangles"."k1_delta")
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM "pgivm_triangles"."move_k1"(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM "pgivm_triangles"."k1_delta";
 END;
 $pgivm$;
@@ -525,8 +622,8 @@ $pgivm$;
 -- R_(i-1), partitioned on F, is "P"; the other n - 2 relations are the "middles", each partitioned
 -- on a variable the update binds, so each middle's part is known before any loop runs.
 
--- ApplyUpdate + OnUpdate for a single-tuple update of R_i (apply_K below is its entry point).
-CREATE FUNCTION "pgivm_triangles"."update_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint)
+-- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
+CREATE FUNCTION "pgivm_triangles"."apply_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -616,18 +713,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."update_k2"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K2 (Appendix F)';
-
--- The capture's entry point for one tuple (a deferred view replaces it with one that logs the
--- change; the batch path calls update_K directly, so that it always maintains).
-CREATE FUNCTION "pgivm_triangles"."apply_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    PERFORM "pgivm_triangles"."update_k2"("x_b", "x_c", "x_d", m);
-END;
-$pgivm$;
+COMMENT ON FUNCTION "pgivm_triangles"."apply_k2"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K2 (Appendix F)';
 
 
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
@@ -721,19 +807,111 @@ END;
 $pgivm$;
 
 
--- A multi-row statement's net change, one ApplyUpdate per distinct tuple (no set-at-a-time path
--- for these queries yet: each row costs what a single-row statement does).
+-- A multi-row statement's net change of R_i, set at a time (as the triangle's apply_batch_K): every
+-- delta on the state before the batch (R_i is in none of its own), the batch into its values'
+-- current parts, then the invariants: a size-invariant violation resets N = 2|D| + 1 with a major
+-- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION "pgivm_triangles"."apply_batch_k2"()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;  -- (not "d": a variable may be called so)
+    st        "pgivm_triangles"."state"%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT "b", "c", "d", sum(mult)::bigint AS mult FROM "pgivm_triangles"."k2_delta" GROUP BY "b", "c", "d" HAVING sum(mult) <> 0 LOOP
-        PERFORM "pgivm_triangles"."update_k2"(change."b", change."c", change."d", change.mult);
-    END LOOP;
+    SELECT * INTO st FROM "pgivm_triangles"."state";
+    -- One row per distinct tuple (a deferred refresh may hand several), then statistics for the planner.
+    WITH merged AS (DELETE FROM "pgivm_triangles"."k2_delta" RETURNING "b", "c", "d", mult)
+    INSERT INTO "pgivm_triangles"."k2_delta" ("b", "c", "d", mult)
+    SELECT "b", "c", "d", sum(mult) FROM merged GROUP BY "b", "c", "d" HAVING sum(mult) <> 0;
+    ANALYZE "pgivm_triangles"."k2_delta";
+
+    -- Routing as OnUpdate: the partition value's current part (a new one light, heavy at epsilon = 0),
+    -- and each tuple's multiplicity after the batch (a tuple lives in its value's part).
+    UPDATE "pgivm_triangles"."k2_delta" d
+       SET heavy = st.epsilon = 0 OR coalesce((SELECT g.heavy FROM "pgivm_triangles"."k2_degree" g WHERE g."b" = d."b"), false),
+           new_mult = d.mult + coalesce((SELECT p.mult FROM "pgivm_triangles"."k2_heavy" p WHERE p."b" = d."b" AND p."c" = d."c" AND p."d" = d."d"),
+                                        (SELECT p.mult FROM "pgivm_triangles"."k2_light" p WHERE p."b" = d."b" AND p."c" = d."c" AND p."d" = d."d"), 0);
+
+    -- delta Q: the batch joined with every other relation.
+    SELECT coalesce(sum("t0".mult * "t1".mult * "t2".mult * "t3".mult), 0) INTO delta_q
+      FROM "pgivm_triangles"."k2_delta" "t0"
+      JOIN (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_heavy" UNION ALL SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_light") "t1" ON "t1"."b" = "t0"."b" AND "t1"."c" = "t0"."c"
+      JOIN (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_heavy" UNION ALL SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_light") "t2" ON "t2"."a" = "t1"."a" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t0"."d"
+      JOIN (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_heavy" UNION ALL SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_light") "t3" ON "t3"."a" = "t1"."a" AND "t3"."b" = "t0"."b" AND "t3"."d" = "t0"."d";
+    IF delta_q <> 0 THEN
+        UPDATE "pgivm_triangles"."result" SET count = count + delta_q::bigint;
+    END IF;
+
+    -- V_1 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k1" AS v ("a", "b", "c", mult)
+    SELECT "t1"."a", "t0"."b", "t0"."c", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k3_heavy" "t1" ON "t1"."c" = "t0"."c" AND "t1"."d" = "t0"."d"
+      JOIN "pgivm_triangles"."k4_light" "t2" ON "t2"."a" = "t1"."a" AND "t2"."b" = "t0"."b" AND "t2"."d" = "t0"."d"
+     GROUP BY "t1"."a", "t0"."b", "t0"."c"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "c") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k1" WHERE mult = 0;
+    -- V_4 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k4" AS v ("a", "b", "d", mult)
+    SELECT "t1"."a", "t0"."b", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k1_heavy" "t1" ON "t1"."b" = "t0"."b" AND "t1"."c" = "t0"."c"
+      JOIN "pgivm_triangles"."k3_light" "t2" ON "t2"."a" = "t1"."a" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t0"."d"
+     GROUP BY "t1"."a", "t0"."b", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k4" WHERE mult = 0;
+    -- V_3 from the batch's light tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k3" AS v ("a", "c", "d", mult)
+    SELECT "t1"."a", "t0"."c", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_delta" WHERE NOT heavy) "t0"
+      JOIN "pgivm_triangles"."k1_heavy" "t1" ON "t1"."b" = "t0"."b" AND "t1"."c" = "t0"."c"
+      JOIN "pgivm_triangles"."k4_heavy" "t2" ON "t2"."a" = "t1"."a" AND "t2"."b" = "t0"."b" AND "t2"."d" = "t0"."d"
+     GROUP BY "t1"."a", "t0"."c", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k3" WHERE mult = 0;
+
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO "pgivm_triangles"."k2_heavy" AS p ("b", "c", "d", mult) SELECT "b", "c", "d", new_mult FROM "pgivm_triangles"."k2_delta" WHERE heavy AND new_mult <> 0
+        ON CONFLICT ("b", "c", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO "pgivm_triangles"."k2_light" AS p ("b", "c", "d", mult) SELECT "b", "c", "d", new_mult FROM "pgivm_triangles"."k2_delta" WHERE NOT heavy AND new_mult <> 0
+        ON CONFLICT ("b", "c", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."k2_heavy" p USING "pgivm_triangles"."k2_delta" d WHERE d.heavy AND d.new_mult = 0 AND p."b" = d."b" AND p."c" = d."c" AND p."d" = d."d";
+    DELETE FROM "pgivm_triangles"."k2_light" p USING "pgivm_triangles"."k2_delta" d WHERE NOT d.heavy AND d.new_mult = 0 AND p."b" = d."b" AND p."c" = d."c" AND p."d" = d."d";
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO "pgivm_triangles"."k2_degree" AS g ("b", degree, heavy)
+    SELECT "b", sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(heavy)
+      FROM "pgivm_triangles"."k2_delta" WHERE new_mult = mult OR new_mult = 0
+     GROUP BY "b"
+    ON CONFLICT ("b") DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM "pgivm_triangles"."k2_degree" g USING "pgivm_triangles"."k2_delta" d WHERE g."b" = d."b" AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM "pgivm_triangles"."k2_delta";
+    st.db_size := st.db_size + size_diff;
+    UPDATE "pgivm_triangles"."state" SET db_size = st.db_size;
+
+    -- Restore the invariants.
+    IF st.db_size >= st.n OR st.db_size < st.n / 4 THEN
+        UPDATE "pgivm_triangles"."state" SET n = 2 * st.db_size + 1;
+        PERFORM "pgivm_triangles"."major_rebalance"();
+    ELSE
+        FOR moving IN
+            SELECT g."b" AS value, NOT g.heavy AS to_heavy
+              FROM "pgivm_triangles"."k2_degree" g
+             WHERE g."b" IN (SELECT "b" FROM "pgivm_triangles"."k2_delta")
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM "pgivm_triangles"."move_k2"(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM "pgivm_triangles"."k2_delta";
 END;
 $pgivm$;
@@ -795,8 +973,8 @@ $pgivm$;
 -- R_(i-1), partitioned on F, is "P"; the other n - 2 relations are the "middles", each partitioned
 -- on a variable the update binds, so each middle's part is known before any loop runs.
 
--- ApplyUpdate + OnUpdate for a single-tuple update of R_i (apply_K below is its entry point).
-CREATE FUNCTION "pgivm_triangles"."update_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint)
+-- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
+CREATE FUNCTION "pgivm_triangles"."apply_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -886,18 +1064,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."update_k3"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K3 (Appendix F)';
-
--- The capture's entry point for one tuple (a deferred view replaces it with one that logs the
--- change; the batch path calls update_K directly, so that it always maintains).
-CREATE FUNCTION "pgivm_triangles"."apply_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    PERFORM "pgivm_triangles"."update_k3"("x_a", "x_c", "x_d", m);
-END;
-$pgivm$;
+COMMENT ON FUNCTION "pgivm_triangles"."apply_k3"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K3 (Appendix F)';
 
 
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
@@ -991,19 +1158,111 @@ END;
 $pgivm$;
 
 
--- A multi-row statement's net change, one ApplyUpdate per distinct tuple (no set-at-a-time path
--- for these queries yet: each row costs what a single-row statement does).
+-- A multi-row statement's net change of R_i, set at a time (as the triangle's apply_batch_K): every
+-- delta on the state before the batch (R_i is in none of its own), the batch into its values'
+-- current parts, then the invariants: a size-invariant violation resets N = 2|D| + 1 with a major
+-- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION "pgivm_triangles"."apply_batch_k3"()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;  -- (not "d": a variable may be called so)
+    st        "pgivm_triangles"."state"%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT "a", "c", "d", sum(mult)::bigint AS mult FROM "pgivm_triangles"."k3_delta" GROUP BY "a", "c", "d" HAVING sum(mult) <> 0 LOOP
-        PERFORM "pgivm_triangles"."update_k3"(change."a", change."c", change."d", change.mult);
-    END LOOP;
+    SELECT * INTO st FROM "pgivm_triangles"."state";
+    -- One row per distinct tuple (a deferred refresh may hand several), then statistics for the planner.
+    WITH merged AS (DELETE FROM "pgivm_triangles"."k3_delta" RETURNING "a", "c", "d", mult)
+    INSERT INTO "pgivm_triangles"."k3_delta" ("a", "c", "d", mult)
+    SELECT "a", "c", "d", sum(mult) FROM merged GROUP BY "a", "c", "d" HAVING sum(mult) <> 0;
+    ANALYZE "pgivm_triangles"."k3_delta";
+
+    -- Routing as OnUpdate: the partition value's current part (a new one light, heavy at epsilon = 0),
+    -- and each tuple's multiplicity after the batch (a tuple lives in its value's part).
+    UPDATE "pgivm_triangles"."k3_delta" d
+       SET heavy = st.epsilon = 0 OR coalesce((SELECT g.heavy FROM "pgivm_triangles"."k3_degree" g WHERE g."c" = d."c"), false),
+           new_mult = d.mult + coalesce((SELECT p.mult FROM "pgivm_triangles"."k3_heavy" p WHERE p."a" = d."a" AND p."c" = d."c" AND p."d" = d."d"),
+                                        (SELECT p.mult FROM "pgivm_triangles"."k3_light" p WHERE p."a" = d."a" AND p."c" = d."c" AND p."d" = d."d"), 0);
+
+    -- delta Q: the batch joined with every other relation.
+    SELECT coalesce(sum("t0".mult * "t1".mult * "t2".mult * "t3".mult), 0) INTO delta_q
+      FROM "pgivm_triangles"."k3_delta" "t0"
+      JOIN (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_heavy" UNION ALL SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_light") "t1" ON "t1"."a" = "t0"."a" AND "t1"."c" = "t0"."c"
+      JOIN (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_heavy" UNION ALL SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_light") "t2" ON "t2"."b" = "t1"."b" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t0"."d"
+      JOIN (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_heavy" UNION ALL SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_light") "t3" ON "t3"."a" = "t0"."a" AND "t3"."b" = "t1"."b" AND "t3"."d" = "t0"."d";
+    IF delta_q <> 0 THEN
+        UPDATE "pgivm_triangles"."result" SET count = count + delta_q::bigint;
+    END IF;
+
+    -- V_1 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k1" AS v ("a", "b", "c", mult)
+    SELECT "t0"."a", "t1"."b", "t0"."c", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k2_heavy" "t1" ON "t1"."c" = "t0"."c" AND "t1"."d" = "t0"."d"
+      JOIN "pgivm_triangles"."k4_light" "t2" ON "t2"."a" = "t0"."a" AND "t2"."b" = "t1"."b" AND "t2"."d" = "t0"."d"
+     GROUP BY "t0"."a", "t1"."b", "t0"."c"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "c") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k1" WHERE mult = 0;
+    -- V_2 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k2" AS v ("b", "c", "d", mult)
+    SELECT "t1"."b", "t0"."c", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k4_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."d" = "t0"."d"
+      JOIN "pgivm_triangles"."k1_light" "t2" ON "t2"."a" = "t0"."a" AND "t2"."b" = "t1"."b" AND "t2"."c" = "t0"."c"
+     GROUP BY "t1"."b", "t0"."c", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("b", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k2" WHERE mult = 0;
+    -- V_4 from the batch's light tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k4" AS v ("a", "b", "d", mult)
+    SELECT "t0"."a", "t1"."b", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_delta" WHERE NOT heavy) "t0"
+      JOIN "pgivm_triangles"."k1_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."c" = "t0"."c"
+      JOIN "pgivm_triangles"."k2_heavy" "t2" ON "t2"."b" = "t1"."b" AND "t2"."c" = "t0"."c" AND "t2"."d" = "t0"."d"
+     GROUP BY "t0"."a", "t1"."b", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k4" WHERE mult = 0;
+
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO "pgivm_triangles"."k3_heavy" AS p ("a", "c", "d", mult) SELECT "a", "c", "d", new_mult FROM "pgivm_triangles"."k3_delta" WHERE heavy AND new_mult <> 0
+        ON CONFLICT ("a", "c", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO "pgivm_triangles"."k3_light" AS p ("a", "c", "d", mult) SELECT "a", "c", "d", new_mult FROM "pgivm_triangles"."k3_delta" WHERE NOT heavy AND new_mult <> 0
+        ON CONFLICT ("a", "c", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."k3_heavy" p USING "pgivm_triangles"."k3_delta" d WHERE d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."c" = d."c" AND p."d" = d."d";
+    DELETE FROM "pgivm_triangles"."k3_light" p USING "pgivm_triangles"."k3_delta" d WHERE NOT d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."c" = d."c" AND p."d" = d."d";
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO "pgivm_triangles"."k3_degree" AS g ("c", degree, heavy)
+    SELECT "c", sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(heavy)
+      FROM "pgivm_triangles"."k3_delta" WHERE new_mult = mult OR new_mult = 0
+     GROUP BY "c"
+    ON CONFLICT ("c") DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM "pgivm_triangles"."k3_degree" g USING "pgivm_triangles"."k3_delta" d WHERE g."c" = d."c" AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM "pgivm_triangles"."k3_delta";
+    st.db_size := st.db_size + size_diff;
+    UPDATE "pgivm_triangles"."state" SET db_size = st.db_size;
+
+    -- Restore the invariants.
+    IF st.db_size >= st.n OR st.db_size < st.n / 4 THEN
+        UPDATE "pgivm_triangles"."state" SET n = 2 * st.db_size + 1;
+        PERFORM "pgivm_triangles"."major_rebalance"();
+    ELSE
+        FOR moving IN
+            SELECT g."c" AS value, NOT g.heavy AS to_heavy
+              FROM "pgivm_triangles"."k3_degree" g
+             WHERE g."c" IN (SELECT "c" FROM "pgivm_triangles"."k3_delta")
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM "pgivm_triangles"."move_k3"(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM "pgivm_triangles"."k3_delta";
 END;
 $pgivm$;
@@ -1065,8 +1324,8 @@ $pgivm$;
 -- R_(i-1), partitioned on F, is "P"; the other n - 2 relations are the "middles", each partitioned
 -- on a variable the update binds, so each middle's part is known before any loop runs.
 
--- ApplyUpdate + OnUpdate for a single-tuple update of R_i (apply_K below is its entry point).
-CREATE FUNCTION "pgivm_triangles"."update_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint)
+-- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
+CREATE FUNCTION "pgivm_triangles"."apply_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -1156,18 +1415,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION "pgivm_triangles"."update_k4"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K4 (Appendix F)';
-
--- The capture's entry point for one tuple (a deferred view replaces it with one that logs the
--- change; the batch path calls update_K directly, so that it always maintains).
-CREATE FUNCTION "pgivm_triangles"."apply_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint)
-RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-BEGIN
-    PERFORM "pgivm_triangles"."update_k4"("x_a", "x_b", "x_d", m);
-END;
-$pgivm$;
+COMMENT ON FUNCTION "pgivm_triangles"."apply_k4"(integer, integer, integer, bigint) IS 'IVMε ApplyUpdate + OnUpdate for a single-tuple update to K4 (Appendix F)';
 
 
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
@@ -1261,19 +1509,111 @@ END;
 $pgivm$;
 
 
--- A multi-row statement's net change, one ApplyUpdate per distinct tuple (no set-at-a-time path
--- for these queries yet: each row costs what a single-row statement does).
+-- A multi-row statement's net change of R_i, set at a time (as the triangle's apply_batch_K): every
+-- delta on the state before the batch (R_i is in none of its own), the batch into its values'
+-- current parts, then the invariants: a size-invariant violation resets N = 2|D| + 1 with a major
+-- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION "pgivm_triangles"."apply_batch_k4"()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;  -- (not "d": a variable may be called so)
+    st        "pgivm_triangles"."state"%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT "a", "b", "d", sum(mult)::bigint AS mult FROM "pgivm_triangles"."k4_delta" GROUP BY "a", "b", "d" HAVING sum(mult) <> 0 LOOP
-        PERFORM "pgivm_triangles"."update_k4"(change."a", change."b", change."d", change.mult);
-    END LOOP;
+    SELECT * INTO st FROM "pgivm_triangles"."state";
+    -- One row per distinct tuple (a deferred refresh may hand several), then statistics for the planner.
+    WITH merged AS (DELETE FROM "pgivm_triangles"."k4_delta" RETURNING "a", "b", "d", mult)
+    INSERT INTO "pgivm_triangles"."k4_delta" ("a", "b", "d", mult)
+    SELECT "a", "b", "d", sum(mult) FROM merged GROUP BY "a", "b", "d" HAVING sum(mult) <> 0;
+    ANALYZE "pgivm_triangles"."k4_delta";
+
+    -- Routing as OnUpdate: the partition value's current part (a new one light, heavy at epsilon = 0),
+    -- and each tuple's multiplicity after the batch (a tuple lives in its value's part).
+    UPDATE "pgivm_triangles"."k4_delta" d
+       SET heavy = st.epsilon = 0 OR coalesce((SELECT g.heavy FROM "pgivm_triangles"."k4_degree" g WHERE g."d" = d."d"), false),
+           new_mult = d.mult + coalesce((SELECT p.mult FROM "pgivm_triangles"."k4_heavy" p WHERE p."a" = d."a" AND p."b" = d."b" AND p."d" = d."d"),
+                                        (SELECT p.mult FROM "pgivm_triangles"."k4_light" p WHERE p."a" = d."a" AND p."b" = d."b" AND p."d" = d."d"), 0);
+
+    -- delta Q: the batch joined with every other relation.
+    SELECT coalesce(sum("t0".mult * "t1".mult * "t2".mult * "t3".mult), 0) INTO delta_q
+      FROM "pgivm_triangles"."k4_delta" "t0"
+      JOIN (SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_heavy" UNION ALL SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_light") "t1" ON "t1"."a" = "t0"."a" AND "t1"."b" = "t0"."b"
+      JOIN (SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_heavy" UNION ALL SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_light") "t2" ON "t2"."b" = "t0"."b" AND "t2"."c" = "t1"."c" AND "t2"."d" = "t0"."d"
+      JOIN (SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_heavy" UNION ALL SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_light") "t3" ON "t3"."a" = "t0"."a" AND "t3"."c" = "t1"."c" AND "t3"."d" = "t0"."d";
+    IF delta_q <> 0 THEN
+        UPDATE "pgivm_triangles"."result" SET count = count + delta_q::bigint;
+    END IF;
+
+    -- V_2 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k2" AS v ("b", "c", "d", mult)
+    SELECT "t0"."b", "t1"."c", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k3_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."d" = "t0"."d"
+      JOIN "pgivm_triangles"."k1_light" "t2" ON "t2"."a" = "t0"."a" AND "t2"."b" = "t0"."b" AND "t2"."c" = "t1"."c"
+     GROUP BY "t0"."b", "t1"."c", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("b", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k2" WHERE mult = 0;
+    -- V_3 from the batch's heavy tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k3" AS v ("a", "c", "d", mult)
+    SELECT "t0"."a", "t1"."c", "t0"."d", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_delta" WHERE heavy) "t0"
+      JOIN "pgivm_triangles"."k1_heavy" "t1" ON "t1"."a" = "t0"."a" AND "t1"."b" = "t0"."b"
+      JOIN "pgivm_triangles"."k2_light" "t2" ON "t2"."b" = "t0"."b" AND "t2"."c" = "t1"."c" AND "t2"."d" = "t0"."d"
+     GROUP BY "t0"."a", "t1"."c", "t0"."d"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "c", "d") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k3" WHERE mult = 0;
+    -- V_1 from the batch's light tuples; entries that reach 0 go (a partial index finds them)
+    INSERT INTO "pgivm_triangles"."v_k1" AS v ("a", "b", "c", mult)
+    SELECT "t0"."a", "t0"."b", "t1"."c", sum("t0".mult * "t1".mult * "t2".mult)
+      FROM (SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_delta" WHERE NOT heavy) "t0"
+      JOIN "pgivm_triangles"."k2_heavy" "t1" ON "t1"."b" = "t0"."b" AND "t1"."d" = "t0"."d"
+      JOIN "pgivm_triangles"."k3_heavy" "t2" ON "t2"."a" = "t0"."a" AND "t2"."c" = "t1"."c" AND "t2"."d" = "t0"."d"
+     GROUP BY "t0"."a", "t0"."b", "t1"."c"
+    HAVING sum("t0".mult * "t1".mult * "t2".mult) <> 0
+    ON CONFLICT ("a", "b", "c") DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."v_k1" WHERE mult = 0;
+
+    -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO "pgivm_triangles"."k4_heavy" AS p ("a", "b", "d", mult) SELECT "a", "b", "d", new_mult FROM "pgivm_triangles"."k4_delta" WHERE heavy AND new_mult <> 0
+        ON CONFLICT ("a", "b", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    INSERT INTO "pgivm_triangles"."k4_light" AS p ("a", "b", "d", mult) SELECT "a", "b", "d", new_mult FROM "pgivm_triangles"."k4_delta" WHERE NOT heavy AND new_mult <> 0
+        ON CONFLICT ("a", "b", "d") DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM "pgivm_triangles"."k4_heavy" p USING "pgivm_triangles"."k4_delta" d WHERE d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."b" = d."b" AND p."d" = d."d";
+    DELETE FROM "pgivm_triangles"."k4_light" p USING "pgivm_triangles"."k4_delta" d WHERE NOT d.heavy AND d.new_mult = 0 AND p."a" = d."a" AND p."b" = d."b" AND p."d" = d."d";
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO "pgivm_triangles"."k4_degree" AS g ("d", degree, heavy)
+    SELECT "d", sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(heavy)
+      FROM "pgivm_triangles"."k4_delta" WHERE new_mult = mult OR new_mult = 0
+     GROUP BY "d"
+    ON CONFLICT ("d") DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM "pgivm_triangles"."k4_degree" g USING "pgivm_triangles"."k4_delta" d WHERE g."d" = d."d" AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM "pgivm_triangles"."k4_delta";
+    st.db_size := st.db_size + size_diff;
+    UPDATE "pgivm_triangles"."state" SET db_size = st.db_size;
+
+    -- Restore the invariants.
+    IF st.db_size >= st.n OR st.db_size < st.n / 4 THEN
+        UPDATE "pgivm_triangles"."state" SET n = 2 * st.db_size + 1;
+        PERFORM "pgivm_triangles"."major_rebalance"();
+    ELSE
+        FOR moving IN
+            SELECT g."d" AS value, NOT g.heavy AS to_heavy
+              FROM "pgivm_triangles"."k4_degree" g
+             WHERE g."d" IN (SELECT "d" FROM "pgivm_triangles"."k4_delta")
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM "pgivm_triangles"."move_k4"(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM "pgivm_triangles"."k4_delta";
 END;
 $pgivm$;

@@ -193,25 +193,68 @@ def _views(rel: Relation) -> sql.Composable:
         sql.SQL("\n").join(heavy_blocks) if heavy_blocks else sql.SQL("    NULL;"), light_block)
 
 
-def _natural_join(rel: Relation, parts: list[tuple[int, str]]) -> tuple[sql.Composable, dict[str, sql.Composable], sql.Composable]:
-    """FROM ... JOIN ... ON the shared variables of the given (relation, part) pairs; each
-    variable's first column; the product of the multiplicities."""
+def _natural_join(rel: Relation, parts: list[tuple[int, str]],
+                  extra: tuple[tuple[str, ...], sql.Composable] | None = None,
+                  ) -> tuple[sql.Composable, dict[str, sql.Composable], sql.Composable]:
+    """FROM ... JOIN ... ON the shared variables of the given (relation, part) pairs (part "all":
+    both parts), after ``extra`` (variables, source) if given; each variable's first column; the
+    product of the multiplicities."""
+    sources: list[tuple[tuple[str, ...], sql.Composable]] = [extra] if extra is not None else []
+    for j, part in parts:
+        atom = rel.relation(j)
+        sources.append((atom.variables, rel.table(j, part) if part != "all" else sql.SQL(
+            "(SELECT {c}, mult FROM {h} UNION ALL SELECT {c}, mult FROM {l})").format(
+            c=rel.ident_list(atom.variables), h=rel.table(j, "heavy"), l=rel.table(j, "light"))))
     first: dict[str, sql.Composable] = {}
     pieces: list[sql.Composable] = []
-    for position, (j, part) in enumerate(parts):
-        alias = f"t{position}"
-        atom = rel.relation(j)
-        source = rel.table(j, part) if part != "all" else sql.SQL("(SELECT {c}, mult FROM {h} UNION ALL SELECT {c}, mult FROM {l})").format(
-            c=rel.ident_list(atom.variables), h=rel.table(j, "heavy"), l=rel.table(j, "light"))
-        shared = [sql.SQL("{}.{} = {}").format(sql.Identifier(alias), sql.Identifier(v), first[v]) for v in atom.variables if v in first]
-        for v in atom.variables:
-            first.setdefault(v, sql.SQL("{}.{}").format(sql.Identifier(alias), sql.Identifier(v)))
-        if position == 0:
-            pieces.append(sql.SQL("{} {}").format(source, sql.Identifier(alias)))
-        else:
-            pieces.append(sql.SQL("JOIN {} {} ON {}").format(source, sql.Identifier(alias), sql.SQL(" AND ").join(shared)))
-    product = sql.SQL(" * ").join(sql.SQL("{}.mult").format(sql.Identifier(f"t{position}")) for position in range(len(parts)))
+    for position, (variables, source) in enumerate(sources):
+        alias = sql.Identifier(f"t{position}")
+        shared = [sql.SQL("{}.{} = {}").format(alias, sql.Identifier(v), first[v]) for v in variables if v in first]
+        for v in variables:
+            first.setdefault(v, sql.SQL("{}.{}").format(alias, sql.Identifier(v)))
+        pieces.append(sql.SQL("{} {}").format(source, alias) if position == 0 else
+                      sql.SQL("JOIN {} {} ON {}").format(source, alias, sql.SQL(" AND ").join(shared)))
+    product = sql.SQL(" * ").join(sql.SQL("{}.mult").format(sql.Identifier(f"t{p}")) for p in range(len(sources)))
     return sql.SQL("\n      ").join(pieces), first, product
+
+
+def _batch_delta_q(rel: Relation) -> sql.Composable:
+    """delta Q of a batch: its tuples joined with every other relation (both parts), on the state
+    before the batch (R_i is not in its own delta)."""
+    source, _, product = _natural_join(rel, [(j, "all") for j in range(rel.n) if j != rel.i],
+                                       (rel.columns, rel.names(f"{rel.atom.relation}_delta")))
+    return sql.SQL("SELECT coalesce(sum({}), 0) INTO delta_q\n      FROM {}").format(product, source)
+
+
+def _batch_views(rel: Relation) -> sql.Composable:
+    """The views' deltas of a batch, set at a time: its heavy-bound tuples into every V_k but V_i and
+    V_(i+1), its light-bound ones into V_(i+1) (the single-tuple rule, joined instead of looped)."""
+    n, i = rel.n, rel.i
+    delta = rel.names(f"{rel.atom.relation}_delta")
+    statements = []
+    targets = [(k, "heavy") for k in range(n) if k not in (i, (i + 1) % n)] + [((i + 1) % n, "light")]
+    for k, part in targets:
+        light = (k - 1) % n
+        parts = [(j, "heavy") for j in range(n) if j not in (k, light, i)]
+        if part == "heavy":
+            parts.append((light, "light"))
+        batch = sql.SQL("(SELECT {}, mult FROM {} WHERE {}heavy)").format(
+            rel.ident_list(rel.columns), delta, sql.SQL("" if part == "heavy" else "NOT "))
+        source, first, product = _natural_join(rel, parts, (rel.columns, batch))
+        target = rel.relation(k)
+        keys = sql.SQL(", ").join(first[c] for c in target.variables)
+        statements.append(sql.SQL(
+            "    -- V_{number} from the batch's {part} tuples; entries that reach 0 go (a partial index finds them)\n"
+            "    INSERT INTO {v_k} AS v ({columns}, mult)\n"
+            "    SELECT {keys}, sum({product})\n"
+            "      FROM {source}\n"
+            "     GROUP BY {keys}\n"
+            "    HAVING sum({product}) <> 0\n"
+            "    ON CONFLICT ({columns}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;\n"
+            "    DELETE FROM {v_k} WHERE mult = 0;").format(
+            number=sql.SQL(str(k + 1)), part=sql.SQL(part), v_k=rel.names(f"v_{target.relation}"),  # type: ignore[arg-type]
+            columns=rel.ident_list(target.variables), keys=keys, product=product, source=source))
+    return sql.SQL("\n").join(statements)
 
 
 def _v_definition(rel: Relation) -> sql.Composable:
@@ -232,7 +275,7 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
         "state": names("state"), "result": names("result"), "major_rebalance": names("major_rebalance"),
         "k_heavy": names(f"{k}_heavy"), "k_light": names(f"{k}_light"), "k_degree": names(f"{k}_degree"),
         "k_delta": names(f"{k}_delta"), "v_k": names(f"v_{k}"),
-        "apply_k": names(f"apply_{k}"), "update_k": names(f"update_{k}"), "views_k": names(f"views_{k}"), "move_k": names(f"move_{k}"),
+        "apply_k": names(f"apply_{k}"), "views_k": names(f"views_{k}"), "move_k": names(f"move_{k}"),
         "apply_batch_k": names(f"apply_batch_{k}"), "repartition_k": names(f"repartition_{k}"),
         "recompute_v_k": names(f"recompute_v_{k}"), "clear_k": names(f"clear_{k}"),
         "column_defs": sql.SQL(",\n").join(sql.SQL("    {} {} NOT NULL").format(sql.Identifier(c), sql.SQL(rel.types[c]))  # type: ignore[arg-type]
@@ -246,7 +289,7 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
         "parameter_types": sql.SQL(", ").join(sql.SQL(rel.types[c]) for c in rel.columns),  # type: ignore[arg-type]
         "arguments": sql.SQL(", ").join(_argument(c) for c in rel.columns),
         "moved_arguments": rel.ident_list(rel.columns, "moved."),
-        "delta_arguments": rel.ident_list(rel.columns, "change."),
+        "delta_match": sql.SQL(" AND ").join(sql.SQL("p.{c} = d.{c}").format(c=sql.Identifier(c)) for c in rel.columns),
         "match_arguments": sql.SQL(" AND ").join(sql.SQL("{} = {}").format(sql.Identifier(c), _argument(c)) for c in rel.columns),
         "part_declarations": sql.SQL("\n").join(
             [sql.SQL("    {} boolean;").format(_part_variable(rel, j)) for j in others if j != rel.i]
@@ -255,6 +298,8 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
         **_part_lookups(rel, [j for j in others if j != rel.i], "view_"),  # views_k: its own part is a parameter
         "delta_q": _delta_q(rel),
         "views": _views(rel),
+        "batch_delta_q": _batch_delta_q(rel),
+        "batch_views": _batch_views(rel),
         "v_k_definition": _v_definition(rel),
         "k_heavy_comment": sql.Literal(f"IVMε (Loomis-Whitney): heavy part of {upper}, partitioned on {rel.pvar.upper()}"),
         "k_light_comment": sql.Literal(f"IVMε (Loomis-Whitney): light part of {upper}, partitioned on {rel.pvar.upper()}"),
@@ -404,7 +449,7 @@ def explain_lines(view: ResolvedView, state: dict[str, Any]) -> list[str]:
             f"partitions: heavy at degree >= θ = N^ε (ε = {state['epsilon']:g}, N = {state['n']}, θ = {state['theta']:.2f}); "
             "auxiliary views V_i = Σ_(A_(i-1)) of every other relation's heavy part but R_(i-1), and R_(i-1)'s light part",
             "update: O(N^max(ε, 1-ε)) amortized per single-row change; space O(N^(1+min(ε, 1-ε))); a multi-row "
-            "statement is applied tuple by tuple (no set-at-a-time path for these queries yet)"]
+            "statement above the batch threshold set at a time (its tuples joined with the other relations)"]
 
 
 def relation_rows(conn: Any, name: str) -> list[list[Any]]:

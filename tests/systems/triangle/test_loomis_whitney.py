@@ -99,6 +99,15 @@ def test_degree_five_and_the_batch_path(conn: psycopg.Connection) -> None:
     _run(conn, LW5, LW5_TABLES, 0.5, seed=5, steps=120, batch_threshold=0)
 
 
+@pytest.mark.parametrize("epsilon", [0.0, 0.25, 1.0])
+def test_the_batch_path_moves_values(conn: psycopg.Connection, epsilon: float) -> None:
+    """Degree 4, every statement set at a time: its deltas joined, then the values it pushed across
+    a threshold moved (or N reset by a major rebalancing)."""
+    _run(conn, LW4, LW4_TABLES, epsilon, seed=17, steps=120, batch_threshold=0)
+    minor = conn.execute("SELECT minor_rebalances FROM pgivm_lw.state").fetchone()[0]
+    assert (minor > 0) == (0 < epsilon < 1), minor
+
+
 def test_deferred_view(conn: psycopg.Connection) -> None:
     _run(conn, LW4, LW4_TABLES, 0.25, seed=9, steps=90, refresh="deferred")
 
