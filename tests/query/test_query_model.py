@@ -647,7 +647,8 @@ def test_a_count_over_three_relations_is_classed_as_appendix_h_says(sql: str, na
     assert list(found.shared) == shared and found.hierarchical == (found.degree <= 1)
     lines = explain_lines(found, "ivme" if name == "3R³" else "fivm")
     assert lines[0].startswith(f"IVMε class (Kara et al., Appendix H): {name} (")
-    assert ("runs this class's strategy" in lines[2]) == (name == "3R³")
+    assert ("runs this class's strategy" in lines[2]) == (name != "3R²")  # ivme the cyclic, fivm the hierarchical
+    assert "runs this class's strategy" not in explain_lines(found, "first-order")[2]
     assert "amortized update O(|D|^max{ε,1−ε})" in lines[1] if name in ("3R³", "3R²") else "update O(1)" in lines[1]
 
 

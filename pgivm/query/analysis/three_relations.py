@@ -79,8 +79,13 @@ def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
     return ThreeRelations(pairs, tuple(sorted(by_atoms.get(tuple(aliases), []))))
 
 
-# The system that runs each class's strategy of the appendix, where one is built.
-STRATEGIES = {3: "ivme"}
+# The system that runs each class's strategy of the appendix, where one is built: IVMε's for the
+# cyclic class; for the hierarchical ones F-IVM's view tree, whose single-tuple updates read O(1)
+# rows whatever the degrees (the class's bound; tests/systems/fivm/test_fivm_hierarchical.py).
+STRATEGIES = {3: "ivme", 1: "fivm", 0: "fivm"}
+HOW = {3: "heavy/light partitions and auxiliary views",
+       1: "its view tree of a hierarchical query: O(1) lookups along one path",
+       0: "its view tree of a hierarchical query: O(1) lookups along one path"}
 
 
 def explain_lines(found: ThreeRelations | None, system: str) -> list[str]:
@@ -91,5 +96,6 @@ def explain_lines(found: ThreeRelations | None, system: str) -> list[str]:
     runs = STRATEGIES.get(found.degree) == system
     return [f"IVMε class (Kara et al., Appendix H): {found.describe()}",
             f"  the class's worst-case optimal bounds: {found.bounds()}",
-            f"  {system} runs this class's strategy" if runs
-            else f"  {system} maintains it; the appendix's {found.name} strategy is not built yet"]
+            f"  {system} runs this class's strategy ({HOW[found.degree]})" if runs
+            else f"  {system} maintains it; {STRATEGIES[found.degree]} runs the class's strategy"
+            if found.degree in STRATEGIES else f"  {system} maintains it; the appendix's {found.name} strategy is not built yet"]
