@@ -137,3 +137,44 @@ class LoomisWhitneyCount:
     @property
     def is_self_join(self) -> bool:
         return len(self.tables) < self.degree
+
+
+@dataclass(frozen=True)
+class PathAtom:
+    """One relation of a 4-path count: a base table and its join columns, in the order of the
+    variables they carry (``variables``: R(a), S(a, b), T(b, c), U(c))."""
+
+    relation: str  # "r", "s", "t", "u": names the relation's state (s_a_degree, apply_s, ...)
+    table: TableRef
+    alias: str
+    columns: tuple[str, ...]
+    variables: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class FourPathCount:
+    """``SELECT count(*)`` over the 4-path join Σ R(a)·S(a,b)·T(b,c)·U(c) (Kara et al., long
+    version, Appendix G): two end relations joining on one column each, two middle ones on two.
+    Columns no join reads are aggregated away (the graph form ``e e1 JOIN e e2 ON e1.dst = e2.src
+    ...`` over one edge table counts the walks of four edges)."""
+
+    relations: tuple[PathAtom, PathAtom, PathAtom, PathAtom]
+    aggregate: Aggregate
+    output_name: str
+    sql: str
+
+    @property
+    def atoms(self) -> tuple[PathAtom, ...]:
+        return self.relations
+
+    @property
+    def tables(self) -> list[TableRef]:
+        return list(dict.fromkeys(atom.table for atom in self.relations))
+
+    def atoms_of(self, table: TableRef) -> list[PathAtom]:
+        """The relations a change to ``table`` updates, in the order they must be applied."""
+        return [atom for atom in self.relations if atom.table == table]
+
+    @property
+    def is_self_join(self) -> bool:
+        return len(self.tables) < 4

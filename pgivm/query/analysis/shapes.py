@@ -10,12 +10,13 @@ demands a bare count and orients the atoms as R(A,B), S(B,C), T(C,A).
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import Atom, LoomisWhitneyCount, LwAtom, RelationName, TriangleCount
+from pgivm.query.model import Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, TriangleCount
 
 _NOT_TRIANGLE = (
     "not a triangle count: the join conditions must link the three tables in a cycle "
@@ -166,6 +167,61 @@ def loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount | None:
     """The Loomis–Whitney count of degree n ≥ 4 (oriented as written), or None."""
     try:
         return as_loomis_whitney(cq)
+    except UnsupportedQuery:
+        return None
+
+
+def as_four_path(cq: ConjunctiveQuery) -> FourPathCount:
+    """A bare count over the 4-path join R(a)·S(a,b)·T(b,c)·U(c) ([L] Appendix G): four tables, three
+    join variables each shared by two of them, two end tables joining on one column and two middle
+    ones on two, in a path. Orientation: the end written first is R. Or UnsupportedQuery saying why
+    it is not one."""
+    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
+        raise UnsupportedQuery("a 4-path count is a bare count(*): no GROUP BY, DISTINCT or HAVING")
+    if len(cq.outputs) != 1:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
+    aggregate = _triangle_aggregate(cq.outputs[0])
+    if len(cq.atoms) != 4:
+        raise UnsupportedQuery(f"a 4-path count joins 4 tables, this query joins {len(cq.atoms)}")
+    for c in cq.conditions:
+        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    for f in cq.filters:
+        raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
+    shape = ("not a 4-path join: R(a), S(a,b), T(b,c), U(c), each join column shared by exactly two "
+             "tables, the two end tables joining on one column and the middle ones on two")
+    joined = {v.name for v in cq.variables if len(v.columns) == 2}
+    if cq.has_outer_join or len(cq.variables) != 3 or len(joined) != 3:
+        raise UnsupportedQuery(shape)
+    for atom in cq.atoms:
+        if len(set(atom.variables)) != len(atom.columns) or len(atom.columns) not in (1, 2):
+            raise UnsupportedQuery(shape)
+    ends = [a for a in cq.atoms if len(a.columns) == 1]
+    if len(ends) != 2:
+        raise UnsupportedQuery(shape)
+    r, u = ends
+    (var_a,) = r.variables
+    (var_c,) = u.variables
+    middles = [a for a in cq.atoms if len(a.columns) == 2]
+    s = next((a for a in middles if var_a in a.variables), None)
+    t = next((a for a in middles if var_c in a.variables and a is not s), None)
+    if s is None or t is None or var_a in t.variables or var_c in s.variables:
+        raise UnsupportedQuery(shape)
+    (var_b,) = set(s.variables) - {var_a}
+    if set(t.variables) != {var_b, var_c}:
+        raise UnsupportedQuery(shape)
+    letter = {var_a: "a", var_b: "b", var_c: "c"}
+
+    def atom(relation: str, written: Any) -> PathAtom:
+        by_letter = sorted((letter[v], c) for v, c in zip(written.variables, written.columns))
+        return PathAtom(relation, written.table, written.alias, tuple(c for _, c in by_letter), tuple(v for v, _ in by_letter))
+
+    return FourPathCount((atom("r", r), atom("s", s), atom("t", t), atom("u", u)), aggregate, cq.outputs[0].name, cq.sql)
+
+
+def four_path(cq: ConjunctiveQuery) -> FourPathCount | None:
+    """The 4-path count (R the end written first), or None."""
+    try:
+        return as_four_path(cq)
     except UnsupportedQuery:
         return None
 

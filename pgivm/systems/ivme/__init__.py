@@ -16,7 +16,7 @@ from pgivm.capture import BATCH_THRESHOLD
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
                                   triangle_or_listing_reason)
-from pgivm.systems.ivme import loomis_whitney
+from pgivm.systems.ivme import four_path, loomis_whitney
 from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
@@ -50,32 +50,40 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
 
 
 def _accepts(cq: Any) -> str | None:
-    """The triangle's count and listing, and Loomis-Whitney counts of degree 4 to 8."""
+    """The triangle's count and listing, Loomis-Whitney counts of degree 4 to 8, the 4-path count."""
     reason = triangle_or_listing_reason(cq)
-    return None if reason is None or cq.analysis.loomis_whitney is not None else reason
+    return None if reason is None or cq.analysis.loomis_whitney is not None or cq.analysis.four_path is not None else reason
+
+
+def _variant(view: Any) -> Any:
+    """The module planning the view: Loomis-Whitney's, the 4-path's, or None for the triangle's."""
+    return loomis_whitney if loomis_whitney.is_loomis_whitney(view) else four_path if four_path.is_four_path(view) else None
 
 
 def _plan(view: Any, name: str, view_schema: str, params: dict[str, Any]) -> Any:
-    return (loomis_whitney.plan if loomis_whitney.is_loomis_whitney(view) else plan)(view, name, view_schema, params)
+    variant = _variant(view)
+    return (variant.plan if variant else plan)(view, name, view_schema, params)
 
 
 def _capture_triggers(view: Any, name: str, table: Any) -> Any:
-    return (loomis_whitney.capture_triggers if loomis_whitney.is_loomis_whitney(view) else capture_triggers)(view, name, table)
+    variant = _variant(view)
+    return (variant.capture_triggers if variant else capture_triggers)(view, name, table)
 
 
 def _deferred_atoms(view: Any, name: str, params: dict[str, Any]) -> Any:
-    return (loomis_whitney.capture_atoms if loomis_whitney.is_loomis_whitney(view) else triangle_capture_atoms)(view, name, params)
+    variant = _variant(view)
+    return (variant.capture_atoms if variant else triangle_capture_atoms)(view, name, params)
 
 
 def _one_value(cq: Any) -> bool:
-    """A count's view shows one value: the triangle's and a Loomis-Whitney count's (not a listing)."""
-    return is_triangle_count(cq) or cq.analysis.loomis_whitney is not None
+    """A count's view shows one value: the triangle's, a Loomis-Whitney count's, the 4-path's (not a listing)."""
+    return is_triangle_count(cq) or cq.analysis.loomis_whitney is not None or cq.analysis.four_path is not None
 
 
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="IVMε: triangle counts and listings, Loomis-Whitney counts, O(N^max(ε,1-ε)) amortized per single-row "
-            "update (heavy/light partitions)",
+    summary="IVMε: triangle counts and listings, Loomis-Whitney and 4-path counts, O(N^max(ε,1-ε)) amortized per "
+            "single-row update (heavy/light partitions)",
     accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers,
     status=status, verify=verify, explain=explain_lines,
     options=(EPSILON, BATCH),

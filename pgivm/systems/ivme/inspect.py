@@ -11,7 +11,7 @@ from psycopg import sql
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import Section, SystemStatus
 from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks, triangle_view
-from pgivm.systems.ivme import loomis_whitney
+from pgivm.systems.ivme import four_path, loomis_whitney
 from pgivm.systems.ivme.plan import RELATIONS, _load_params, _view_params
 
 
@@ -19,7 +19,8 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     """ε, N, θ, |D|, the counters; heavy values and tuples per relation."""
     names = Names.of(name)
     info = read_state(conn, name)
-    relations = loomis_whitney.relation_rows(conn, name)  # a Loomis-Whitney count's k1..kn, or none
+    # a Loomis-Whitney count's k1..kn, a 4-path count's S and T on each variable, or none
+    relations = loomis_whitney.relation_rows(conn, name) or four_path.relation_rows(conn, name)
     for k in RELATIONS if not relations else ():
         row = conn.execute(
             sql.SQL(
@@ -60,6 +61,8 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
     """Every IVMε invariant, checked against the base tables; an empty list means all hold."""
     if loomis_whitney.is_loomis_whitney(view):
         return loomis_whitney.verify(conn, view, name, strict)
+    if four_path.is_four_path(view):
+        return four_path.verify(conn, view, name, strict)
     view = triangle_view(view)
     names = Names.of(name)
     listing = bool(view.query.listing)
@@ -85,6 +88,8 @@ def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, param
     state = read_state(conn, name)
     if loomis_whitney.is_loomis_whitney(view):
         return loomis_whitney.explain_lines(view, state)
+    if four_path.is_four_path(view):
+        return four_path.explain_lines(view, state)
     view = triangle_view(view)
     atoms = ", ".join(f"{a.relation.upper()}({', '.join(v.upper() for v in a.variables)}) = {a.alias}({a.first}, {a.second})"
                       for a in view.query.atoms)

@@ -28,11 +28,11 @@ from typing import Any
 from psycopg import sql
 
 from pgivm import capture
-from pgivm.errors import PgivmError
 from pgivm.query.model import LoomisWhitneyCount, LwAtom
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, analyze_plan, capture_functions_plan, expose_plan, render
+from pgivm.systems.common import Names, analyze_plan, render
+from pgivm.systems.ivme import variant
 
 
 def lw_view(view: ResolvedView) -> ResolvedView:
@@ -347,21 +347,12 @@ def _view_params(view: ResolvedView, names: Names, name: str) -> dict[str, sql.C
     }
 
 
-def capture_atom(view: ResolvedView, atom: LwAtom) -> capture.CaptureAtom:
-    return capture.CaptureAtom(atom.relation, tuple(
-        capture.CapturedColumn(column, letter, view.column_types[(atom.alias, column)], view.variable_types[letter])
-        for column, letter in zip(atom.columns, atom.variables)))
-
-
 def capture_atoms(view: ResolvedView, name: str, params: dict[str, Any]) -> dict[Any, list[capture.CaptureAtom]]:
-    view = lw_view(view)
-    return {table: [capture_atom(view, a) for a in view.query.atoms_of(table)] for table in view.query.tables}
+    return variant.capture_atoms(lw_view(view))
 
 
 def capture_triggers(view: ResolvedView, name: str, table: Any) -> list[capture.CaptureTrigger]:
-    view = lw_view(view)
-    letters = "".join(a.relation for a in view.query.atoms_of(table))
-    return capture.view_triggers(name, Names.of(name).schema, letters)
+    return variant.capture_triggers(lw_view(view), name, table)
 
 
 def build_plan(view: ResolvedView, name: str) -> sql.Composable:
@@ -370,7 +361,7 @@ def build_plan(view: ResolvedView, name: str) -> sql.Composable:
     loads = []
     for atom in view.query.relations:
         base = view.base_of(atom.table)
-        columns = sql.SQL(", ").join(capture_atom(view, atom).read("base"))
+        columns = sql.SQL(", ").join(variant.capture_atom(view, atom).read("base"))
         loads.append(sql.SQL(
             "INSERT INTO {light} ({letters}, mult) SELECT {columns}, count(*) FROM {table} base WHERE {guard} AND {not_null} "
             "GROUP BY {positions};\n"
@@ -400,22 +391,13 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     state += [render(__package__, "70_lw_relation_tables.sql", _relation_params(r)) for r in rels]
     functions = [render(__package__, "72_lw_relation_functions.sql", _relation_params(r)) for r in rels]
     functions.append(render(__package__, "74_lw_view_functions.sql", view_params))
-    functions += [capture_functions_plan(names, view, name, table, "IVMε", params["batch_threshold"],
-                                         atoms=[capture_atom(view, a) for a in view.query.atoms_of(table)],
-                                         letters="".join(a.relation for a in view.query.atoms_of(table)))
-                  for table in view.query.tables]
     build = [build_plan(view, name), analyze_plan(names, state_tables(view))]
-    triggers: list[sql.Composable] = []
-    for table in view.query.tables:
-        triggers += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
-    return InstallPlan.of(state=state, functions=functions, build=build, capture=triggers,
-                          expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
+    return variant.install_plan(view, name, view_schema, params, state, functions, build)
 
 
 def no_spark(view: ResolvedView) -> None:
     if is_loomis_whitney(view):
-        raise PgivmError("--preprocess spark builds the triangle's state only",
-                         "create the view without --preprocess (the build is set at a time in PostgreSQL)")
+        raise variant.no_spark()
 
 
 # --- status, verify, explain --------------------------------------------------------------------
@@ -431,7 +413,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
     for rel in relations(view, names):
         base = view.base_of(rel.atom.table)
         params = {**_relation_params(rel), "base_table": base.ident, "base_guard": base.guard("base"),
-                  "base_columns": sql.SQL(", ").join(capture_atom(view, rel.atom).read("base")),
+                  "base_columns": sql.SQL(", ").join(variant.capture_atom(view, rel.atom).read("base")),
                   "base_not_null": sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c))
                                                          for c in rel.atom.columns)}
         named += [(f"R{rel.i + 1}.{check}", query) for check, query in checks(__package__, "76_lw_verify_relation.sql", params)

@@ -289,9 +289,10 @@ class SparkBuild:
               context: Any) -> None:
         from pgivm.spark import preprocess
 
-        from pgivm.systems.ivme import loomis_whitney
+        from pgivm.systems.ivme import four_path, loomis_whitney
 
         loomis_whitney.no_spark(view)
+        four_path.no_spark(view)
         view = triangle_view(view)
         preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
         if view.query.listing:  # Spark computes the count's state; the listing's follows from it in SQL

@@ -41,11 +41,12 @@ _STATE_READS = """
            coalesce(sum(pg_stat_get_xact_numscans(c.oid))
                     FILTER (WHERE c.relkind = 'r' AND c.relname NOT IN ('state', 'result')), 0)
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-     WHERE n.nspname = 'pgivm_tri' AND c.relkind IN ('r', 'i')
+     WHERE n.nspname = %s AND c.relkind IN ('r', 'i')
 """
 
 
-def rows_read_by(conn: psycopg.Connection, statement: str, params: list[object]) -> tuple[int, int]:
+def rows_read_by(conn: psycopg.Connection, statement: str, params: list[object],
+                 schema: str = "pgivm_tri") -> tuple[int, int]:
     """(state rows read by ``statement``, sequential scans of non-trivial state tables).
 
     Tuples returned by every index (index scans) and table (sequential scans) of the state schema,
@@ -53,9 +54,9 @@ def rows_read_by(conn: psycopg.Connection, statement: str, params: list[object])
     inside a transaction block).
     """
     with conn.transaction():
-        read_before, scans_before = conn.execute(_STATE_READS).fetchone()
+        read_before, scans_before = conn.execute(_STATE_READS, [schema]).fetchone()
         conn.execute(statement, params)
-        read_after, scans_after = conn.execute(_STATE_READS).fetchone()
+        read_after, scans_after = conn.execute(_STATE_READS, [schema]).fetchone()
     return int(read_after - read_before), int(scans_after - scans_before)
 
 

@@ -1,0 +1,120 @@
+-- Maintenance of an end relation E of a 4-path count ([L] Appendix G, Figure 15), rendered twice:
+-- for E = R (its variable X = A; M = S, F = T, G = U, Y = C) and, by the path's mirror symmetry,
+-- for E = U (X = C; M = T, F = S, G = R, Y = A). Read each statement with the first in mind:
+-- M(x,b) is the middle relation next to E, F(b,y) the other one, G(y) the other end, and
+--
+--   w_E(b) = sum_x E(x) M(x,b) over M's parts but M_hl     w_G(b) = the same from the other end
+--   p_E(x,y) = sum_b M_ll(x,b) F_lh(b,y)                    p_G(y,x) = sum_b M_hl(x,b) F_ll(b,y)
+--   q(x,y) = sum_b M_hl(x,b) F_lh(b,y)
+--   z_E(b) = [b heavy in M] sum_y F_lh(b,y) G(y)           z_G(b) = [b heavy in F] sum_x E(x) M_hl(x,b)
+--   y_E(x) = sum_y p_G(y,x) G(y)                            y_G(y) = sum_x E(x) p_E(x,y)
+--
+-- where M_hl is heavy on X and light on B, and F_lh light on B and heavy on Y (80_fp_tables.sql).
+
+-- ApplyUpdate4Path for a single-tuple update of E (Figure 15), and the size invariant. (apply_E
+-- below is what the capture layer calls; the batch path calls this one, which a deferred view's
+-- wrapping of apply_E leaves alone.)
+CREATE FUNCTION {update_e}(x_value {x_type}, m bigint)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    st        {state}%ROWTYPE;
+    heavy     boolean;  -- the value's part in M (NULL: M has no tuple with it, and no path goes through it)
+    delta_q   bigint := 0;
+    new_mult  bigint;
+BEGIN
+    SELECT * INTO st FROM {state};
+    SELECT d.heavy INTO heavy FROM {m_x_degree} d WHERE d.{x} = x_value;
+    IF NOT heavy THEN
+        -- A light value's M-tuples (< 3/2 N^eps): F beyond each through w_G (every part but F_lh) and
+        -- z_E (F_lh, at B-values heavy in M); M_ll joined with F_lh is p_E, one row per heavy Y-value.
+        delta_q := coalesce((SELECT sum(k.mult * w.mult) FROM {m} k JOIN {w_g} w ON w.b = k.b WHERE k.{x} = x_value), 0)
+                 + coalesce((SELECT sum(k.mult * z.mult) FROM {m} k JOIN {z_e} z ON z.b = k.b
+                              WHERE k.{x} = x_value AND k.hb), 0)
+                 + coalesce((SELECT sum(p.mult * g.mult) FROM {p_e} p JOIN {g} g ON g.{y} = p.{y} WHERE p.{x} = x_value), 0);
+        -- w_E(b) += m M(x,b) (a light value has no M_hl tuple); y_G(y) += m p_E(x,y).
+        INSERT INTO {w_e} AS v (b, mult) SELECT k.b, m * k.mult FROM {m} k WHERE k.{x} = x_value
+            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+        DELETE FROM {w_e} WHERE mult = 0;
+        INSERT INTO {y_g} AS v ({y}, mult) SELECT p.{y}, m * p.mult FROM {p_e} p WHERE p.{x} = x_value
+            ON CONFLICT ({y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+        DELETE FROM {y_g} WHERE mult = 0;
+    ELSIF heavy THEN
+        -- A heavy value: its M_hh tuples sit at B-values heavy in M (< 2 N^(1-eps)), each read with w_G
+        -- and z_E; its M_hl tuples are many, so they are reached through y_E (F_ll), a loop over F's
+        -- heavy B-values probing M (F_hl and F_hh, all of w_G there), and q (F_lh).
+        delta_q := coalesce((SELECT sum(k.mult * (coalesce(w.mult, 0) + coalesce(z.mult, 0)))
+                               FROM {m} k LEFT JOIN {w_g} w ON w.b = k.b LEFT JOIN {z_e} z ON z.b = k.b
+                              WHERE k.{x} = x_value AND k.hb), 0)
+                 + coalesce((SELECT y.mult FROM {y_e} y WHERE y.{x} = x_value), 0)
+                 + coalesce((SELECT sum(k.mult * w.mult)
+                               FROM {f_b_degree} d
+                              CROSS JOIN LATERAL (SELECT j.mult FROM {m} j
+                                                   WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
+                               JOIN {w_g} w ON w.b = d.b
+                              WHERE d.heavy), 0)
+                 + coalesce((SELECT sum(k.mult * g.mult) FROM {q} k JOIN {g} g ON g.{y} = k.{y} WHERE k.{x} = x_value), 0);
+        -- w_E(b) += m M_hh(x,b); z_G(b) += m M_hl(x,b) at F's heavy B-values (the same loop).
+        INSERT INTO {w_e} AS v (b, mult) SELECT k.b, m * k.mult FROM {m} k WHERE k.{x} = x_value AND k.hb
+            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+        DELETE FROM {w_e} WHERE mult = 0;
+        INSERT INTO {z_g} AS v (b, mult)
+        SELECT d.b, m * k.mult
+          FROM {f_b_degree} d
+         CROSS JOIN LATERAL (SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
+         WHERE d.heavy
+            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+        DELETE FROM {z_g} WHERE mult = 0;
+    END IF;
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + m * delta_q;
+    END IF;
+
+    -- E(x) += m; |D| counts distinct tuples, so only a value appearing or vanishing changes it.
+    INSERT INTO {e} AS p ({x}, mult) VALUES (x_value, m)
+        ON CONFLICT ({x}) DO UPDATE SET mult = p.mult + EXCLUDED.mult RETURNING mult INTO new_mult;
+    IF new_mult = 0 THEN
+        DELETE FROM {e} WHERE {x} = x_value;
+        PERFORM {resize}(st.db_size - 1);
+    ELSIF new_mult = m THEN
+        PERFORM {resize}(st.db_size + 1);
+    END IF;
+END;
+$pgivm$;
+COMMENT ON FUNCTION {update_e}({x_type}, bigint) IS {apply_e_comment};
+
+CREATE FUNCTION {apply_e}(x_value {x_type}, m bigint)
+RETURNS void LANGUAGE sql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+    SELECT {update_e}(x_value, m)
+$pgivm$;
+
+
+-- A multi-row statement's net change of E: one single-tuple update per distinct value (each within
+-- the bound above), in one transaction with the statement.
+CREATE FUNCTION {apply_batch_e}()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    change record;
+BEGIN
+    FOR change IN SELECT {x} AS x_value, sum(mult)::bigint AS m FROM {e_delta} GROUP BY {x} HAVING sum(mult) <> 0 LOOP
+        PERFORM {update_e}(change.x_value, change.m);
+    END LOOP;
+    DELETE FROM {e_delta};
+END;
+$pgivm$;
+
+
+-- E emptied after a TRUNCATE of its table (the caller restarts from what remains).
+CREATE FUNCTION {clear_e}()
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+BEGIN
+    DELETE FROM {e};
+END;
+$pgivm$;
