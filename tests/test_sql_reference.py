@@ -41,6 +41,13 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c AND r3.d = r2.d "
          "AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b WHERE r1.a > 0", {"first-order", "recompute"}),
     ],
+    "4-path counts": [
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a", {"ivme", "fivm", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r r1 JOIN r r2 ON r1.b = r2.a JOIN r r3 ON r2.b = r3.a JOIN r r4 ON r3.b = r4.a",
+         {"ivme", "fivm", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a WHERE u.d > 1",
+         {"fivm", "first-order", "recompute"}),
+    ],
     "cyclic joins beyond the triangle": [
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",
          {"first-order", "recompute"}),

@@ -136,9 +136,11 @@ def run(args: argparse.Namespace) -> int:
             scaling.main(conn, scaling.Config(
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed,
                 query=LISTING_SQL, plot="ivme-family-listing.png", a_hubs=True), out)
-            from pgivm.bench import loomis
+            from pgivm.bench import family, loomis, paths, refined_space
 
-            loomis.main(conn, sizes, args.updates, args.budget, args.seed)
+            for workload in (loomis.WORKLOAD, paths.WORKLOAD):
+                family.main(conn, workload, sizes, args.updates, args.budget, args.seed)
+            refined_space.main(conn, sizes)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)
         if "fivm" in chosen:

@@ -90,8 +90,10 @@ COMMENT ON TABLE {z_u} IS 'IVMε (4-path) view: for B-values heavy in T, sum_a R
 COMMENT ON TABLE {y_r} IS 'IVMε (4-path) view V_S_hl_T_ll_U(a)';
 COMMENT ON TABLE {y_u} IS 'IVMε (4-path) view V_RS_ll_T_lh(c)';
 
--- A multi-row statement's net change of each relation, applied by apply_batch_K.
-CREATE TABLE {r_delta} (a {a_type} NOT NULL, mult bigint NOT NULL);
-CREATE TABLE {s_delta} (a {a_type} NOT NULL, b {b_type} NOT NULL, mult bigint NOT NULL);
-CREATE TABLE {t_delta} (b {b_type} NOT NULL, c {c_type} NOT NULL, mult bigint NOT NULL);
-CREATE TABLE {u_delta} (c {c_type} NOT NULL, mult bigint NOT NULL);
+-- A multi-row statement's net change of each relation, applied set at a time by apply_batch_K, with
+-- the parts of its values before the batch (an end's value: its part in the middle next to it; NULL
+-- if it has no tuple there) and, for a middle's tuple, its multiplicity after the batch.
+CREATE TABLE {r_delta} (a {a_type} NOT NULL, mult bigint NOT NULL, heavy boolean);
+CREATE TABLE {s_delta} (a {a_type} NOT NULL, b {b_type} NOT NULL, mult bigint NOT NULL, hx boolean, hb boolean, new_mult bigint);
+CREATE TABLE {t_delta} (b {b_type} NOT NULL, c {c_type} NOT NULL, mult bigint NOT NULL, hx boolean, hb boolean, new_mult bigint);
+CREATE TABLE {u_delta} (c {c_type} NOT NULL, mult bigint NOT NULL, heavy boolean);

@@ -11,10 +11,8 @@
 --
 -- where M_hl is heavy on X and light on B, and F_lh light on B and heavy on Y (80_fp_tables.sql).
 
--- ApplyUpdate4Path for a single-tuple update of E (Figure 15), and the size invariant. (apply_E
--- below is what the capture layer calls; the batch path calls this one, which a deferred view's
--- wrapping of apply_E leaves alone.)
-CREATE FUNCTION {update_e}(x_value {x_type}, m bigint)
+-- ApplyUpdate4Path for a single-tuple update of E (Figure 15), and the size invariant.
+CREATE FUNCTION {apply_e}(x_value {x_type}, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -29,10 +27,14 @@ BEGIN
     IF NOT heavy THEN
         -- A light value's M-tuples (< 3/2 N^eps): F beyond each through w_G (every part but F_lh) and
         -- z_E (F_lh, at B-values heavy in M); M_ll joined with F_lh is p_E, one row per heavy Y-value.
-        delta_q := coalesce((SELECT sum(k.mult * w.mult) FROM {m} k JOIN {w_g} w ON w.b = k.b WHERE k.{x} = x_value), 0)
-                 + coalesce((SELECT sum(k.mult * z.mult) FROM {m} k JOIN {z_e} z ON z.b = k.b
-                              WHERE k.{x} = x_value AND k.hb), 0)
-                 + coalesce((SELECT sum(p.mult * g.mult) FROM {p_e} p JOIN {g} g ON g.{y} = p.{y} WHERE p.{x} = x_value), 0);
+        -- (each loop scans its bounded side with a point lookup per row: hash and merge joins are
+        -- off in the capture trigger, and a correlated lookup cannot become the driver)
+        delta_q := coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM {w_g} w WHERE w.b = k.b), 0)
+                                                  + CASE WHEN k.hb THEN coalesce((SELECT z.mult FROM {z_e} z WHERE z.b = k.b), 0)
+                                                         ELSE 0 END))
+                               FROM {m} k WHERE k.{x} = x_value), 0)
+                 + coalesce((SELECT sum(p.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = p.{y}))
+                               FROM {p_e} p WHERE p.{x} = x_value), 0);
         -- w_E(b) += m M(x,b) (a light value has no M_hl tuple); y_G(y) += m p_E(x,y).
         INSERT INTO {w_e} AS v (b, mult) SELECT k.b, m * k.mult FROM {m} k WHERE k.{x} = x_value
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
@@ -44,17 +46,15 @@ BEGIN
         -- A heavy value: its M_hh tuples sit at B-values heavy in M (< 2 N^(1-eps)), each read with w_G
         -- and z_E; its M_hl tuples are many, so they are reached through y_E (F_ll), a loop over F's
         -- heavy B-values probing M (F_hl and F_hh, all of w_G there), and q (F_lh).
-        delta_q := coalesce((SELECT sum(k.mult * (coalesce(w.mult, 0) + coalesce(z.mult, 0)))
-                               FROM {m} k LEFT JOIN {w_g} w ON w.b = k.b LEFT JOIN {z_e} z ON z.b = k.b
-                              WHERE k.{x} = x_value AND k.hb), 0)
+        delta_q := coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM {w_g} w WHERE w.b = k.b), 0)
+                                                  + coalesce((SELECT z.mult FROM {z_e} z WHERE z.b = k.b), 0)))
+                               FROM {m} k WHERE k.{x} = x_value AND k.hb), 0)
                  + coalesce((SELECT y.mult FROM {y_e} y WHERE y.{x} = x_value), 0)
-                 + coalesce((SELECT sum(k.mult * w.mult)
-                               FROM {f_b_degree} d
-                              CROSS JOIN LATERAL (SELECT j.mult FROM {m} j
-                                                   WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
-                               JOIN {w_g} w ON w.b = d.b
-                              WHERE d.heavy), 0)
-                 + coalesce((SELECT sum(k.mult * g.mult) FROM {q} k JOIN {g} g ON g.{y} = k.{y} WHERE k.{x} = x_value), 0);
+                 + coalesce((SELECT sum((SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb)
+                                        * (SELECT w.mult FROM {w_g} w WHERE w.b = d.b))
+                               FROM {f_b_degree} d WHERE d.heavy), 0)
+                 + coalesce((SELECT sum(k.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = k.{y}))
+                               FROM {q} k WHERE k.{x} = x_value), 0);
         -- w_E(b) += m M_hh(x,b); z_G(b) += m M_hl(x,b) at F's heavy B-values (the same loop).
         INSERT INTO {w_e} AS v (b, mult) SELECT k.b, m * k.mult FROM {m} k WHERE k.{x} = x_value AND k.hb
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
@@ -63,7 +63,7 @@ BEGIN
         SELECT d.b, m * k.mult
           FROM {f_b_degree} d
          CROSS JOIN LATERAL (SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
-         WHERE d.heavy
+         WHERE d.heavy AND k.mult IS NOT NULL
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM {z_g} WHERE mult = 0;
     END IF;
@@ -82,29 +82,78 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION {update_e}({x_type}, bigint) IS {apply_e_comment};
-
-CREATE FUNCTION {apply_e}(x_value {x_type}, m bigint)
-RETURNS void LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-    SELECT {update_e}(x_value, m)
-$pgivm$;
+COMMENT ON FUNCTION {apply_e}({x_type}, bigint) IS {apply_e_comment};
 
 
--- A multi-row statement's net change of E: one single-tuple update per distinct value (each within
--- the bound above), in one transaction with the statement.
+-- A multi-row statement's net change of E, set at a time: Figure 15's terms for every value of the
+-- batch at once (each a join of the batch with M's parts or with p_E, q, y_E), on the state before
+-- it (E is in none of them), then the views it feeds, then E and |D|.
 CREATE FUNCTION {apply_batch_e}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;
+    st        {state}%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
 BEGIN
-    FOR change IN SELECT {x} AS x_value, sum(mult)::bigint AS m FROM {e_delta} GROUP BY {x} HAVING sum(mult) <> 0 LOOP
-        PERFORM {update_e}(change.x_value, change.m);
-    END LOOP;
+    SELECT * INTO st FROM {state};
+    -- One row per distinct value (a deferred refresh may hand several), with its part in M.
+    WITH merged AS (DELETE FROM {e_delta} RETURNING {x}, mult)
+    INSERT INTO {e_delta} ({x}, mult) SELECT {x}, sum(mult) FROM merged GROUP BY {x} HAVING sum(mult) <> 0;
+    UPDATE {e_delta} d SET heavy = (SELECT g.heavy FROM {m_x_degree} g WHERE g.{x} = d.{x});
+    ANALYZE {e_delta};
+
+    -- delta Q: the light values' M-tuples with w_G and z_E, their p_E rows; the heavy values' M_hh
+    -- tuples, y_E, their M_hl tuples at F's heavy B-values, their q rows.
+    SELECT coalesce((SELECT sum(d.mult * k.mult * (coalesce(w.mult, 0) + CASE WHEN k.hb THEN coalesce(z.mult, 0) ELSE 0 END))
+                       FROM {e_delta} d JOIN {m} k ON k.{x} = d.{x} LEFT JOIN {w_g} w ON w.b = k.b LEFT JOIN {z_e} z ON z.b = k.b
+                      WHERE NOT d.heavy OR k.hb), 0)
+         + coalesce((SELECT sum(d.mult * p.mult * g.mult) FROM {e_delta} d JOIN {p_e} p ON p.{x} = d.{x}
+                       JOIN {g} g ON g.{y} = p.{y} WHERE NOT d.heavy), 0)
+         + coalesce((SELECT sum(d.mult * y.mult) FROM {e_delta} d JOIN {y_e} y ON y.{x} = d.{x} WHERE d.heavy), 0)
+         + coalesce((SELECT sum(d.mult * k.mult * w.mult) FROM {e_delta} d JOIN {m} k ON k.{x} = d.{x} AND NOT k.hb
+                       JOIN {f_b_degree} fd ON fd.b = k.b AND fd.heavy JOIN {w_g} w ON w.b = k.b WHERE d.heavy), 0)
+         + coalesce((SELECT sum(d.mult * k.mult * g.mult) FROM {e_delta} d JOIN {q} k ON k.{x} = d.{x}
+                       JOIN {g} g ON g.{y} = k.{y} WHERE d.heavy), 0)
+      INTO delta_q;
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + delta_q::bigint;
+    END IF;
+
+    -- w_E(b) += dE(x) M(x,b) but M_hl; y_G(y) += dE(x) p_E(x,y); z_G(b) += dE(x) M_hl(x,b) at F's heavy B-values.
+    INSERT INTO {w_e} AS v (b, mult)
+    SELECT k.b, sum(d.mult * k.mult) FROM {e_delta} d JOIN {m} k ON k.{x} = d.{x} WHERE NOT d.heavy OR k.hb
+     GROUP BY k.b HAVING sum(d.mult * k.mult) <> 0
+        ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {w_e} WHERE mult = 0;
+    INSERT INTO {y_g} AS v ({y}, mult)
+    SELECT p.{y}, sum(d.mult * p.mult) FROM {e_delta} d JOIN {p_e} p ON p.{x} = d.{x}
+     GROUP BY p.{y} HAVING sum(d.mult * p.mult) <> 0
+        ON CONFLICT ({y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {y_g} WHERE mult = 0;
+    INSERT INTO {z_g} AS v (b, mult)
+    SELECT k.b, sum(d.mult * k.mult) FROM {e_delta} d JOIN {m} k ON k.{x} = d.{x} AND NOT k.hb
+      JOIN {f_b_degree} fd ON fd.b = k.b AND fd.heavy
+     WHERE d.heavy
+     GROUP BY k.b HAVING sum(d.mult * k.mult) <> 0
+        ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {z_g} WHERE mult = 0;
+
+    -- E += dE; |D| by the values that appeared (+1) or vanished (-1).
+    WITH changed AS (
+        INSERT INTO {e} AS p ({x}, mult) SELECT {x}, mult FROM {e_delta}
+            ON CONFLICT ({x}) DO UPDATE SET mult = p.mult + EXCLUDED.mult
+        RETURNING p.{x}, p.mult AS new_mult)
+    SELECT coalesce(sum(CASE WHEN c.new_mult = 0 THEN -1 WHEN c.new_mult = d.mult THEN 1 ELSE 0 END), 0)
+      INTO size_diff FROM changed c JOIN {e_delta} d ON d.{x} = c.{x};
+    DELETE FROM {e} WHERE mult = 0;
     DELETE FROM {e_delta};
+    IF size_diff <> 0 THEN
+        PERFORM {resize}(st.db_size + size_diff);
+    END IF;
 END;
 $pgivm$;
 

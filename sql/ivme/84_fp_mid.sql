@@ -4,8 +4,7 @@
 -- part is the pair of its values' parts, read from the degree tables before any loop runs.
 
 -- ApplyUpdate4Path for a single-tuple update of M (Figure 16), then OnUpdate for both of its values.
--- (apply_M below wraps it for the capture layer, as apply_E does in 82_fp_end.sql.)
-CREATE FUNCTION {update_m}({parameters}, m bigint)
+CREATE FUNCTION {apply_m}({parameters}, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
@@ -33,8 +32,8 @@ BEGIN
     IF e_mult <> 0 AND hb_f IS NOT NULL THEN
         delta_q := coalesce((SELECT w.mult FROM {w_g} w WHERE w.b = b_value), 0);
         IF NOT hb_f THEN
-            delta_q := delta_q + coalesce((SELECT sum(f.mult * g.mult) FROM {f} f JOIN {g} g ON g.{y} = f.{y}
-                                            WHERE f.b = b_value AND f.{hy}), 0);
+            delta_q := delta_q + coalesce((SELECT sum(f.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = f.{y}))
+                                             FROM {f} f WHERE f.b = b_value AND f.{hy}), 0);
         END IF;
         IF delta_q <> 0 THEN
             UPDATE {result} SET count = count + e_mult * m * delta_q;
@@ -88,14 +87,7 @@ BEGIN
     END IF;
 END;
 $pgivm$;
-COMMENT ON FUNCTION {update_m}({parameter_types}, bigint) IS {apply_m_comment};
-
-CREATE FUNCTION {apply_m}({parameters}, m bigint)
-RETURNS void LANGUAGE sql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-    SELECT {update_m}({arguments}, m)
-$pgivm$;
+COMMENT ON FUNCTION {apply_m}({parameter_types}, bigint) IS {apply_m_comment};
 
 
 -- The auxiliary views' part of a change m of M(x,b) in part (hx, hb) (Figure 16, lines 8-22, and
@@ -144,9 +136,9 @@ BEGIN
             ON CONFLICT ({y}, {x}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM {p_g} WHERE mult = 0;
         INSERT INTO {y_e} AS v ({x}, mult)
-        SELECT x_value, m * sum(f.mult * g.mult) FROM {f} f JOIN {g} g ON g.{y} = f.{y}
+        SELECT x_value, m * sum(f.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = f.{y})) FROM {f} f
          WHERE f.b = b_value AND NOT f.{hy}
-        HAVING sum(f.mult * g.mult) <> 0
+        HAVING sum(f.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = f.{y})) <> 0
             ON CONFLICT ({x}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM {y_e} WHERE mult = 0;
     END IF;
@@ -191,26 +183,138 @@ BEGIN
     DELETE FROM {z_e} WHERE b = value;
     IF to_heavy AND NOT coalesce((SELECT d.heavy FROM {f_b_degree} d WHERE d.b = value), true) THEN
         INSERT INTO {z_e} (b, mult)
-        SELECT value, sum(f.mult * g.mult) FROM {f} f JOIN {g} g ON g.{y} = f.{y}
+        SELECT value, sum(f.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = f.{y})) FROM {f} f
          WHERE f.b = value AND f.{hy}
-        HAVING sum(f.mult * g.mult) <> 0;
+        HAVING sum(f.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = f.{y})) <> 0;
     END IF;
     UPDATE {state} SET minor_rebalances = minor_rebalances + 1;
 END;
 $pgivm$;
 
 
--- A multi-row statement's net change of M: one single-tuple update per distinct tuple.
+-- A multi-row statement's net change of M, set at a time (as the Loomis-Whitney counts' batch): every
+-- delta on the state before the batch, the tuples routed by their values' parts before it (a new
+-- value light, heavy at epsilon = 0); Figure 16's rules read E, F and G only, so each view's delta is
+-- a join of the batch with them. Then M, the degrees and |D|, then the invariants: a size-invariant
+-- violation resets N with a major rebalancing, else every value of the batch that crossed a
+-- threshold moves.
 CREATE FUNCTION {apply_batch_m}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
+SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
+SET random_page_cost = 1.1
 AS $pgivm$
 DECLARE
-    change record;
+    st        {state}%ROWTYPE;
+    delta_q   numeric;
+    size_diff bigint;
+    moving    record;
 BEGIN
-    FOR change IN SELECT {columns}, sum(mult)::bigint AS m FROM {m_delta} GROUP BY {columns} HAVING sum(mult) <> 0 LOOP
-        PERFORM {update_m}({change_columns}, change.m);
-    END LOOP;
+    SELECT * INTO st FROM {state};
+    WITH merged AS (DELETE FROM {m_delta} RETURNING {columns}, mult)
+    INSERT INTO {m_delta} ({columns}, mult) SELECT {columns}, sum(mult) FROM merged GROUP BY {columns} HAVING sum(mult) <> 0;
+    UPDATE {m_delta} d
+       SET hx = coalesce((SELECT g.heavy FROM {m_x_degree} g WHERE g.{x} = d.{x}), st.epsilon = 0),
+           hb = coalesce((SELECT g.heavy FROM {m_b_degree} g WHERE g.b = d.b), st.epsilon = 0),
+           new_mult = d.mult + coalesce((SELECT k.mult FROM {m} k WHERE k.{x} = d.{x} AND k.b = d.b), 0);
+    ANALYZE {m_delta};
+
+    -- delta Q = sum dM(x,b) E(x) (w_G(b) + sum_y F_lh(b,y) G(y)), F_lh read at B-values light in F.
+    SELECT coalesce((SELECT sum(d.mult * e.mult * w.mult) FROM {m_delta} d JOIN {e} e ON e.{x} = d.{x}
+                       JOIN {w_g} w ON w.b = d.b), 0)
+         + coalesce((SELECT sum(d.mult * e.mult * f.mult * g.mult) FROM {m_delta} d JOIN {e} e ON e.{x} = d.{x}
+                       JOIN {f} f ON f.b = d.b AND NOT f.hb AND f.{hy} JOIN {g} g ON g.{y} = f.{y}), 0)
+      INTO delta_q;
+    IF delta_q <> 0 THEN
+        UPDATE {result} SET count = count + delta_q::bigint;
+    END IF;
+
+    -- w_E(b) += dM E(x) but M_hl
+    INSERT INTO {w_e} AS v (b, mult)
+    SELECT d.b, sum(d.mult * e.mult) FROM {m_delta} d JOIN {e} e ON e.{x} = d.{x} WHERE NOT (d.hx AND NOT d.hb)
+     GROUP BY d.b HAVING sum(d.mult * e.mult) <> 0
+        ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {w_e} WHERE mult = 0;
+    -- M_ll: p_E(x,y) += dM F_lh(b,y); y_G(y) += dM E(x) F_lh(b,y)   (F_lh: b light in F, y heavy)
+    INSERT INTO {p_e} AS v ({x}, {y}, mult)
+    SELECT d.{x}, f.{y}, sum(d.mult * f.mult) FROM {m_delta} d JOIN {f} f ON f.b = d.b AND NOT f.hb AND f.{hy}
+     WHERE NOT d.hx AND NOT d.hb
+     GROUP BY d.{x}, f.{y} HAVING sum(d.mult * f.mult) <> 0
+        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {p_e} WHERE mult = 0;
+    INSERT INTO {y_g} AS v ({y}, mult)
+    SELECT f.{y}, sum(d.mult * e.mult * f.mult) FROM {m_delta} d JOIN {e} e ON e.{x} = d.{x}
+      JOIN {f} f ON f.b = d.b AND NOT f.hb AND f.{hy}
+     WHERE NOT d.hx AND NOT d.hb
+     GROUP BY f.{y} HAVING sum(d.mult * e.mult * f.mult) <> 0
+        ON CONFLICT ({y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {y_g} WHERE mult = 0;
+    -- M_hl: q(x,y) += dM F_lh(b,y); p_G(y,x) += dM F_ll(b,y); y_E(x) += dM sum_y F_ll(b,y) G(y);
+    -- at a B-value heavy in F: z_G(b) += dM E(x)
+    INSERT INTO {q} AS v ({x}, {y}, mult)
+    SELECT d.{x}, f.{y}, sum(d.mult * f.mult) FROM {m_delta} d JOIN {f} f ON f.b = d.b AND NOT f.hb AND f.{hy}
+     WHERE d.hx AND NOT d.hb
+     GROUP BY d.{x}, f.{y} HAVING sum(d.mult * f.mult) <> 0
+        ON CONFLICT ({x}, {y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {q} WHERE mult = 0;
+    INSERT INTO {p_g} AS v ({y}, {x}, mult)
+    SELECT f.{y}, d.{x}, sum(d.mult * f.mult) FROM {m_delta} d JOIN {f} f ON f.b = d.b AND NOT f.hb AND NOT f.{hy}
+     WHERE d.hx AND NOT d.hb
+     GROUP BY f.{y}, d.{x} HAVING sum(d.mult * f.mult) <> 0
+        ON CONFLICT ({y}, {x}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {p_g} WHERE mult = 0;
+    INSERT INTO {y_e} AS v ({x}, mult)
+    SELECT d.{x}, sum(d.mult * f.mult * g.mult) FROM {m_delta} d JOIN {f} f ON f.b = d.b AND NOT f.hb AND NOT f.{hy}
+      JOIN {g} g ON g.{y} = f.{y}
+     WHERE d.hx AND NOT d.hb
+     GROUP BY d.{x} HAVING sum(d.mult * f.mult * g.mult) <> 0
+        ON CONFLICT ({x}) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {y_e} WHERE mult = 0;
+    INSERT INTO {z_g} AS v (b, mult)
+    SELECT d.b, sum(d.mult * e.mult) FROM {m_delta} d JOIN {e} e ON e.{x} = d.{x}
+      JOIN {f_b_degree} fd ON fd.b = d.b AND fd.heavy
+     WHERE d.hx AND NOT d.hb
+     GROUP BY d.b HAVING sum(d.mult * e.mult) <> 0
+        ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
+    DELETE FROM {z_g} WHERE mult = 0;
+
+    -- The batch into M: new tuples inserted, changed ones updated, vanished ones deleted.
+    INSERT INTO {m} AS p ({x}, b, mult, {hx}, hb) SELECT {x}, b, new_mult, hx, hb FROM {m_delta} WHERE new_mult <> 0
+        ON CONFLICT ({x}, b) DO UPDATE SET mult = EXCLUDED.mult;
+    DELETE FROM {m} p USING {m_delta} d WHERE d.new_mult = 0 AND p.{x} = d.{x} AND p.b = d.b;
+
+    -- Degrees and |D|: +1 per tuple that appeared, -1 per tuple that vanished.
+    INSERT INTO {m_x_degree} AS g ({x}, degree, heavy)
+    SELECT {x}, sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(hx)
+      FROM {m_delta} WHERE new_mult = mult OR new_mult = 0 GROUP BY {x}
+    ON CONFLICT ({x}) DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM {m_x_degree} g USING {m_delta} d WHERE g.{x} = d.{x} AND g.degree = 0;
+    INSERT INTO {m_b_degree} AS g (b, degree, heavy)
+    SELECT b, sum(CASE WHEN new_mult = mult THEN 1 ELSE -1 END), bool_or(hb)
+      FROM {m_delta} WHERE new_mult = mult OR new_mult = 0 GROUP BY b
+    ON CONFLICT (b) DO UPDATE SET degree = g.degree + EXCLUDED.degree;
+    DELETE FROM {z_e} z USING {m_delta} d WHERE z.b = d.b AND NOT EXISTS (SELECT FROM {m_b_degree} g WHERE g.b = d.b AND g.degree > 0);
+    DELETE FROM {m_b_degree} g USING {m_delta} d WHERE g.b = d.b AND g.degree = 0;
+    SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
+      INTO size_diff FROM {m_delta};
+
+    -- Restore the invariants.
+    IF NOT {resize}(st.db_size + size_diff) THEN
+        FOR moving IN
+            SELECT g.{x} AS value, NOT g.heavy AS to_heavy FROM {m_x_degree} g
+             WHERE g.{x} IN (SELECT {x} FROM {m_delta})
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM {move_m_x}(moving.value, moving.to_heavy);
+        END LOOP;
+        FOR moving IN
+            SELECT g.b AS value, NOT g.heavy AS to_heavy FROM {m_b_degree} g
+             WHERE g.b IN (SELECT b FROM {m_delta})
+               AND ((NOT g.heavy AND g.degree >= 1.5 * st.theta) OR (g.heavy AND g.degree < 0.5 * st.theta))
+        LOOP
+            PERFORM {move_m_b}(moving.value, moving.to_heavy);
+        END LOOP;
+    END IF;
     DELETE FROM {m_delta};
 END;
 $pgivm$;

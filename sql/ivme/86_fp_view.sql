@@ -1,26 +1,6 @@
--- View-wide maintenance of a 4-path count ([L] Appendix G.5): the size invariant, major
--- rebalancing, every view from its definition, the count from the state, and the restart after a
--- build or a TRUNCATE. Rendered once per view.
-
--- OnUpdate's size invariant floor(N/4) <= |D| < N: |D| set; when it breaks, N = 2|D| + 1 and a
--- major rebalancing (true: the caller skips its minor rebalancing, everything was repartitioned).
-CREATE FUNCTION {resize}(size bigint)
-RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
-AS $pgivm$
-DECLARE
-    n_now bigint := (SELECT n FROM {state});
-BEGIN
-    IF size >= n_now OR size < n_now / 4 THEN
-        UPDATE {state} SET db_size = size, n = 2 * size + 1;
-        PERFORM {major_rebalance}();
-        RETURN true;
-    END IF;
-    UPDATE {state} SET db_size = size;
-    RETURN false;
-END;
-$pgivm$;
-
+-- View-wide maintenance of a 4-path count ([L] Appendix G.5): major rebalancing, every view from
+-- its definition, the count from the state, and the restart after a build or a TRUNCATE (the size
+-- invariant: 48_resize.sql). Rendered once per view.
 
 -- MajorRebalancing: theta = N^epsilon, S and T strictly repartitioned on both variables (heavy iff
 -- degree >= theta), every view recomputed.

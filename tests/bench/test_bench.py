@@ -147,11 +147,21 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert_png(tmp_path / "ivme-family-listing.png")
     # the Loomis-Whitney count: the same strategies, each view verified, slopes of time and rows read
     assert "== scaling of a Loomis-Whitney count of degree 4" in out
-    loomis = table_with(out, "rows read/update")
+    loomis, paths = [t for t in tables(out) if "rows read/update" in t[0]]
     assert column(loomis, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
     reads = column(loomis, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:3] + reads[4:])
     assert "ivme ε=0.5: maintenance time (median − no view) slope" in out
+    # the 4-path count: against F-IVM too
+    assert "== scaling of the 4-path count" in out
+    assert column(paths, "strategy") == ["no view", "ivme ε=0.5", "fivm", "first-order"] * 2
+    reads = column(paths, "rows read/update")
+    assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
+    assert "fivm: maintenance time (median − no view) slope" in out
+    # the space of single and refined partitions
+    space = table_with(out, "state rows")
+    assert column(space, "partitions") == ["single", "refined"] * 2
+    assert "refined: state rows slope" in out
 
 
 @pytest.mark.parametrize("args, words", [

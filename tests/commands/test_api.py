@@ -39,7 +39,7 @@ def test_results_are_dataclasses(conn: psycopg.Connection) -> None:
     assert isinstance(init, command.InitResult) and init.ddl_guards and init.outdated == []
     created = command.create("tri", TRIANGLE_SQL, epsilon=0.25, target=conn)
     assert isinstance(created, command.CreateResult)
-    assert created.params == {"epsilon": 0.25, "batch_threshold": 384}
+    assert created.params == {"epsilon": 0.25, "partitions": "single", "batch_threshold": 384}
     assert created.headline == {"|D|": created.figures["db_size"]}
     status = command.status("tri", target=conn)
     assert isinstance(status, command.StatusReport)
@@ -48,7 +48,7 @@ def test_results_are_dataclasses(conn: psycopg.Connection) -> None:
     figures = command.action("tri", "rebalance", target=conn)
     assert figures["major_rebalances"] == status.figures["major_rebalances"] + 1 and figures["count"] == expected
     assert command.action("tri", "alter", epsilon=0.75, target=conn)["epsilon"] == 0.75
-    assert [v.params for v in command.list_views(target=conn)] == [{"batch_threshold": 384, "epsilon": 0.75}]
+    assert [v.params for v in command.list_views(target=conn)] == [{"batch_threshold": 384, "epsilon": 0.75, "partitions": "single"}]
 
 
 def test_systems_and_options_are_checked(conn: psycopg.Connection) -> None:

@@ -376,10 +376,10 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
     assert set(table[1]) <= {"-", " "}
     rows = {line.split()[0]: line for line in table[2:]}
     assert set(rows) == {"tri", "another"}
-    assert rows["tri"].split()[:7] == ["tri", "public.tri", "ivme", "batch_threshold=384,epsilon=0.5", "count", "=",
+    assert rows["tri"].split()[:7] == ["tri", "public.tri", "ivme", "batch_threshold=384,epsilon=0.5,partitions=single", "count", "=",
                                        str(expected)]
     assert rows["tri"].endswith(TRIANGLE_SQL)
-    assert rows["another"].split()[:7] == ["another", "public.another", "ivme", "batch_threshold=384,epsilon=0.75",
+    assert rows["another"].split()[:7] == ["another", "public.another", "ivme", "batch_threshold=384,epsilon=0.75,partitions=single",
                                            "count", "=", str(expected)]
 
     listed = json.loads(ok(capsys, dsn, "list", "--json").out)
@@ -389,7 +389,7 @@ def test_list_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, conn:
         "name": "tri",
         "view": "public.tri",
         "system": "ivme",
-        "params": {"epsilon": 0.5, "batch_threshold": 384},
+        "params": {"epsilon": 0.5, "partitions": "single", "batch_threshold": 384},
         "count": expected,
         "definition": TRIANGLE_SQL,
         "counts": "count",
@@ -418,7 +418,7 @@ def test_status_table_and_json(capsys: pytest.CaptureFixture[str], dsn: str, con
     assert info["count"] == expected
     assert info["major_rebalances"] >= 1 and info["minor_rebalances"] == 0
     assert info["name"] == "tri" and info["view"] == "public.tri" and info["system"] == "ivme"
-    assert info["params"] == {"epsilon": 0.5, "batch_threshold": 384} and info["problems"] == []
+    assert info["params"] == {"epsilon": 0.5, "partitions": "single", "batch_threshold": 384} and info["problems"] == []
     assert set(info["relations"]) == {"R", "S", "T"}
     for relation, (table, first, second) in {"R": ("r", "a", "b"), "S": ("s", "b", "c"), "T": ("t", "c", "a")}.items():
         rel = info["relations"][relation]

@@ -1,4 +1,4 @@
--- pgivm golden install plan: system ivme, case edge, options {'epsilon': 0.5, 'batch_threshold': 384}
+-- pgivm golden install plan: system ivme, case edge, options {'epsilon': 0.5, 'partitions': 'single', 'batch_threshold': 384}
 -- view public.triangles AS SELECT count(*) FROM e AS x JOIN e AS y ON x.dst = y.src JOIN e AS z ON y.dst = z.src AND z.dst = x.src
 -- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 

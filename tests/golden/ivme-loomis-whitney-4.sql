@@ -1,4 +1,4 @@
--- pgivm golden install plan: system ivme, case loomis-whitney-4, options {'epsilon': 0.5, 'batch_threshold': 384}
+-- pgivm golden install plan: system ivme, case loomis-whitney-4, options {'epsilon': 0.5, 'partitions': 'single', 'batch_threshold': 384}
 -- view public.triangles AS SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c AND r3.d = r2.d AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b
 -- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 

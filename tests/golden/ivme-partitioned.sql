@@ -1,4 +1,4 @@
--- pgivm golden install plan: system ivme, case partitioned, options {'epsilon': 0.5, 'batch_threshold': 384}
+-- pgivm golden install plan: system ivme, case partitioned, options {'epsilon': 0.5, 'partitions': 'single', 'batch_threshold': 384}
 -- view public.triangles AS SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a
 -- regenerate: PGIVM_REGENERATE_GOLDEN=1 python -m pytest tests/systems/test_golden_plans.py
 

@@ -53,7 +53,12 @@ IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilo
               "loomis-whitney-4": ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c "
                                    "AND r3.d = r2.d AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b",
                                    {"r1": ("a", "b", "c"), "r2": ("b", "c", "d"), "r3": ("a", "c", "d"), "r4": ("a", "b", "d")},
-                                   "integer", {}, {})}
+                                   "integer", {}, {}),
+              # refined partitions ([L] Appendix D): every relation partitioned on both variables
+              "triangle-refined": (*CASES["triangle"][:4], {"partitions": "refined"}),
+              # the 4-path count ([L] Appendix G), the end tables with a column no join reads
+              "four-path": ("SELECT count(*) FROM r JOIN s ON r.a = s.a JOIN t ON s.b = t.b JOIN u ON t.c = u.c",
+                            {"r": ("a", "x"), "s": ("a", "b"), "t": ("b", "c"), "u": ("c", "z")}, "integer", {}, {})}
 
 
 def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], column_type: str,

@@ -13,14 +13,15 @@ from typing import Any
 import psycopg
 
 from pgivm.capture import BATCH_THRESHOLD
+from pgivm.errors import PgivmError
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
                                   triangle_or_listing_reason)
-from pgivm.systems.ivme import four_path, loomis_whitney
+from pgivm.systems.ivme import four_path, loomis_whitney, refined
 from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
-__all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "NEXT", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan", "plan",
+__all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "PARTITIONS", "NEXT", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan", "plan",
            "rebalance_plan", "status", "verify"]
 
 NAME = "ivme"
@@ -40,6 +41,13 @@ def _not_negative(value: int) -> str | None:
 
 EPSILON = Option("epsilon", float, DEFAULT_EPSILON, "IVMε trade-off in [0, 1]: space O(N^(1+min(ε,1-ε))), "
                  "update time O(N^max(ε,1-ε)); 0.5 is worst-case optimal", _epsilon_in_range, in_state=True)
+def _partitions(value: str) -> str | None:
+    return None if value in refined.PARTITIONS else f"choose {' or '.join(refined.PARTITIONS)}, got {value!r}"
+
+
+PARTITIONS = Option("partitions", str, "single", "a triangle count's partitions: single (each relation on one variable, "
+                    "the paper's main algorithm) or refined (on both, Appendix D: the same update time, linear "
+                    "space at ε = ½)", _partitions)
 BATCH = Option("batch_threshold", int, BATCH_THRESHOLD, "statements changing more rows than this are maintained "
                "set at a time (0: every statement)", _not_negative)
 
@@ -62,6 +70,11 @@ def _variant(view: Any) -> Any:
 
 def _plan(view: Any, name: str, view_schema: str, params: dict[str, Any]) -> Any:
     variant = _variant(view)
+    if refined.is_refined(params):
+        if variant is not None or view.query.analysis.triangle is None or view.query.analysis.triangle.listing:
+            raise PgivmError("--partitions refined applies to a triangle count only",
+                             "create this view with the default --partitions single")
+        return refined.plan(view, name, view_schema, params)
     return (variant.plan if variant else plan)(view, name, view_schema, params)
 
 
@@ -86,7 +99,7 @@ SYSTEM = FunctionSystem(
             "single-row update (heavy/light partitions)",
     accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers,
     status=status, verify=verify, explain=explain_lines,
-    options=(EPSILON, BATCH),
+    options=(EPSILON, PARTITIONS, BATCH),
     actions=(
         Action("rebalance", "force a major rebalancing: strict repartition at N^epsilon, auxiliary views rebuilt",
                (), _rebalance),

@@ -95,7 +95,7 @@ def _end_params(view: ResolvedView, names: Names, e: str) -> dict[str, sql.Compo
         "m_x_degree": names(DEGREES[(m, x)]), "f_b_degree": names(DEGREES[(f, "b")]),
         "w_e": names(f"w_{e}"), "w_g": names(f"w_{g}"), "p_e": names(f"p_{e}"), "z_e": names(f"z_{e}"),
         "z_g": names(f"z_{g}"), "y_e": names(f"y_{e}"), "y_g": names(f"y_{g}"),
-        "apply_e": names(f"apply_{e}"), "update_e": names(f"update_{e}"), "apply_batch_e": names(f"apply_batch_{e}"), "clear_e": names(f"clear_{e}"),
+        "apply_e": names(f"apply_{e}"), "apply_batch_e": names(f"apply_batch_{e}"), "clear_e": names(f"clear_{e}"),
         "e_delta": names(f"{e}_delta"),
         "apply_e_comment": sql.Literal(f"IVMε ApplyUpdate4Path for a single-tuple update to {e.upper()} (Appendix G, Figure 15)"),
     }
@@ -115,12 +115,10 @@ def _mid_params(view: ResolvedView, names: Names, m: str) -> dict[str, sql.Compo
                                          for c in columns),
         "parameter_types": sql.SQL(", ").join(sql.SQL(view.variable_types[c]) for c in columns),  # type: ignore[arg-type]
         "columns": sql.SQL(", ").join(sql.Identifier(c) for c in columns),
-        "arguments": sql.SQL(", ").join(sql.Identifier(f"x_{c}") for c in columns),
-        "change_columns": sql.SQL(", ").join(sql.SQL("change.{}").format(sql.Identifier(c)) for c in columns),
         "m_x_degree": names(DEGREES[(m, x)]), "m_b_degree": names(DEGREES[(m, "b")]), "f_b_degree": names(DEGREES[(f, "b")]),
         "w_e": names(f"w_{e}"), "w_g": names(f"w_{g}"), "p_e": names(f"p_{e}"), "p_g": names(f"p_{g}"), "z_e": names(f"z_{e}"),
         "z_g": names(f"z_{g}"), "y_e": names(f"y_{e}"), "y_g": names(f"y_{g}"),
-        "apply_m": names(f"apply_{m}"), "update_m": names(f"update_{m}"), "views_m": names(f"views_{m}"), "move_m_x": names(f"move_{m}_{x}"),
+        "apply_m": names(f"apply_{m}"), "views_m": names(f"views_{m}"), "move_m_x": names(f"move_{m}_{x}"),
         "move_m_b": names(f"move_{m}_b"), "apply_batch_m": names(f"apply_batch_{m}"), "clear_m": names(f"clear_{m}"),
         "m_delta": names(f"{m}_delta"),
         "apply_m_comment": sql.Literal(f"IVMε ApplyUpdate4Path for a single-tuple update to {m.upper()} (Appendix G, Figure 16)"),
@@ -181,7 +179,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
             names("state"), sql.Literal(float(params["epsilon"])), names("result")),
         render(__package__, "80_fp_tables.sql", view_params)]
-    functions = [render(__package__, "86_fp_view.sql", view_params)]
+    functions = [render(__package__, "48_resize.sql", view_params), render(__package__, "86_fp_view.sql", view_params)]
     functions += [render(__package__, "82_fp_end.sql", _end_params(view, names, e)) for e in ("r", "u")]
     functions += [render(__package__, "84_fp_mid.sql", _mid_params(view, names, m)) for m in ("s", "t")]
     build = [build_plan(view, name), analyze_plan(names, state_tables())]
@@ -210,17 +208,17 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
                   "base_columns": sql.SQL(", ").join(variant.capture_atom(view, atom).read("base")),
                   "base_not_null": sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c))
                                                          for c in atom.columns)}
-        named += [(f"{atom.relation.upper()}.{check}", query) for check, query in checks(__package__, "88_fp_verify_relation.sql", params)]
+        named += [(f"{atom.relation.upper()}.{check}", query) for check, query in checks(__package__, "88_verify_bag.sql", params)]
     for (relation, variable), degree in DEGREES.items():
         params = {"k": names(relation), "var": sql.Identifier(variable), "flag": sql.Identifier(f"h{variable}"),
                   "degree": names(degree), "state": names("state")}
         named += [(f"{relation.upper()}_on_{variable.upper()}.{check}", query)
-                  for check, query in checks(__package__, "89_fp_verify_partition.sql", params)
+                  for check, query in checks(__package__, "89_verify_partition.sql", params)
                   if check != "strict_partition" or strict]
     for v in VIEWS:
         params = {"view": names(v), "columns": sql.SQL(", ").join(sql.Identifier(c) for c in KEYS[v]),
                   "definition": _definition(v, names)}
-        named += [(f"{v}.{check}", query) for check, query in checks(__package__, "91_fp_verify_aux.sql", params)]
+        named += [(f"{v}.{check}", query) for check, query in checks(__package__, "91_verify_view_definition.sql", params)]
     return run_checks(conn, named)
 
 
@@ -233,7 +231,7 @@ def explain_lines(view: ResolvedView, state: dict[str, Any]) -> list[str]:
             f"partitions: S on A and on B, T on B and on C, heavy at degree >= θ = N^ε (ε = {state['epsilon']:g}, "
             f"N = {state['n']}, θ = {state['theta']:.2f}); R and U whole; nine auxiliary views (Figure 14's or sums of them)",
             "update: O(N^max(ε, 1-ε)) amortized per single-row change; space O(N^(1+min(ε, 1-ε))); a multi-row "
-            "statement applied tuple by tuple"]
+            "statement above the batch threshold set at a time (its rows joined with the views and the other relations)"]
 
 
 def relation_rows(conn: Any, name: str) -> list[list[Any]]:

@@ -14,6 +14,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm.capture import atom_columns
+from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
@@ -293,6 +294,9 @@ class SparkBuild:
 
         loomis_whitney.no_spark(view)
         four_path.no_spark(view)
+        if params.get("partitions") == "refined":
+            raise PgivmError("--preprocess spark builds single partitions only",
+                             "create the view with --partitions refined without --preprocess (the build is set at a time in PostgreSQL)")
         view = triangle_view(view)
         preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
         if view.query.listing:  # Spark computes the count's state; the listing's follows from it in SQL

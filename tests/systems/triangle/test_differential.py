@@ -181,6 +181,14 @@ class Checker:
         return maintained
 
 
+def degree_table(conn: psycopg.Connection, relation: str) -> sql.Identifier:
+    """The table of a relation's degrees on its first variable: ``r_degree`` under single
+    partitions, ``r_a_degree`` under refined ones (which also keep ``r_b_degree``)."""
+    single = conn.execute("SELECT to_regclass('pgivm_tri.r_degree') IS NOT NULL").fetchone()[0]
+    first = {"r": "a", "s": "b", "t": "c"}[relation]
+    return sql.Identifier("pgivm_tri", f"{relation}_degree" if single else f"{relation}_{first}_degree")
+
+
 def observe(conn: psycopg.Connection, tracker: Tracker, truncated: bool = False) -> None:
     """Record N and the heavy values after a block; count doublings and halvings of N, and minor
     moves (heavy values that changed while no major rebalancing ran)."""
@@ -188,7 +196,7 @@ def observe(conn: psycopg.Connection, tracker: Tracker, truncated: bool = False)
     heavy, light = {}, {}
     for k in "rst":
         rows = conn.execute(sql.SQL("SELECT {}, heavy FROM {}").format(
-            sql.Identifier({"r": "a", "s": "b", "t": "c"}[k]), sql.Identifier("pgivm_tri", f"{k}_degree"))).fetchall()
+            sql.Identifier({"r": "a", "s": "b", "t": "c"}[k]), degree_table(conn, k))).fetchall()
         heavy[k] = {value for value, is_heavy in rows if is_heavy}
         light[k] = {value for value, is_heavy in rows if not is_heavy}
     if not tracker.first_n:
@@ -349,7 +357,7 @@ class Stream:
         heavy = self.conn.execute(
             sql.SQL("SELECT {x}, degree FROM {d} WHERE heavy ORDER BY degree LIMIT 1").format(
                 x=sql.Identifier({"r": "a", "s": "b", "t": "c"}[relation]),
-                d=sql.Identifier("pgivm_tri", f"{relation}_degree"),
+                d=degree_table(self.conn, relation),
             )
         ).fetchone()
         if heavy is None:
@@ -444,11 +452,11 @@ def setup_form(conn: psycopg.Connection, form: Form, rnd: random.Random, rows: i
 
 
 def run_stream(conn: psycopg.Connection, form: Form, epsilon: float, seed: int, steps: int,
-               strategy: str = "ivme", batch_threshold: int | None = None) -> Tracker:
+               strategy: str = "ivme", batch_threshold: int | None = None, partitions: str = "single") -> Tracker:
     rnd = random.Random(seed)
     conn.execute("SELECT setseed(%s)", [(seed % 1000) / 1000])  # the statements' own ORDER BY random()
     setup_form(conn, form, rnd, rows=25)
-    options = {"epsilon": epsilon} if strategy == "ivme" else {}
+    options = {"epsilon": epsilon, "partitions": partitions} if strategy == "ivme" else {}
     command.create("tri", form.view_sql, system=strategy, batch_threshold=batch_threshold, target=conn, **options)
     report = command.verify("tri", strict=True, target=conn)
     assert report.ok, [str(f) for f in report.failures]
@@ -622,6 +630,28 @@ def test_set_at_a_time_path_matches_recount(conn: psycopg.Connection, form: Form
         assert tracker.demotions > 0, "apply_batch_K never moved a value heavy -> light"
     else:
         assert minor == 0 and tracker.promotions == tracker.demotions == 0
+
+
+@pytest.mark.parametrize("form,epsilon,threshold", [(RST, 0.0, None), (RST, 0.25, None), (RST, 0.5, None),
+                                                    (RST, 0.75, None), (RST, 1.0, None), (EDGE, 0.25, None),
+                                                    (EDGE, 0.5, None), (RST, 0.5, 0), (EDGE, 0.25, 0)],
+                         ids=lambda v: getattr(v, "name", str(v)))
+def test_refined_partitions_stream_matches_recount(conn: psycopg.Connection, form: Form, epsilon: float,
+                                                   threshold: int | None) -> None:
+    """Refined partitions ([L] Appendix D): the same streams, every relation partitioned on both of
+    its variables; the count against the query's and every invariant after every statement
+    (``Checker``), tuple by tuple and (threshold 0) set at a time."""
+    seed = int(epsilon * 100) + (3 if threshold == 0 else 0 if form is RST else 7)  # the single partitions' streams
+    tracker = run_stream(conn, form, epsilon, seed=seed, steps=300 if threshold is None else 200,
+                         batch_threshold=threshold, partitions="refined")
+    assert_stream_did_its_work(tracker)
+    assert_n_doubled_and_halved(tracker)
+    assert conn.execute("SELECT to_regclass('pgivm_tri.r_b_degree') IS NOT NULL").fetchone()[0]
+    minor = conn.execute("SELECT minor_rebalances FROM pgivm_tri.state").fetchone()[0]
+    if 0 < epsilon < 0.75 or (epsilon == 0.75 and form is RST):
+        assert minor > 0 and tracker.promotions > 0 and tracker.demotions > 0, "no value moved both ways"
+    elif epsilon in (0.0, 1.0):
+        assert minor == 0
 
 
 @pytest.mark.parametrize("strategy", ["first-order", "recompute"])

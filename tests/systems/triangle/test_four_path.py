@@ -93,11 +93,15 @@ def test_random_stream_matches_the_count(conn: psycopg.Connection, form: str, ep
         assert minor > 0, "no value moved between the parts"
 
 
-@pytest.mark.parametrize("epsilon", [0.25, 0.5])
-def test_the_batch_path(conn: psycopg.Connection, epsilon: float) -> None:
-    """Every statement through K_delta and apply_batch_K (threshold 0)."""
-    _run(conn, PATH4, PATH4_TABLES, epsilon, seed=17, steps=80, batch_threshold=0)
-    assert _rebalances(conn)[0] > 0
+@pytest.mark.parametrize("form, epsilon", [("tables", 0.25), ("tables", 0.5), ("one-table", 0.0), ("one-table", 0.5),
+                                           ("tables", 1.0)])
+def test_the_batch_path(conn: psycopg.Connection, form: str, epsilon: float) -> None:
+    """Every statement set at a time through K_delta and apply_batch_K (threshold 0): its deltas
+    joined on the state before it, then the values it pushed across a threshold moved."""
+    query, tables = (PATH4, PATH4_TABLES) if form == "tables" else (PATH4_ONE, ONE_TABLE)
+    _run(conn, query, tables, epsilon, seed=17 + len(form), steps=80, batch_threshold=0)
+    if epsilon in (0.25, 0.5):
+        assert _rebalances(conn)[0] > 0
 
 
 def test_every_part_and_view_is_reached(conn: psycopg.Connection) -> None:
@@ -196,3 +200,19 @@ def test_refusals_explain_and_status(conn: psycopg.Connection, dsn: str) -> None
     assert "Appendix G" in text and "S on A and on B" in text
     relations = next(section for section in command.status("p4", target=conn).sections if section.title == "relations")
     assert [row[0] for row in relations.rows] == ["S on A", "S on B", "T on B", "T on C"]
+
+
+def test_alter_epsilon_repartitions(conn: psycopg.Connection) -> None:
+    """alter --epsilon mid-stream: a major rebalancing at the new ε (strict partitions, every view
+    rebuilt), then the stream goes on exact under the new threshold."""
+    _run(conn, PATH4, PATH4_TABLES, 0.5, seed=31, steps=40)
+    rnd = random.Random(32)
+    for epsilon in (0.25, 1.0, 0.0, 0.75):
+        command.action("p4", "alter", epsilon=epsilon, target=conn)
+        state = conn.execute("SELECT epsilon, theta, n FROM pgivm_p4.state").fetchone()
+        assert state[0] == epsilon and abs(state[1] - state[2] ** epsilon) < 1e-6
+        assert command.verify("p4", strict=True, target=conn).ok, epsilon
+        for _ in range(25):
+            conn.execute(_statement(rnd, PATH4_TABLES))
+            assert conn.execute("SELECT * FROM p4").fetchone()[0] == conn.execute(PATH4).fetchone()[0], epsilon
+        assert command.verify("p4", target=conn).ok, epsilon

@@ -1,5 +1,6 @@
--- Invariant check of one relation of a 4-path count (Appendix G), rendered for each. Returns the
--- violating rows (at most 5); none means the check holds.
+-- Invariant check of a relation kept as one table of distinct tuples with multiplicities (the 4-path
+-- count's four, refined partitions' three), rendered for each. Returns the violating rows (at most
+-- 5); none means the check holds.
 
 -- check: parts_match_base: the relation holds exactly the multiset of the base table's join columns
 SELECT key, sum(mult) FILTER (WHERE state) AS state_mult, sum(mult) FILTER (WHERE NOT state) AS base_mult

@@ -1,4 +1,5 @@
--- Invariant check of one auxiliary view of a 4-path count, rendered for each of the nine.
+-- Invariant check of one auxiliary view against its definition (the 4-path count's nine, refined
+-- partitions' three), rendered for each.
 
 -- check: view: the stored view equals its definition recomputed from the parts, with no zero entries
 SELECT key, sum(mult) FILTER (WHERE stored) AS stored, sum(mult) FILTER (WHERE NOT stored) AS recomputed

@@ -1,5 +1,6 @@
--- Invariant checks of the partition of a middle relation of a 4-path count on one of its
--- variables, rendered for S on A and on B, T on B and on C. Each returns the violating rows.
+-- Invariant checks of a relation partitioned on one of its variables with the part kept as a flag
+-- on each tuple (the 4-path count's S and T, refined partitions' R, S, T on each variable), rendered
+-- per relation and variable. Each returns the violating rows.
 
 -- check: degrees: the degree table counts each value's distinct tuples
 SELECT value, max(degree) FILTER (WHERE stored) AS stored_degree, max(degree) FILTER (WHERE NOT stored) AS actual_degree
