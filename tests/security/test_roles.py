@@ -30,6 +30,8 @@ ROWS = {"r": [(1, 2), (1, 3), (2, 3), (4, 5), (3, 1)], "s": [(2, 3), (3, 1), (3,
 COLUMNS = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
 TRIANGLE = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON s.c = t.c AND t.a = r.a"
 GROUPED = "SELECT r.a, count(*) AS n FROM shop.r JOIN shop.s ON r.b = s.b GROUP BY r.a"
+# the 4-path count R(b) S(b,c) T(c,a) R'(a) over the same tables (IVMε's Appendix G)
+FOUR_PATH = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON s.c = t.c JOIN shop.r r2 ON t.a = r2.a"
 
 
 @dataclass
@@ -520,7 +522,8 @@ def test_upgrade_by_a_superuser_leaves_every_object_the_owners(cast: Cast) -> No
 
 
 CASES = [("ivme", TRIANGLE, {}), ("first-order", GROUPED, {}), ("fivm", GROUPED, {}),
-         ("sample", "SELECT r.a, s.c FROM shop.r JOIN shop.s ON r.b = s.b", {"size": 3}), ("recompute", TRIANGLE, {})]
+         ("sample", "SELECT r.a, s.c FROM shop.r JOIN shop.s ON r.b = s.b", {"size": 3}), ("recompute", TRIANGLE, {}),
+         ("ivme", TRIANGLE, {"partitions": "refined"}), ("ivme", FOUR_PATH, {})]
 
 
 def test_every_generated_function_is_safe_for_any_role_to_reach(cast: Cast) -> None:
