@@ -140,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
 
             for workload in (loomis.WORKLOAD, paths.WORKLOAD):
                 family.main(conn, workload, sizes, args.updates, args.budget, args.seed)
+            paths.graph_main(conn, *_sample_graph(args), updates=min(args.updates, 100))
             refined_space.main(conn, sizes)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)

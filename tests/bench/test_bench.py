@@ -138,7 +138,10 @@ def test_bench_all_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.C
 def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The triangle listing's scaling: each view verified (the bench fails on a drifted view), a
     table and fitted slopes, a plot."""
-    out = run_bench(dsn, ["ivme-family", "--out", str(tmp_path), "--sizes", "400,1000", "--updates", "20"], capsys)
+    edges = tmp_path / "edges.txt"  # the 4-path count's graph part: a small graph of its own
+    edges.write_text("".join(f"{i % 97} {(i * 31 + 7) % 211}\n" for i in range(1500)))
+    out = run_bench(dsn, ["ivme-family", "--out", str(tmp_path), "--sizes", "400,1000", "--updates", "20",
+                          "--edges", str(edges)], capsys)
     assert "== scaling of SELECT r.a, r.b, s.c FROM r" in out
     scaling = table_with(out, "state rows read/update")
     assert column(scaling, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
@@ -158,6 +161,10 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     reads = column(paths, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
     assert "fivm: maintenance time (median − no view) slope" in out
+    # the 4-path count on a graph: ivme's and fivm's counts equal the plain recount (the bench checks it)
+    assert "== the walks of four edges on" in out
+    graph = table_with(out, "count (= the recount)")
+    assert column(graph, "strategy") == ["ivme", "fivm"] and len(set(column(graph, "count (= the recount)"))) == 1
     # the space of single and refined partitions
     space = table_with(out, "state rows")
     assert column(space, "partitions") == ["single", "refined"] * 2
