@@ -21,8 +21,8 @@ from pgivm.systems.ivme import four_path, loomis_whitney, refined
 from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
-__all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "PARTITIONS", "NEXT", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan", "plan",
-           "rebalance_plan", "status", "verify"]
+__all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "NEXT", "PARTITIONS", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan",
+           "plan", "rebalance_plan", "status", "verify"]
 
 NAME = "ivme"
 DEFAULT_EPSILON = 0.5
@@ -41,6 +41,8 @@ def _not_negative(value: int) -> str | None:
 
 EPSILON = Option("epsilon", float, DEFAULT_EPSILON, "IVMε trade-off in [0, 1]: space O(N^(1+min(ε,1-ε))), "
                  "update time O(N^max(ε,1-ε)); 0.5 is worst-case optimal", _epsilon_in_range, in_state=True)
+
+
 def _partitions(value: str) -> str | None:
     return None if value in refined.PARTITIONS else f"choose {' or '.join(refined.PARTITIONS)}, got {value!r}"
 
