@@ -58,7 +58,7 @@ BEGIN
             ON CONFLICT ({x}) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO {k_y_degree} AS d ({y}, degree, heavy) VALUES (y_value, 1, h2)
             ON CONFLICT ({y}) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO y_degree;
-        IF {resize}(st.db_size + 1) THEN
+        IF {resize}(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -73,7 +73,7 @@ BEGIN
             DELETE FROM {k_y_degree} WHERE {y} = y_value;
             y_degree := 0;
         END IF;
-        IF {resize}(st.db_size - 1) THEN
+        IF {resize}(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -223,7 +223,7 @@ BEGIN
     SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
       INTO size_diff FROM {k_delta};
 
-    IF NOT {resize}(st.db_size + size_diff) THEN
+    IF NOT {resize}(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g.{x} AS value, NOT g.heavy AS to_heavy FROM {k_x_degree} g
              WHERE g.{x} IN (SELECT {x} FROM {k_delta})

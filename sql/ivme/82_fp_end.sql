@@ -46,26 +46,30 @@ BEGIN
         -- A heavy value: its M_hh tuples sit at B-values heavy in M (< 2 N^(1-eps)), each read with w_G
         -- and z_E; its M_hl tuples are many, so they are reached through y_E (F_ll), a loop over F's
         -- heavy B-values probing M (F_hl and F_hh, all of w_G there), and q (F_lh).
-        delta_q := coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM {w_g} w WHERE w.b = k.b), 0)
+        -- The loop over F's heavy B-values reads each M_hl(x,b) once for both of its uses: the δQ term
+        -- with w_G(b), and z_G(b) += m M_hl(x,b) (z_G is in no term of an update of E).
+        WITH hl AS MATERIALIZED (
+            SELECT d.b, k.mult
+              FROM {f_b_degree} d
+             CROSS JOIN LATERAL (SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
+             WHERE d.heavy
+        ), z AS (
+            INSERT INTO {z_g} AS v (b, mult) SELECT hl.b, m * hl.mult FROM hl
+                ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+        )
+        SELECT coalesce(sum(hl.mult * (SELECT w.mult FROM {w_g} w WHERE w.b = hl.b)), 0) INTO delta_q FROM hl;
+        DELETE FROM {z_g} WHERE mult = 0;
+        delta_q := delta_q
+                 + coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM {w_g} w WHERE w.b = k.b), 0)
                                                   + coalesce((SELECT z.mult FROM {z_e} z WHERE z.b = k.b), 0)))
                                FROM {m} k WHERE k.{x} = x_value AND k.hb), 0)
                  + coalesce((SELECT y.mult FROM {y_e} y WHERE y.{x} = x_value), 0)
-                 + coalesce((SELECT sum((SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb)
-                                        * (SELECT w.mult FROM {w_g} w WHERE w.b = d.b))
-                               FROM {f_b_degree} d WHERE d.heavy), 0)
                  + coalesce((SELECT sum(k.mult * (SELECT g.mult FROM {g} g WHERE g.{y} = k.{y}))
                                FROM {q} k WHERE k.{x} = x_value), 0);
-        -- w_E(b) += m M_hh(x,b); z_G(b) += m M_hl(x,b) at F's heavy B-values (the same loop).
+        -- w_E(b) += m M_hh(x,b).
         INSERT INTO {w_e} AS v (b, mult) SELECT k.b, m * k.mult FROM {m} k WHERE k.{x} = x_value AND k.hb
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM {w_e} WHERE mult = 0;
-        INSERT INTO {z_g} AS v (b, mult)
-        SELECT d.b, m * k.mult
-          FROM {f_b_degree} d
-         CROSS JOIN LATERAL (SELECT j.mult FROM {m} j WHERE j.{x} = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
-         WHERE d.heavy AND k.mult IS NOT NULL
-            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
-        DELETE FROM {z_g} WHERE mult = 0;
     END IF;
     IF delta_q <> 0 THEN
         UPDATE {result} SET count = count + m * delta_q;
@@ -76,9 +80,9 @@ BEGIN
         ON CONFLICT ({x}) DO UPDATE SET mult = p.mult + EXCLUDED.mult RETURNING mult INTO new_mult;
     IF new_mult = 0 THEN
         DELETE FROM {e} WHERE {x} = x_value;
-        PERFORM {resize}(st.db_size - 1);
+        PERFORM {resize}(st.db_size - 1, st.n);
     ELSIF new_mult = m THEN
-        PERFORM {resize}(st.db_size + 1);
+        PERFORM {resize}(st.db_size + 1, st.n);
     END IF;
 END;
 $pgivm$;
@@ -152,7 +156,7 @@ BEGIN
     DELETE FROM {e} WHERE mult = 0;
     DELETE FROM {e_delta};
     IF size_diff <> 0 THEN
-        PERFORM {resize}(st.db_size + size_diff);
+        PERFORM {resize}(st.db_size + size_diff, st.n);
     END IF;
 END;
 $pgivm$;

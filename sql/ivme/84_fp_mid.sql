@@ -51,7 +51,7 @@ BEGIN
             ON CONFLICT ({x}) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO {m_b_degree} AS d (b, degree, heavy) VALUES (b_value, 1, hb)
             ON CONFLICT (b) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO b_degree;
-        IF {resize}(st.db_size + 1) THEN
+        IF {resize}(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -67,7 +67,7 @@ BEGIN
             DELETE FROM {z_e} WHERE b = b_value;  -- z_E's indicator: the value left M, heavy or not
             b_degree := 0;
         END IF;
-        IF {resize}(st.db_size - 1) THEN
+        IF {resize}(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -299,7 +299,7 @@ BEGIN
       INTO size_diff FROM {m_delta};
 
     -- Restore the invariants.
-    IF NOT {resize}(st.db_size + size_diff) THEN
+    IF NOT {resize}(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g.{x} AS value, NOT g.heavy AS to_heavy FROM {m_x_degree} g
              WHERE g.{x} IN (SELECT {x} FROM {m_delta})

@@ -137,13 +137,12 @@ CREATE TABLE "pgivm_triangles"."u_delta" (c integer NOT NULL, mult bigint NOT NU
 -- OnUpdate's size invariant floor(N/4) <= |D| < N for the variants that keep their relations as one
 -- table with flags (refined partitions, the 4-path count), rendered once per view: |D| set; when it
 -- breaks, N = 2|D| + 1 and a major rebalancing (true: the caller skips its minor rebalancing,
--- everything was repartitioned).
-CREATE FUNCTION "pgivm_triangles"."resize"(size bigint)
+-- everything was repartitioned). n_now: N as the caller read it with the state row (only this
+-- function changes N).
+CREATE FUNCTION "pgivm_triangles"."resize"(size bigint, n_now bigint)
 RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
-DECLARE
-    n_now bigint := (SELECT n FROM "pgivm_triangles"."state");
 BEGIN
     IF size >= n_now OR size < n_now / 4 THEN
         UPDATE "pgivm_triangles"."state" SET db_size = size, n = 2 * size + 1;
@@ -298,26 +297,30 @@ BEGIN
         -- A heavy value: its M_hh tuples sit at B-values heavy in M (< 2 N^(1-eps)), each read with w_G
         -- and z_E; its M_hl tuples are many, so they are reached through y_E (F_ll), a loop over F's
         -- heavy B-values probing M (F_hl and F_hh, all of w_G there), and q (F_lh).
-        delta_q := coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM "pgivm_triangles"."w_u" w WHERE w.b = k.b), 0)
+        -- The loop over F's heavy B-values reads each M_hl(x,b) once for both of its uses: the δQ term
+        -- with w_G(b), and z_G(b) += m M_hl(x,b) (z_G is in no term of an update of E).
+        WITH hl AS MATERIALIZED (
+            SELECT d.b, k.mult
+              FROM "pgivm_triangles"."t_b_degree" d
+             CROSS JOIN LATERAL (SELECT j.mult FROM "pgivm_triangles"."s" j WHERE j."a" = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
+             WHERE d.heavy
+        ), z AS (
+            INSERT INTO "pgivm_triangles"."z_u" AS v (b, mult) SELECT hl.b, m * hl.mult FROM hl
+                ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+        )
+        SELECT coalesce(sum(hl.mult * (SELECT w.mult FROM "pgivm_triangles"."w_u" w WHERE w.b = hl.b)), 0) INTO delta_q FROM hl;
+        DELETE FROM "pgivm_triangles"."z_u" WHERE mult = 0;
+        delta_q := delta_q
+                 + coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM "pgivm_triangles"."w_u" w WHERE w.b = k.b), 0)
                                                   + coalesce((SELECT z.mult FROM "pgivm_triangles"."z_r" z WHERE z.b = k.b), 0)))
                                FROM "pgivm_triangles"."s" k WHERE k."a" = x_value AND k.hb), 0)
                  + coalesce((SELECT y.mult FROM "pgivm_triangles"."y_r" y WHERE y."a" = x_value), 0)
-                 + coalesce((SELECT sum((SELECT j.mult FROM "pgivm_triangles"."s" j WHERE j."a" = x_value AND j.b = d.b AND NOT j.hb)
-                                        * (SELECT w.mult FROM "pgivm_triangles"."w_u" w WHERE w.b = d.b))
-                               FROM "pgivm_triangles"."t_b_degree" d WHERE d.heavy), 0)
                  + coalesce((SELECT sum(k.mult * (SELECT g.mult FROM "pgivm_triangles"."u" g WHERE g."c" = k."c"))
                                FROM "pgivm_triangles"."q" k WHERE k."a" = x_value), 0);
-        -- w_E(b) += m M_hh(x,b); z_G(b) += m M_hl(x,b) at F's heavy B-values (the same loop).
+        -- w_E(b) += m M_hh(x,b).
         INSERT INTO "pgivm_triangles"."w_r" AS v (b, mult) SELECT k.b, m * k.mult FROM "pgivm_triangles"."s" k WHERE k."a" = x_value AND k.hb
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM "pgivm_triangles"."w_r" WHERE mult = 0;
-        INSERT INTO "pgivm_triangles"."z_u" AS v (b, mult)
-        SELECT d.b, m * k.mult
-          FROM "pgivm_triangles"."t_b_degree" d
-         CROSS JOIN LATERAL (SELECT j.mult FROM "pgivm_triangles"."s" j WHERE j."a" = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
-         WHERE d.heavy AND k.mult IS NOT NULL
-            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
-        DELETE FROM "pgivm_triangles"."z_u" WHERE mult = 0;
     END IF;
     IF delta_q <> 0 THEN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
@@ -328,9 +331,9 @@ BEGIN
         ON CONFLICT ("a") DO UPDATE SET mult = p.mult + EXCLUDED.mult RETURNING mult INTO new_mult;
     IF new_mult = 0 THEN
         DELETE FROM "pgivm_triangles"."r" WHERE "a" = x_value;
-        PERFORM "pgivm_triangles"."resize"(st.db_size - 1);
+        PERFORM "pgivm_triangles"."resize"(st.db_size - 1, st.n);
     ELSIF new_mult = m THEN
-        PERFORM "pgivm_triangles"."resize"(st.db_size + 1);
+        PERFORM "pgivm_triangles"."resize"(st.db_size + 1, st.n);
     END IF;
 END;
 $pgivm$;
@@ -404,7 +407,7 @@ BEGIN
     DELETE FROM "pgivm_triangles"."r" WHERE mult = 0;
     DELETE FROM "pgivm_triangles"."r_delta";
     IF size_diff <> 0 THEN
-        PERFORM "pgivm_triangles"."resize"(st.db_size + size_diff);
+        PERFORM "pgivm_triangles"."resize"(st.db_size + size_diff, st.n);
     END IF;
 END;
 $pgivm$;
@@ -468,26 +471,30 @@ BEGIN
         -- A heavy value: its M_hh tuples sit at B-values heavy in M (< 2 N^(1-eps)), each read with w_G
         -- and z_E; its M_hl tuples are many, so they are reached through y_E (F_ll), a loop over F's
         -- heavy B-values probing M (F_hl and F_hh, all of w_G there), and q (F_lh).
-        delta_q := coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM "pgivm_triangles"."w_r" w WHERE w.b = k.b), 0)
+        -- The loop over F's heavy B-values reads each M_hl(x,b) once for both of its uses: the δQ term
+        -- with w_G(b), and z_G(b) += m M_hl(x,b) (z_G is in no term of an update of E).
+        WITH hl AS MATERIALIZED (
+            SELECT d.b, k.mult
+              FROM "pgivm_triangles"."s_b_degree" d
+             CROSS JOIN LATERAL (SELECT j.mult FROM "pgivm_triangles"."t" j WHERE j."c" = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
+             WHERE d.heavy
+        ), z AS (
+            INSERT INTO "pgivm_triangles"."z_r" AS v (b, mult) SELECT hl.b, m * hl.mult FROM hl
+                ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult
+        )
+        SELECT coalesce(sum(hl.mult * (SELECT w.mult FROM "pgivm_triangles"."w_r" w WHERE w.b = hl.b)), 0) INTO delta_q FROM hl;
+        DELETE FROM "pgivm_triangles"."z_r" WHERE mult = 0;
+        delta_q := delta_q
+                 + coalesce((SELECT sum(k.mult * (coalesce((SELECT w.mult FROM "pgivm_triangles"."w_r" w WHERE w.b = k.b), 0)
                                                   + coalesce((SELECT z.mult FROM "pgivm_triangles"."z_u" z WHERE z.b = k.b), 0)))
                                FROM "pgivm_triangles"."t" k WHERE k."c" = x_value AND k.hb), 0)
                  + coalesce((SELECT y.mult FROM "pgivm_triangles"."y_u" y WHERE y."c" = x_value), 0)
-                 + coalesce((SELECT sum((SELECT j.mult FROM "pgivm_triangles"."t" j WHERE j."c" = x_value AND j.b = d.b AND NOT j.hb)
-                                        * (SELECT w.mult FROM "pgivm_triangles"."w_r" w WHERE w.b = d.b))
-                               FROM "pgivm_triangles"."s_b_degree" d WHERE d.heavy), 0)
                  + coalesce((SELECT sum(k.mult * (SELECT g.mult FROM "pgivm_triangles"."r" g WHERE g."a" = k."a"))
                                FROM "pgivm_triangles"."q" k WHERE k."c" = x_value), 0);
-        -- w_E(b) += m M_hh(x,b); z_G(b) += m M_hl(x,b) at F's heavy B-values (the same loop).
+        -- w_E(b) += m M_hh(x,b).
         INSERT INTO "pgivm_triangles"."w_u" AS v (b, mult) SELECT k.b, m * k.mult FROM "pgivm_triangles"."t" k WHERE k."c" = x_value AND k.hb
             ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
         DELETE FROM "pgivm_triangles"."w_u" WHERE mult = 0;
-        INSERT INTO "pgivm_triangles"."z_r" AS v (b, mult)
-        SELECT d.b, m * k.mult
-          FROM "pgivm_triangles"."s_b_degree" d
-         CROSS JOIN LATERAL (SELECT j.mult FROM "pgivm_triangles"."t" j WHERE j."c" = x_value AND j.b = d.b AND NOT j.hb OFFSET 0) k
-         WHERE d.heavy AND k.mult IS NOT NULL
-            ON CONFLICT (b) DO UPDATE SET mult = v.mult + EXCLUDED.mult;
-        DELETE FROM "pgivm_triangles"."z_r" WHERE mult = 0;
     END IF;
     IF delta_q <> 0 THEN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
@@ -498,9 +505,9 @@ BEGIN
         ON CONFLICT ("c") DO UPDATE SET mult = p.mult + EXCLUDED.mult RETURNING mult INTO new_mult;
     IF new_mult = 0 THEN
         DELETE FROM "pgivm_triangles"."u" WHERE "c" = x_value;
-        PERFORM "pgivm_triangles"."resize"(st.db_size - 1);
+        PERFORM "pgivm_triangles"."resize"(st.db_size - 1, st.n);
     ELSIF new_mult = m THEN
-        PERFORM "pgivm_triangles"."resize"(st.db_size + 1);
+        PERFORM "pgivm_triangles"."resize"(st.db_size + 1, st.n);
     END IF;
 END;
 $pgivm$;
@@ -574,7 +581,7 @@ BEGIN
     DELETE FROM "pgivm_triangles"."u" WHERE mult = 0;
     DELETE FROM "pgivm_triangles"."u_delta";
     IF size_diff <> 0 THEN
-        PERFORM "pgivm_triangles"."resize"(st.db_size + size_diff);
+        PERFORM "pgivm_triangles"."resize"(st.db_size + size_diff, st.n);
     END IF;
 END;
 $pgivm$;
@@ -643,7 +650,7 @@ BEGIN
             ON CONFLICT ("a") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO "pgivm_triangles"."s_b_degree" AS d (b, degree, heavy) VALUES (b_value, 1, hb)
             ON CONFLICT (b) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO b_degree;
-        IF "pgivm_triangles"."resize"(st.db_size + 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -659,7 +666,7 @@ BEGIN
             DELETE FROM "pgivm_triangles"."z_r" WHERE b = b_value;  -- z_E's indicator: the value left M, heavy or not
             b_degree := 0;
         END IF;
-        IF "pgivm_triangles"."resize"(st.db_size - 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -891,7 +898,7 @@ BEGIN
       INTO size_diff FROM "pgivm_triangles"."s_delta";
 
     -- Restore the invariants.
-    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff) THEN
+    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g."a" AS value, NOT g.heavy AS to_heavy FROM "pgivm_triangles"."s_a_degree" g
              WHERE g."a" IN (SELECT "a" FROM "pgivm_triangles"."s_delta")
@@ -977,7 +984,7 @@ BEGIN
             ON CONFLICT ("c") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO "pgivm_triangles"."t_b_degree" AS d (b, degree, heavy) VALUES (b_value, 1, hb)
             ON CONFLICT (b) DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO b_degree;
-        IF "pgivm_triangles"."resize"(st.db_size + 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -993,7 +1000,7 @@ BEGIN
             DELETE FROM "pgivm_triangles"."z_u" WHERE b = b_value;  -- z_E's indicator: the value left M, heavy or not
             b_degree := 0;
         END IF;
-        IF "pgivm_triangles"."resize"(st.db_size - 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -1225,7 +1232,7 @@ BEGIN
       INTO size_diff FROM "pgivm_triangles"."t_delta";
 
     -- Restore the invariants.
-    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff) THEN
+    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g."c" AS value, NOT g.heavy AS to_heavy FROM "pgivm_triangles"."t_c_degree" g
              WHERE g."c" IN (SELECT "c" FROM "pgivm_triangles"."t_delta")

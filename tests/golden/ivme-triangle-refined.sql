@@ -181,13 +181,12 @@ CREATE TABLE "pgivm_triangles"."t_delta" (
 -- OnUpdate's size invariant floor(N/4) <= |D| < N for the variants that keep their relations as one
 -- table with flags (refined partitions, the 4-path count), rendered once per view: |D| set; when it
 -- breaks, N = 2|D| + 1 and a major rebalancing (true: the caller skips its minor rebalancing,
--- everything was repartitioned).
-CREATE FUNCTION "pgivm_triangles"."resize"(size bigint)
+-- everything was repartitioned). n_now: N as the caller read it with the state row (only this
+-- function changes N).
+CREATE FUNCTION "pgivm_triangles"."resize"(size bigint, n_now bigint)
 RETURNS boolean LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
-DECLARE
-    n_now bigint := (SELECT n FROM "pgivm_triangles"."state");
 BEGIN
     IF size >= n_now OR size < n_now / 4 THEN
         UPDATE "pgivm_triangles"."state" SET db_size = size, n = 2 * size + 1;
@@ -333,7 +332,7 @@ BEGIN
             ON CONFLICT ("a") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO "pgivm_triangles"."r_b_degree" AS d ("b", degree, heavy) VALUES (y_value, 1, h2)
             ON CONFLICT ("b") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO y_degree;
-        IF "pgivm_triangles"."resize"(st.db_size + 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -348,7 +347,7 @@ BEGIN
             DELETE FROM "pgivm_triangles"."r_b_degree" WHERE "b" = y_value;
             y_degree := 0;
         END IF;
-        IF "pgivm_triangles"."resize"(st.db_size - 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -498,7 +497,7 @@ BEGIN
     SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
       INTO size_diff FROM "pgivm_triangles"."r_delta";
 
-    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff) THEN
+    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g."a" AS value, NOT g.heavy AS to_heavy FROM "pgivm_triangles"."r_a_degree" g
              WHERE g."a" IN (SELECT "a" FROM "pgivm_triangles"."r_delta")
@@ -591,7 +590,7 @@ BEGIN
             ON CONFLICT ("b") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO "pgivm_triangles"."s_c_degree" AS d ("c", degree, heavy) VALUES (y_value, 1, h2)
             ON CONFLICT ("c") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO y_degree;
-        IF "pgivm_triangles"."resize"(st.db_size + 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -606,7 +605,7 @@ BEGIN
             DELETE FROM "pgivm_triangles"."s_c_degree" WHERE "c" = y_value;
             y_degree := 0;
         END IF;
-        IF "pgivm_triangles"."resize"(st.db_size - 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -756,7 +755,7 @@ BEGIN
     SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
       INTO size_diff FROM "pgivm_triangles"."s_delta";
 
-    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff) THEN
+    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g."b" AS value, NOT g.heavy AS to_heavy FROM "pgivm_triangles"."s_b_degree" g
              WHERE g."b" IN (SELECT "b" FROM "pgivm_triangles"."s_delta")
@@ -849,7 +848,7 @@ BEGIN
             ON CONFLICT ("c") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO x_degree;
         INSERT INTO "pgivm_triangles"."t_a_degree" AS d ("a", degree, heavy) VALUES (y_value, 1, h2)
             ON CONFLICT ("a") DO UPDATE SET degree = d.degree + 1 RETURNING degree INTO y_degree;
-        IF "pgivm_triangles"."resize"(st.db_size + 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size + 1, st.n) THEN
             RETURN;  -- a major rebalancing repartitioned everything
         END IF;
     ELSIF new_mult = 0 THEN
@@ -864,7 +863,7 @@ BEGIN
             DELETE FROM "pgivm_triangles"."t_a_degree" WHERE "a" = y_value;
             y_degree := 0;
         END IF;
-        IF "pgivm_triangles"."resize"(st.db_size - 1) THEN
+        IF "pgivm_triangles"."resize"(st.db_size - 1, st.n) THEN
             RETURN;
         END IF;
     ELSE
@@ -1014,7 +1013,7 @@ BEGIN
     SELECT coalesce(sum(CASE WHEN new_mult = mult THEN 1 WHEN new_mult = 0 THEN -1 ELSE 0 END), 0)
       INTO size_diff FROM "pgivm_triangles"."t_delta";
 
-    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff) THEN
+    IF NOT "pgivm_triangles"."resize"(st.db_size + size_diff, st.n) THEN
         FOR moving IN
             SELECT g."c" AS value, NOT g.heavy AS to_heavy FROM "pgivm_triangles"."t_c_degree" g
              WHERE g."c" IN (SELECT "c" FROM "pgivm_triangles"."t_delta")
