@@ -30,8 +30,8 @@ BEGIN
         UPDATE {result} SET count = count + m * delta_q;
     END IF;
 
-    -- The auxiliary views that read R_i's part.
-    PERFORM {views_k}({arguments}, m, own_heavy);
+    -- The auxiliary views that read R_i's part (the other relations' parts as looked up above).
+    PERFORM {views_k}({arguments}, m, own_heavy, {view_part_variables});
 
     -- R_i's part += m; a tuple reaching multiplicity 0 is deleted.
     IF own_heavy THEN
@@ -87,19 +87,33 @@ COMMENT ON FUNCTION {apply_k}({parameter_types}, bigint) IS {apply_k_comment};
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
 -- Auxiliary Views"): as a heavy tuple it is in V_k for every k but i and i+1, each delta a loop over
 -- R_(k-1)'s light tuples at a bound value (< 3/2 N^eps); as a light tuple it is in V_(i+1) only, a
--- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). Reads no part of R_i, so a minor
--- move runs it once out of the old part and once into the new one, per moved tuple.
-CREATE FUNCTION {views_k}({parameters}, m bigint, heavy boolean)
+-- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). The other relations' parts of
+-- the values the tuple binds come in as parameters (apply_k has looked them up; views_moved_k looks
+-- them up for each tuple a minor move takes). Reads no part of R_i, so a minor move runs it once
+-- out of the old part and once into the new one, per moved tuple.
+CREATE FUNCTION {views_k}({parameters}, m bigint, heavy boolean, {view_part_parameters})
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-{part_declarations}
+    zeros_f     {free_type}[];
+BEGIN
+{views}
+END;
+$pgivm$;
+
+-- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
+CREATE FUNCTION {views_moved_k}({parameters}, m bigint, heavy boolean)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+{view_part_declarations}
 BEGIN
     SELECT {view_part_columns} INTO {view_part_variables}
       FROM (SELECT) s
 {view_part_joins};
-{views}
+    PERFORM {views_k}({arguments}, m, heavy, {view_part_variables});
 END;
 $pgivm$;
 
@@ -115,8 +129,8 @@ DECLARE
 BEGIN
     FOR moved IN SELECT {columns}, mult FROM {k_light} WHERE {pvar} = value AND to_heavy
                  UNION ALL SELECT {columns}, mult FROM {k_heavy} WHERE {pvar} = value AND NOT to_heavy LOOP
-        PERFORM {views_k}({moved_arguments}, -moved.mult, NOT to_heavy);
-        PERFORM {views_k}({moved_arguments}, moved.mult, to_heavy);
+        PERFORM {views_moved_k}({moved_arguments}, -moved.mult, NOT to_heavy);
+        PERFORM {views_moved_k}({moved_arguments}, moved.mult, to_heavy);
     END LOOP;
     IF to_heavy THEN
         WITH gone AS (DELETE FROM {k_light} WHERE {pvar} = value RETURNING {columns}, mult)

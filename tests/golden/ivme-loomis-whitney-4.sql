@@ -311,8 +311,8 @@ BEGIN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
     END IF;
 
-    -- The auxiliary views that read R_i's part.
-    PERFORM "pgivm_triangles"."views_k1"("x_a", "x_b", "x_c", m, own_heavy);
+    -- The auxiliary views that read R_i's part (the other relations' parts as looked up above).
+    PERFORM "pgivm_triangles"."views_k1"("x_a", "x_b", "x_c", m, own_heavy, "h_k2", "h_k3");
 
     -- R_i's part += m; a tuple reaching multiplicity 0 is deleted.
     IF own_heavy THEN
@@ -368,21 +368,17 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_k1"(integer, integer, integer, bigi
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
 -- Auxiliary Views"): as a heavy tuple it is in V_k for every k but i and i+1, each delta a loop over
 -- R_(k-1)'s light tuples at a bound value (< 3/2 N^eps); as a light tuple it is in V_(i+1) only, a
--- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). Reads no part of R_i, so a minor
--- move runs it once out of the old part and once into the new one, per moved tuple.
-CREATE FUNCTION "pgivm_triangles"."views_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint, heavy boolean)
+-- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). The other relations' parts of
+-- the values the tuple binds come in as parameters (apply_k has looked them up; views_moved_k looks
+-- them up for each tuple a minor move takes). Reads no part of R_i, so a minor move runs it once
+-- out of the old part and once into the new one, per moved tuple.
+CREATE FUNCTION "pgivm_triangles"."views_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint, heavy boolean, "h_k2" boolean, "h_k3" boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    "h_k2" boolean;
-    "h_k3" boolean;
     zeros_f     integer[];
 BEGIN
-    SELECT "d1".heavy, "d2".heavy INTO "h_k2", "h_k3"
-      FROM (SELECT) s
-      LEFT JOIN "pgivm_triangles"."k2_degree" "d1" ON "d1"."b" = "x_b"
-      LEFT JOIN "pgivm_triangles"."k3_degree" "d2" ON "d2"."c" = "x_c";
     IF heavy THEN
     IF NOT "h_k2" THEN  -- V_3: loop over R2's light tuples
         WITH changed AS (
@@ -428,6 +424,23 @@ BEGIN
 END;
 $pgivm$;
 
+-- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
+CREATE FUNCTION "pgivm_triangles"."views_moved_k1"("x_a" integer, "x_b" integer, "x_c" integer, m bigint, heavy boolean)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    "h_k2" boolean;
+    "h_k3" boolean;
+BEGIN
+    SELECT "d1".heavy, "d2".heavy INTO "h_k2", "h_k3"
+      FROM (SELECT) s
+      LEFT JOIN "pgivm_triangles"."k2_degree" "d1" ON "d1"."b" = "x_b"
+      LEFT JOIN "pgivm_triangles"."k3_degree" "d2" ON "d2"."c" = "x_c";
+    PERFORM "pgivm_triangles"."views_k1"("x_a", "x_b", "x_c", m, heavy, "h_k2", "h_k3");
+END;
+$pgivm$;
+
 
 -- MinorRebalancing: move every tuple whose A_i-value is `value` to the other part. The count does
 -- not change; each tuple leaves the views of its old part and enters those of the new one.
@@ -440,8 +453,8 @@ DECLARE
 BEGIN
     FOR moved IN SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_light" WHERE "a" = value AND to_heavy
                  UNION ALL SELECT "a", "b", "c", mult FROM "pgivm_triangles"."k1_heavy" WHERE "a" = value AND NOT to_heavy LOOP
-        PERFORM "pgivm_triangles"."views_k1"(moved."a", moved."b", moved."c", -moved.mult, NOT to_heavy);
-        PERFORM "pgivm_triangles"."views_k1"(moved."a", moved."b", moved."c", moved.mult, to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k1"(moved."a", moved."b", moved."c", -moved.mult, NOT to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k1"(moved."a", moved."b", moved."c", moved.mult, to_heavy);
     END LOOP;
     IF to_heavy THEN
         WITH gone AS (DELETE FROM "pgivm_triangles"."k1_light" WHERE "a" = value RETURNING "a", "b", "c", mult)
@@ -662,8 +675,8 @@ BEGIN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
     END IF;
 
-    -- The auxiliary views that read R_i's part.
-    PERFORM "pgivm_triangles"."views_k2"("x_b", "x_c", "x_d", m, own_heavy);
+    -- The auxiliary views that read R_i's part (the other relations' parts as looked up above).
+    PERFORM "pgivm_triangles"."views_k2"("x_b", "x_c", "x_d", m, own_heavy, "h_k3", "h_k4");
 
     -- R_i's part += m; a tuple reaching multiplicity 0 is deleted.
     IF own_heavy THEN
@@ -719,21 +732,17 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_k2"(integer, integer, integer, bigi
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
 -- Auxiliary Views"): as a heavy tuple it is in V_k for every k but i and i+1, each delta a loop over
 -- R_(k-1)'s light tuples at a bound value (< 3/2 N^eps); as a light tuple it is in V_(i+1) only, a
--- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). Reads no part of R_i, so a minor
--- move runs it once out of the old part and once into the new one, per moved tuple.
-CREATE FUNCTION "pgivm_triangles"."views_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean)
+-- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). The other relations' parts of
+-- the values the tuple binds come in as parameters (apply_k has looked them up; views_moved_k looks
+-- them up for each tuple a minor move takes). Reads no part of R_i, so a minor move runs it once
+-- out of the old part and once into the new one, per moved tuple.
+CREATE FUNCTION "pgivm_triangles"."views_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean, "h_k3" boolean, "h_k4" boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    "h_k3" boolean;
-    "h_k4" boolean;
     zeros_f     integer[];
 BEGIN
-    SELECT "d2".heavy, "d3".heavy INTO "h_k3", "h_k4"
-      FROM (SELECT) s
-      LEFT JOIN "pgivm_triangles"."k3_degree" "d2" ON "d2"."c" = "x_c"
-      LEFT JOIN "pgivm_triangles"."k4_degree" "d3" ON "d3"."d" = "x_d";
     IF heavy THEN
     IF NOT "h_k4" AND "h_k3" THEN  -- V_1: loop over R4's light tuples
         WITH changed AS (
@@ -779,6 +788,23 @@ BEGIN
 END;
 $pgivm$;
 
+-- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
+CREATE FUNCTION "pgivm_triangles"."views_moved_k2"("x_b" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    "h_k3" boolean;
+    "h_k4" boolean;
+BEGIN
+    SELECT "d2".heavy, "d3".heavy INTO "h_k3", "h_k4"
+      FROM (SELECT) s
+      LEFT JOIN "pgivm_triangles"."k3_degree" "d2" ON "d2"."c" = "x_c"
+      LEFT JOIN "pgivm_triangles"."k4_degree" "d3" ON "d3"."d" = "x_d";
+    PERFORM "pgivm_triangles"."views_k2"("x_b", "x_c", "x_d", m, heavy, "h_k3", "h_k4");
+END;
+$pgivm$;
+
 
 -- MinorRebalancing: move every tuple whose A_i-value is `value` to the other part. The count does
 -- not change; each tuple leaves the views of its old part and enters those of the new one.
@@ -791,8 +817,8 @@ DECLARE
 BEGIN
     FOR moved IN SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_light" WHERE "b" = value AND to_heavy
                  UNION ALL SELECT "b", "c", "d", mult FROM "pgivm_triangles"."k2_heavy" WHERE "b" = value AND NOT to_heavy LOOP
-        PERFORM "pgivm_triangles"."views_k2"(moved."b", moved."c", moved."d", -moved.mult, NOT to_heavy);
-        PERFORM "pgivm_triangles"."views_k2"(moved."b", moved."c", moved."d", moved.mult, to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k2"(moved."b", moved."c", moved."d", -moved.mult, NOT to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k2"(moved."b", moved."c", moved."d", moved.mult, to_heavy);
     END LOOP;
     IF to_heavy THEN
         WITH gone AS (DELETE FROM "pgivm_triangles"."k2_light" WHERE "b" = value RETURNING "b", "c", "d", mult)
@@ -1013,8 +1039,8 @@ BEGIN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
     END IF;
 
-    -- The auxiliary views that read R_i's part.
-    PERFORM "pgivm_triangles"."views_k3"("x_a", "x_c", "x_d", m, own_heavy);
+    -- The auxiliary views that read R_i's part (the other relations' parts as looked up above).
+    PERFORM "pgivm_triangles"."views_k3"("x_a", "x_c", "x_d", m, own_heavy, "h_k1", "h_k4");
 
     -- R_i's part += m; a tuple reaching multiplicity 0 is deleted.
     IF own_heavy THEN
@@ -1070,21 +1096,17 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_k3"(integer, integer, integer, bigi
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
 -- Auxiliary Views"): as a heavy tuple it is in V_k for every k but i and i+1, each delta a loop over
 -- R_(k-1)'s light tuples at a bound value (< 3/2 N^eps); as a light tuple it is in V_(i+1) only, a
--- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). Reads no part of R_i, so a minor
--- move runs it once out of the old part and once into the new one, per moved tuple.
-CREATE FUNCTION "pgivm_triangles"."views_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean)
+-- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). The other relations' parts of
+-- the values the tuple binds come in as parameters (apply_k has looked them up; views_moved_k looks
+-- them up for each tuple a minor move takes). Reads no part of R_i, so a minor move runs it once
+-- out of the old part and once into the new one, per moved tuple.
+CREATE FUNCTION "pgivm_triangles"."views_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean, "h_k1" boolean, "h_k4" boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    "h_k1" boolean;
-    "h_k4" boolean;
     zeros_f     integer[];
 BEGIN
-    SELECT "d0".heavy, "d3".heavy INTO "h_k1", "h_k4"
-      FROM (SELECT) s
-      LEFT JOIN "pgivm_triangles"."k1_degree" "d0" ON "d0"."a" = "x_a"
-      LEFT JOIN "pgivm_triangles"."k4_degree" "d3" ON "d3"."d" = "x_d";
     IF heavy THEN
     IF NOT "h_k4" THEN  -- V_1: loop over R4's light tuples
         WITH changed AS (
@@ -1130,6 +1152,23 @@ BEGIN
 END;
 $pgivm$;
 
+-- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
+CREATE FUNCTION "pgivm_triangles"."views_moved_k3"("x_a" integer, "x_c" integer, "x_d" integer, m bigint, heavy boolean)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    "h_k1" boolean;
+    "h_k4" boolean;
+BEGIN
+    SELECT "d0".heavy, "d3".heavy INTO "h_k1", "h_k4"
+      FROM (SELECT) s
+      LEFT JOIN "pgivm_triangles"."k1_degree" "d0" ON "d0"."a" = "x_a"
+      LEFT JOIN "pgivm_triangles"."k4_degree" "d3" ON "d3"."d" = "x_d";
+    PERFORM "pgivm_triangles"."views_k3"("x_a", "x_c", "x_d", m, heavy, "h_k1", "h_k4");
+END;
+$pgivm$;
+
 
 -- MinorRebalancing: move every tuple whose A_i-value is `value` to the other part. The count does
 -- not change; each tuple leaves the views of its old part and enters those of the new one.
@@ -1142,8 +1181,8 @@ DECLARE
 BEGIN
     FOR moved IN SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_light" WHERE "c" = value AND to_heavy
                  UNION ALL SELECT "a", "c", "d", mult FROM "pgivm_triangles"."k3_heavy" WHERE "c" = value AND NOT to_heavy LOOP
-        PERFORM "pgivm_triangles"."views_k3"(moved."a", moved."c", moved."d", -moved.mult, NOT to_heavy);
-        PERFORM "pgivm_triangles"."views_k3"(moved."a", moved."c", moved."d", moved.mult, to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k3"(moved."a", moved."c", moved."d", -moved.mult, NOT to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k3"(moved."a", moved."c", moved."d", moved.mult, to_heavy);
     END LOOP;
     IF to_heavy THEN
         WITH gone AS (DELETE FROM "pgivm_triangles"."k3_light" WHERE "c" = value RETURNING "a", "c", "d", mult)
@@ -1364,8 +1403,8 @@ BEGIN
         UPDATE "pgivm_triangles"."result" SET count = count + m * delta_q;
     END IF;
 
-    -- The auxiliary views that read R_i's part.
-    PERFORM "pgivm_triangles"."views_k4"("x_a", "x_b", "x_d", m, own_heavy);
+    -- The auxiliary views that read R_i's part (the other relations' parts as looked up above).
+    PERFORM "pgivm_triangles"."views_k4"("x_a", "x_b", "x_d", m, own_heavy, "h_k1", "h_k2");
 
     -- R_i's part += m; a tuple reaching multiplicity 0 is deleted.
     IF own_heavy THEN
@@ -1421,21 +1460,17 @@ COMMENT ON FUNCTION "pgivm_triangles"."apply_k4"(integer, integer, integer, bigi
 -- The auxiliary views' part of a change m of one tuple of R_i in part `heavy` (F.1, "Maintaining
 -- Auxiliary Views"): as a heavy tuple it is in V_k for every k but i and i+1, each delta a loop over
 -- R_(k-1)'s light tuples at a bound value (< 3/2 N^eps); as a light tuple it is in V_(i+1) only, a
--- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). Reads no part of R_i, so a minor
--- move runs it once out of the old part and once into the new one, per moved tuple.
-CREATE FUNCTION "pgivm_triangles"."views_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint, heavy boolean)
+-- loop over P's heavy tuples at the bound values (<= 2 N^(1-eps)). The other relations' parts of
+-- the values the tuple binds come in as parameters (apply_k has looked them up; views_moved_k looks
+-- them up for each tuple a minor move takes). Reads no part of R_i, so a minor move runs it once
+-- out of the old part and once into the new one, per moved tuple.
+CREATE FUNCTION "pgivm_triangles"."views_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint, heavy boolean, "h_k1" boolean, "h_k2" boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-    "h_k1" boolean;
-    "h_k2" boolean;
     zeros_f     integer[];
 BEGIN
-    SELECT "d0".heavy, "d1".heavy INTO "h_k1", "h_k2"
-      FROM (SELECT) s
-      LEFT JOIN "pgivm_triangles"."k1_degree" "d0" ON "d0"."a" = "x_a"
-      LEFT JOIN "pgivm_triangles"."k2_degree" "d1" ON "d1"."b" = "x_b";
     IF heavy THEN
     IF NOT "h_k1" THEN  -- V_2: loop over R1's light tuples
         WITH changed AS (
@@ -1481,6 +1516,23 @@ BEGIN
 END;
 $pgivm$;
 
+-- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
+CREATE FUNCTION "pgivm_triangles"."views_moved_k4"("x_a" integer, "x_b" integer, "x_d" integer, m bigint, heavy boolean)
+RETURNS void LANGUAGE plpgsql SECURITY DEFINER
+SET search_path = pg_catalog, pg_temp
+AS $pgivm$
+DECLARE
+    "h_k1" boolean;
+    "h_k2" boolean;
+BEGIN
+    SELECT "d0".heavy, "d1".heavy INTO "h_k1", "h_k2"
+      FROM (SELECT) s
+      LEFT JOIN "pgivm_triangles"."k1_degree" "d0" ON "d0"."a" = "x_a"
+      LEFT JOIN "pgivm_triangles"."k2_degree" "d1" ON "d1"."b" = "x_b";
+    PERFORM "pgivm_triangles"."views_k4"("x_a", "x_b", "x_d", m, heavy, "h_k1", "h_k2");
+END;
+$pgivm$;
+
 
 -- MinorRebalancing: move every tuple whose A_i-value is `value` to the other part. The count does
 -- not change; each tuple leaves the views of its old part and enters those of the new one.
@@ -1493,8 +1545,8 @@ DECLARE
 BEGIN
     FOR moved IN SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_light" WHERE "d" = value AND to_heavy
                  UNION ALL SELECT "a", "b", "d", mult FROM "pgivm_triangles"."k4_heavy" WHERE "d" = value AND NOT to_heavy LOOP
-        PERFORM "pgivm_triangles"."views_k4"(moved."a", moved."b", moved."d", -moved.mult, NOT to_heavy);
-        PERFORM "pgivm_triangles"."views_k4"(moved."a", moved."b", moved."d", moved.mult, to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k4"(moved."a", moved."b", moved."d", -moved.mult, NOT to_heavy);
+        PERFORM "pgivm_triangles"."views_moved_k4"(moved."a", moved."b", moved."d", moved.mult, to_heavy);
     END LOOP;
     IF to_heavy THEN
         WITH gone AS (DELETE FROM "pgivm_triangles"."k4_light" WHERE "d" = value RETURNING "a", "b", "d", mult)

@@ -275,7 +275,8 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
         "state": names("state"), "result": names("result"), "major_rebalance": names("major_rebalance"),
         "k_heavy": names(f"{k}_heavy"), "k_light": names(f"{k}_light"), "k_degree": names(f"{k}_degree"),
         "k_delta": names(f"{k}_delta"), "v_k": names(f"v_{k}"),
-        "apply_k": names(f"apply_{k}"), "views_k": names(f"views_{k}"), "move_k": names(f"move_{k}"),
+        "apply_k": names(f"apply_{k}"), "views_k": names(f"views_{k}"),
+        "views_moved_k": names(f"views_moved_{k}"), "move_k": names(f"move_{k}"),
         "apply_batch_k": names(f"apply_batch_{k}"), "repartition_k": names(f"repartition_{k}"),
         "recompute_v_k": names(f"recompute_v_{k}"), "clear_k": names(f"clear_{k}"),
         "column_defs": sql.SQL(",\n").join(sql.SQL("    {} {} NOT NULL").format(sql.Identifier(c), sql.SQL(rel.types[c]))  # type: ignore[arg-type]
@@ -296,6 +297,11 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
             + [sql.SQL("    zeros_f     {}[];").format(sql.SQL(rel.types[rel.free]))]),  # type: ignore[arg-type]
         **_part_lookups(rel, others, ""),
         **_part_lookups(rel, [j for j in others if j != rel.i], "view_"),  # views_k: its own part is a parameter
+        "view_part_declarations": sql.SQL("\n").join(
+            sql.SQL("    {} boolean;").format(_part_variable(rel, j)) for j in others if j != rel.i),
+        "view_part_parameters": sql.SQL(", ").join(
+            sql.SQL("{} boolean").format(_part_variable(rel, j)) for j in others if j != rel.i),
+        "free_type": sql.SQL(rel.types[rel.free]),  # type: ignore[arg-type]
         "delta_q": _delta_q(rel),
         "views": _views(rel),
         "batch_delta_q": _batch_delta_q(rel),
