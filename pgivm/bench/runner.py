@@ -72,6 +72,19 @@ def _sample_graph(args: argparse.Namespace) -> tuple[list[tuple[int, int]], str]
     return _graph(args)
 
 
+def _family_graphs(args: argparse.Namespace) -> list[tuple[list[tuple[int, int]], str]]:
+    """The graphs of ``ivme-family``'s real-graph part: --edges alone when given, else ego-Facebook
+    (or the generated graph) and ca-GrQc where the tests look for them."""
+    graphs_run = [_sample_graph(args)]
+    if not args.edges:
+        for folder in (os.environ.get("PGIVM_TEST_DATA"), Path(__file__).resolve().parents[3] / "shared" / "data"):
+            if folder and (Path(folder) / "ca-GrQc.txt").is_file():
+                edges = graphs.read_edge_list(Path(folder) / "ca-GrQc.txt")
+                graphs_run.append((edges, f"ca-GrQc ({Path(folder) / 'ca-GrQc.txt'}, {len(edges):,} edges)"))
+                break
+    return graphs_run
+
+
 def _sizes(text: str, option: str, minimum: int = 1) -> list[int]:
     try:
         sizes = [int(float(part)) for part in text.replace("_", "").split(",") if part.strip()]
@@ -140,7 +153,8 @@ def run(args: argparse.Namespace) -> int:
 
             for workload in (loomis.WORKLOAD, paths.WORKLOAD):
                 family.main(conn, workload, sizes, args.updates, args.budget, args.seed)
-            paths.graph_main(conn, *_sample_graph(args), updates=min(args.updates, 100))
+            for graph, source in _family_graphs(args):
+                paths.graph_main(conn, graph, source, updates=min(args.updates, 100))
             refined_space.main(conn, sizes)
         if "bulk" in chosen:
             bulk.main(conn, bulk.Config(edges=edges, sizes=bulk_sizes, crossover_sizes=crossover_sizes, seed=args.seed), source)
