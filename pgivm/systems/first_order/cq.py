@@ -322,10 +322,14 @@ def _live_source(captured: capture.CaptureAtom, table: sql.Composable, pending: 
     """Another atom's rows as a delta query reads them, columns named as in K_delta (base columns
     read qualified and renamed at once): its base table (a hole, named from its oid at run time),
     less the rows the view does not reflect yet (``pending``, deferred), less the statement's net
-    change where the delta query must read the table's old state (``older``: that atom's K_delta)."""
+    change where the delta query must read the table's old state (``older``: that atom's K_delta).
+    The base part has no WHERE (the hole's own definition reads tableoid, so it names a table): a
+    UNION ALL branch with one is not flattened by PostgreSQL, and the join conditions could then
+    not reach the table's indexes (a 4-cycle's delta scanned the edge table whole, 85 s an edge
+    on ego-Facebook)."""
     read = sql.SQL(", ").join(sql.SQL("{} AS {}").format(v, sql.Identifier(c.name))
                               for v, c in zip(captured.read("b"), captured.columns))
-    parts = [sql.SQL("SELECT {}, 1::bigint AS mult, true AS live FROM {} AS b WHERE b.tableoid IS NOT NULL").format(read, table)]
+    parts = [sql.SQL("SELECT {}, 1::bigint AS mult, true AS live FROM {} AS b").format(read, table)]
     columns = sql.SQL(", ").join(sql.SQL("p.{}").format(sql.Identifier(c.name)) for c in captured.columns)
     for source in (sql.SQL("({})").format(pending) if pending is not None else None, older):
         if source is not None:
