@@ -108,7 +108,7 @@ RETURNS void LANGUAGE plpgsql SECURITY DEFINER
 SET search_path = pg_catalog, pg_temp
 AS $pgivm$
 DECLARE
-{view_part_declarations}
+{part_declarations}
 BEGIN
     SELECT {view_part_columns} INTO {view_part_variables}
       FROM (SELECT) s

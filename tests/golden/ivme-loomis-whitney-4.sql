@@ -281,7 +281,6 @@ DECLARE
     own_heavy   boolean;  -- routing: is the A_i-value heavy in R_i?
     "h_k2" boolean;
     "h_k3" boolean;
-    zeros_f     integer[];
     delta_q     bigint := 0;
     new_mult    bigint;
     new_degree  bigint;
@@ -645,7 +644,6 @@ DECLARE
     own_heavy   boolean;  -- routing: is the A_i-value heavy in R_i?
     "h_k3" boolean;
     "h_k4" boolean;
-    zeros_f     integer[];
     delta_q     bigint := 0;
     new_mult    bigint;
     new_degree  bigint;
@@ -1009,7 +1007,6 @@ DECLARE
     own_heavy   boolean;  -- routing: is the A_i-value heavy in R_i?
     "h_k1" boolean;
     "h_k4" boolean;
-    zeros_f     integer[];
     delta_q     bigint := 0;
     new_mult    bigint;
     new_degree  bigint;
@@ -1373,7 +1370,6 @@ DECLARE
     own_heavy   boolean;  -- routing: is the A_i-value heavy in R_i?
     "h_k1" boolean;
     "h_k2" boolean;
-    zeros_f     integer[];
     delta_q     bigint := 0;
     new_mult    bigint;
     new_degree  bigint;

@@ -270,6 +270,7 @@ def _v_definition(rel: Relation) -> sql.Composable:
 def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
     names, k = rel.names, rel.atom.relation
     others = [j for j in range(rel.n) if j != rel.p]  # every relation whose partition variable an update binds
+    bound = [j for j in others if j != rel.i]  # those but R_i: their parts are views_k's parameters
     upper = k.upper()
     return {
         "state": names("state"), "result": names("result"), "major_rebalance": names("major_rebalance"),
@@ -292,15 +293,10 @@ def _relation_params(rel: Relation) -> dict[str, sql.Composable]:
         "moved_arguments": rel.ident_list(rel.columns, "moved."),
         "delta_match": sql.SQL(" AND ").join(sql.SQL("p.{c} = d.{c}").format(c=sql.Identifier(c)) for c in rel.columns),
         "match_arguments": sql.SQL(" AND ").join(sql.SQL("{} = {}").format(sql.Identifier(c), _argument(c)) for c in rel.columns),
-        "part_declarations": sql.SQL("\n").join(
-            [sql.SQL("    {} boolean;").format(_part_variable(rel, j)) for j in others if j != rel.i]
-            + [sql.SQL("    zeros_f     {}[];").format(sql.SQL(rel.types[rel.free]))]),  # type: ignore[arg-type]
+        "part_declarations": sql.SQL("\n").join(sql.SQL("    {} boolean;").format(_part_variable(rel, j)) for j in bound),
         **_part_lookups(rel, others, ""),
-        **_part_lookups(rel, [j for j in others if j != rel.i], "view_"),  # views_k: its own part is a parameter
-        "view_part_declarations": sql.SQL("\n").join(
-            sql.SQL("    {} boolean;").format(_part_variable(rel, j)) for j in others if j != rel.i),
-        "view_part_parameters": sql.SQL(", ").join(
-            sql.SQL("{} boolean").format(_part_variable(rel, j)) for j in others if j != rel.i),
+        **_part_lookups(rel, bound, "view_"),  # views_moved_k: R_i's own part is a parameter
+        "view_part_parameters": sql.SQL(", ").join(sql.SQL("{} boolean").format(_part_variable(rel, j)) for j in bound),
         "free_type": sql.SQL(rel.types[rel.free]),  # type: ignore[arg-type]
         "delta_q": _delta_q(rel),
         "views": _views(rel),
