@@ -48,6 +48,12 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a WHERE u.d > 1",
          {"fivm", "first-order", "recompute"}),
     ],
+    "3-path counts": [
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c", {"ivme", "fivm", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r r1 JOIN r r2 ON r1.b = r2.a JOIN r r3 ON r2.b = r3.a", {"ivme", "fivm", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c WHERE t.a > 1", {"fivm", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.a = s.c JOIN t ON s.c = t.c", {"fivm", "first-order", "recompute"}),
+    ],
     "cyclic joins beyond the triangle": [
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",
          {"first-order", "recompute"}),

@@ -141,8 +141,9 @@ class LoomisWhitneyCount:
 
 @dataclass(frozen=True)
 class PathAtom:
-    """One relation of a 4-path count: a base table and its join columns, in the order of the
-    variables they carry (``variables``: R(a), S(a, b), T(b, c), U(c))."""
+    """One relation of a path count: a base table and its join columns, in the order of the
+    variables they carry (``variables``: R(a), S(a, b), T(b, c), U(c) for the 4-path; R(b),
+    S(b, c), T(c) for the 3-path)."""
 
     relation: str  # "r", "s", "t", "u": names the relation's state (s_a_degree, apply_s, ...)
     table: TableRef
@@ -152,13 +153,11 @@ class PathAtom:
 
 
 @dataclass(frozen=True)
-class FourPathCount:
-    """``SELECT count(*)`` over the 4-path join Σ R(a)·S(a,b)·T(b,c)·U(c) (Kara et al., long
-    version, Appendix G): two end relations joining on one column each, two middle ones on two.
-    Columns no join reads are aggregated away (the graph form ``e e1 JOIN e e2 ON e1.dst = e2.src
-    ...`` over one edge table counts the walks of four edges)."""
+class _PathCount:
+    """A bare count over a path of relations (the 3-path and 4-path counts): the atoms in path
+    order, each with its join columns under the path's variables."""
 
-    relations: tuple[PathAtom, PathAtom, PathAtom, PathAtom]
+    relations: tuple[PathAtom, ...]
     aggregate: Aggregate
     output_name: str
     sql: str
@@ -177,4 +176,20 @@ class FourPathCount:
 
     @property
     def is_self_join(self) -> bool:
-        return len(self.tables) < 4
+        return len(self.tables) < len(self.relations)
+
+
+@dataclass(frozen=True)
+class FourPathCount(_PathCount):
+    """``SELECT count(*)`` over the 4-path join Σ R(a)·S(a,b)·T(b,c)·U(c) (Kara et al., long
+    version, Appendix G): two end relations joining on one column each, two middle ones on two.
+    Columns no join reads are aggregated away (the graph form ``e e1 JOIN e e2 ON e1.dst = e2.src
+    ...`` over one edge table counts the walks of four edges)."""
+
+
+@dataclass(frozen=True)
+class ThreePathCount(_PathCount):
+    """``SELECT count(*)`` over the 3-path join Σ R(b)·S(b,c)·T(c), the 3R² class of counts over
+    three relations (Kara et al., long version, Appendix H.3): two ends joining the middle on one
+    column each, the ends sharing none. Columns no join reads are aggregated away (over one edge
+    table, the walks of three edges)."""

@@ -535,8 +535,8 @@ def test_verify_of_a_first_order_triangle_names_the_relation_whose_copy_drifted(
 
 def test_explain_names_the_class_of_a_count_over_three_relations(capsys: pytest.CaptureFixture[str], dsn: str,
                                                                 conn: psycopg.Connection) -> None:
-    """IVMε's Appendix H: the triangle is 3R³ (ivme runs its strategy), the path r-s-t 3R² (not
-    built: its maintaining system says so), each with the paper's bounds; a GROUP BY has no class."""
+    """IVMε's Appendix H: the triangle is 3R³ and the path r-s-t 3R², ivme running each class's
+    strategy (the default for both), each with the paper's bounds; a GROUP BY has no class."""
     load_rst(conn)
     ok(capsys, dsn, "create", "tri", "--sql", TRIANGLE_SQL)
     ok(capsys, dsn, "create", "p3", "--sql", "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c")
@@ -545,7 +545,8 @@ def test_explain_names_the_class_of_a_count_over_three_relations(capsys: pytest.
     assert "IVMε class (Kara et al., Appendix H): 3R³ (cyclic;" in tri and "ivme runs this class's strategy" in tri
     path = cli(capsys, dsn, "explain", "p3").out
     assert "3R² (acyclic, not hierarchical; variables two of them share: r.b of r and s; s.c of s and t)" in path
-    assert "amortized update O(|D|^max{ε,1−ε})" in path and "the appendix's 3R² strategy is not built yet" in path
+    assert "amortized update O(|D|^max{ε,1−ε})" in path and "ivme runs this class's strategy" in path
+    assert "3-path count, class 3R² (Kara et al., long version, Appendix H.3" in path
     assert "IVMε class" not in cli(capsys, dsn, "explain", "g").out
 
 # ---------------------------------------------------------------------------------- rebalance, alter

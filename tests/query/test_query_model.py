@@ -645,11 +645,17 @@ def test_a_count_over_three_relations_is_classed_as_appendix_h_says(sql: str, na
     found = analyze(parse_query(sql)).three_relations
     assert found is not None and found.name == name and [(a, v) for a, v in found.pairs] == pairs
     assert list(found.shared) == shared and found.hierarchical == (found.degree <= 1)
-    lines = explain_lines(found, "ivme" if name == "3R³" else "fivm")
+    lines = explain_lines(found, "ivme" if name in ("3R³", "3R²") else "fivm")
     assert lines[0].startswith(f"IVMε class (Kara et al., Appendix H): {name} (")
-    assert ("runs this class's strategy" in lines[2]) == (name != "3R²")  # ivme the cyclic, fivm the hierarchical
+    assert "runs this class's strategy" in lines[2]  # ivme the cyclic and the path, fivm the hierarchical
     assert "runs this class's strategy" not in explain_lines(found, "first-order")[2]
     assert "amortized update O(|D|^max{ε,1−ε})" in lines[1] if name in ("3R³", "3R²") else "update O(1)" in lines[1]
+
+
+def test_a_3r2_count_with_two_join_columns_a_pair_is_said_to_be_outside_the_built_strategy() -> None:
+    found = analyze(parse_query("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c")).three_relations
+    assert found is not None and found.name == "3R²" and not found.strategy_built
+    assert "the appendix's 3R² strategy is built for one join column per pair" in explain_lines(found, "fivm")[2]
 
 
 @pytest.mark.parametrize("sql", [

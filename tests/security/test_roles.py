@@ -32,6 +32,8 @@ TRIANGLE = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON 
 GROUPED = "SELECT r.a, count(*) AS n FROM shop.r JOIN shop.s ON r.b = s.b GROUP BY r.a"
 # the 4-path count R(b) S(b,c) T(c,a) R'(a) over the same tables (IVMε's Appendix G)
 FOUR_PATH = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON s.c = t.c JOIN shop.r r2 ON t.a = r2.a"
+# the 3-path count R(b) S(b,c) T(c), class 3R² (IVMε's Appendix H.3)
+THREE_PATH = "SELECT count(*) FROM shop.r JOIN shop.s ON r.b = s.b JOIN shop.t ON s.c = t.c"
 
 
 @dataclass
@@ -523,7 +525,7 @@ def test_upgrade_by_a_superuser_leaves_every_object_the_owners(cast: Cast) -> No
 
 CASES = [("ivme", TRIANGLE, {}), ("first-order", GROUPED, {}), ("fivm", GROUPED, {}),
          ("sample", "SELECT r.a, s.c FROM shop.r JOIN shop.s ON r.b = s.b", {"size": 3}), ("recompute", TRIANGLE, {}),
-         ("ivme", TRIANGLE, {"partitions": "refined"}), ("ivme", FOUR_PATH, {})]
+         ("ivme", TRIANGLE, {"partitions": "refined"}), ("ivme", FOUR_PATH, {}), ("ivme", THREE_PATH, {})]
 
 
 def test_every_generated_function_is_safe_for_any_role_to_reach(cast: Cast) -> None:

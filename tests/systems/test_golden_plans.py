@@ -58,7 +58,10 @@ IVME_CASES = {"triangle-epsilon-0.25-batch-0": (*CASES["triangle"][:4], {"epsilo
               "triangle-refined": (*CASES["triangle"][:4], {"partitions": "refined"}),
               # the 4-path count ([L] Appendix G), the end tables with a column no join reads
               "four-path": ("SELECT count(*) FROM r JOIN s ON r.a = s.a JOIN t ON s.b = t.b JOIN u ON t.c = u.c",
-                            {"r": ("a", "x"), "s": ("a", "b"), "t": ("b", "c"), "u": ("c", "z")}, "integer", {}, {})}
+                            {"r": ("a", "x"), "s": ("a", "b"), "t": ("b", "c"), "u": ("c", "z")}, "integer", {}, {}),
+              # the 3-path count, class 3R² ([L] Appendix H.3)
+              "three-path": ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c",
+                             {"r": ("b", "x"), "s": ("b", "c"), "t": ("c", "z")}, "integer", {}, {})}
 
 
 def resolved(query: ConjunctiveQuery, columns: dict[str, tuple[str, ...]], column_type: str,

@@ -5,7 +5,8 @@
 1. ``hypergraph``: variables as vertices, one hyperedge per atom (join variables marked).
 2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
 3. ``shapes``: triangle (IVMε's count and listing), Loomis–Whitney counts of degree 4 to 8 (IVMε's
-   Appendix F), the 4-path count (Appendix G), k-cycle, k-path, star.
+   Appendix F), the 4-path count (Appendix G), the 3-path count (the 3R² class of Appendix H.3),
+   k-cycle, k-path, star.
 4. ``three_relations``: the class of a count over three relations (3R³, 3R², 3R¹, 3R⁰; IVMε's
    Appendix H) and the bounds the paper proves for it.
 5. ``decomposition``: for a cyclic join, a hypertree decomposition whose bags partition the atoms,
@@ -28,10 +29,11 @@ from typing import Any
 from pgivm.query.analysis.acyclicity import JoinTree, gyo, join_tree
 from pgivm.query.analysis.decomposition import Decomposition, decomposition
 from pgivm.query.analysis.hypergraph import Hyperedge, Hypergraph, hypergraph, require_connected
-from pgivm.query.analysis.shapes import as_triangle, cycle, four_path, loomis_whitney, path, star, triangle
+from pgivm.query.analysis.shapes import (as_triangle, cycle, four_path, loomis_whitney, path, star, three_path,
+                                         triangle)
 from pgivm.query.analysis.three_relations import ThreeRelations, three_relations
 from pgivm.query.cq import ConjunctiveQuery
-from pgivm.query.model import FourPathCount, LoomisWhitneyCount, TriangleCount
+from pgivm.query.model import FourPathCount, LoomisWhitneyCount, ThreePathCount, TriangleCount
 
 RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
     ("hypergraph", hypergraph),
@@ -39,6 +41,7 @@ RULES: tuple[tuple[str, Callable[[ConjunctiveQuery], Any]], ...] = (
     ("triangle", triangle),
     ("loomis_whitney", loomis_whitney),
     ("four_path", four_path),
+    ("three_path", three_path),
     ("cycle", cycle),
     ("path", path),
     ("star", star),
@@ -56,6 +59,7 @@ class Analysis:
     triangle: TriangleCount | None
     loomis_whitney: LoomisWhitneyCount | None
     four_path: FourPathCount | None
+    three_path: ThreePathCount | None
     cycle: int | None
     path: int | None
     star: int | None
@@ -86,6 +90,7 @@ __all__ = [
     "gyo",
     "join_tree",
     "four_path",
+    "three_path",
     "loomis_whitney",
     "path",
     "require_connected",

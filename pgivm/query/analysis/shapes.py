@@ -16,7 +16,8 @@ from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, TriangleCount
+from pgivm.query.model import (Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, ThreePathCount,
+                               TriangleCount)
 
 _NOT_TRIANGLE = (
     "not a triangle count: the join conditions must link the three tables in a cycle "
@@ -222,6 +223,49 @@ def four_path(cq: ConjunctiveQuery) -> FourPathCount | None:
     """The 4-path count (R the end written first), or None."""
     try:
         return as_four_path(cq)
+    except UnsupportedQuery:
+        return None
+
+
+def as_three_path(cq: ConjunctiveQuery) -> ThreePathCount:
+    """A bare count over the 3-path join R(b)·S(b,c)·T(c), the 3R² class with one join column per
+    pair ([L] Appendix H.3): three tables, two join variables each shared by the middle table and
+    one end, the ends sharing none. Orientation: the end written first is R. Or UnsupportedQuery
+    saying why it is not one."""
+    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
+        raise UnsupportedQuery("a 3-path count is a bare count(*): no GROUP BY, DISTINCT or HAVING")
+    if len(cq.outputs) != 1:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
+    aggregate = _triangle_aggregate(cq.outputs[0])
+    if len(cq.atoms) != 3:
+        raise UnsupportedQuery(f"a 3-path count joins 3 tables, this query joins {len(cq.atoms)}")
+    for c in (*cq.conditions, *cq.filters):
+        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    shape = ("not a 3-path join: R(b), S(b,c), T(c), each join column shared by exactly two tables, "
+             "the end tables joining the middle one on one column each")
+    if cq.has_outer_join or len(cq.variables) != 2 or any(len(v.columns) != 2 for v in cq.variables):
+        raise UnsupportedQuery(shape)
+    middles = [a for a in cq.atoms if len(a.columns) == 2 and len(set(a.variables)) == 2]
+    ends = [a for a in cq.atoms if len(a.columns) == 1]
+    if len(middles) != 1 or len(ends) != 2:
+        raise UnsupportedQuery(shape)
+    (s,), (r, t) = middles, ends
+    (var_b,), (var_c,) = r.variables, t.variables
+    if var_b == var_c or set(s.variables) != {var_b, var_c}:
+        raise UnsupportedQuery(shape)
+    letter = {var_b: "b", var_c: "c"}
+
+    def atom(relation: str, written: Any) -> PathAtom:
+        by_letter = sorted((letter[v], c) for v, c in zip(written.variables, written.columns))
+        return PathAtom(relation, written.table, written.alias, tuple(c for _, c in by_letter), tuple(v for v, _ in by_letter))
+
+    return ThreePathCount((atom("r", r), atom("s", s), atom("t", t)), aggregate, cq.outputs[0].name, cq.sql)
+
+
+def three_path(cq: ConjunctiveQuery) -> ThreePathCount | None:
+    """The 3-path count (R the end written first), or None."""
+    try:
+        return as_three_path(cq)
     except UnsupportedQuery:
         return None
 

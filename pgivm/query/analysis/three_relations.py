@@ -58,6 +58,12 @@ class ThreeRelations:
     def bounds(self) -> str:
         return BOUNDS[self.degree]
 
+    @property
+    def strategy_built(self) -> bool:
+        """Whether pgivm runs the appendix's strategy of this class: 3R² only as the 3-path count,
+        one join column per pair and none shared by all three (``shapes.as_three_path``)."""
+        return self.degree != 2 or (not self.shared and all(len(vs) == 1 for _, vs in self.pairs))
+
 
 def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
     """The class of a bare count (``count(*)``, ``sum(1)``) over three atoms, or None for any
@@ -82,8 +88,9 @@ def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
 # The system that runs each class's strategy of the appendix, where one is built: IVMε's for the
 # cyclic class; for the hierarchical ones F-IVM's view tree, whose single-tuple updates read O(1)
 # rows whatever the degrees (the class's bound; tests/systems/fivm/test_fivm_hierarchical.py).
-STRATEGIES = {3: "ivme", 1: "fivm", 0: "fivm"}
+STRATEGIES = {3: "ivme", 2: "ivme", 1: "fivm", 0: "fivm"}
 HOW = {3: "heavy/light partitions and auxiliary views",
+       2: "the middle relation partitioned on one variable, two linear auxiliary views (H.3, Figure 22)",
        1: "its view tree of a hierarchical query: O(1) lookups along one path",
        0: "its view tree of a hierarchical query: O(1) lookups along one path"}
 
@@ -98,4 +105,5 @@ def explain_lines(found: ThreeRelations | None, system: str) -> list[str]:
             f"  the class's worst-case optimal bounds: {found.bounds()}",
             f"  {system} runs this class's strategy ({HOW[found.degree]})" if runs
             else f"  {system} maintains it; {STRATEGIES[found.degree]} runs the class's strategy"
-            if found.degree in STRATEGIES else f"  {system} maintains it; the appendix's {found.name} strategy is not built yet"]
+            if found.strategy_built else f"  {system} maintains it; the appendix's {found.name} strategy is built for one "
+                                         "join column per pair of tables and none shared by all three"]

@@ -17,7 +17,7 @@ from pgivm.errors import PgivmError
 from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
                                   triangle_or_listing_reason)
-from pgivm.systems.ivme import four_path, loomis_whitney, refined
+from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 from pgivm.systems.ivme.inspect import explain_lines, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
@@ -59,15 +59,24 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
     return read_state(conn, name)
 
 
+def _beyond_the_triangle(cq: Any) -> bool:
+    """A Loomis-Whitney count of degree 4 to 8, the 4-path count or the 3-path count (3R²)."""
+    return any(getattr(cq.analysis, shape) is not None for shape in ("loomis_whitney", "four_path", "three_path"))
+
+
 def _accepts(cq: Any) -> str | None:
-    """The triangle's count and listing, Loomis-Whitney counts of degree 4 to 8, the 4-path count."""
+    """The triangle's count and listing, Loomis-Whitney counts of degree 4 to 8, the 4-path and
+    3-path counts."""
     reason = triangle_or_listing_reason(cq)
-    return None if reason is None or cq.analysis.loomis_whitney is not None or cq.analysis.four_path is not None else reason
+    return None if reason is None or _beyond_the_triangle(cq) else reason
 
 
 def _variant(view: Any) -> Any:
-    """The module planning the view: Loomis-Whitney's, the 4-path's, or None for the triangle's."""
-    return loomis_whitney if loomis_whitney.is_loomis_whitney(view) else four_path if four_path.is_four_path(view) else None
+    """The module planning the view: Loomis-Whitney's, the 4-path's, the 3-path's, or None for the triangle's."""
+    for module in (loomis_whitney, four_path, three_path):
+        if getattr(module, f"is_{module.__name__.rsplit('.', 1)[1]}")(view):
+            return module
+    return None
 
 
 def _plan(view: Any, name: str, view_schema: str, params: dict[str, Any]) -> Any:
@@ -91,13 +100,13 @@ def _deferred_atoms(view: Any, name: str, params: dict[str, Any]) -> Any:
 
 
 def _one_value(cq: Any) -> bool:
-    """A count's view shows one value: the triangle's, a Loomis-Whitney count's, the 4-path's (not a listing)."""
-    return is_triangle_count(cq) or cq.analysis.loomis_whitney is not None or cq.analysis.four_path is not None
+    """A count's view shows one value: the triangle's, a Loomis-Whitney count's, a path's (not a listing)."""
+    return is_triangle_count(cq) or _beyond_the_triangle(cq)
 
 
 SYSTEM = FunctionSystem(
     name=NAME,
-    summary="IVMε: triangle counts and listings, Loomis-Whitney and 4-path counts, O(N^max(ε,1-ε)) amortized per "
+    summary="IVMε: triangle counts and listings, Loomis-Whitney, 4-path and 3-path counts, O(N^max(ε,1-ε)) amortized per "
             "single-row update (heavy/light partitions)",
     accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers,
     status=status, verify=verify, explain=explain_lines,

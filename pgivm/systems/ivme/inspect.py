@@ -11,7 +11,7 @@ from psycopg import sql
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import Section, SystemStatus
 from pgivm.systems.common import CheckFailure, Names, checks, read_state, run_checks, triangle_view
-from pgivm.systems.ivme import four_path, loomis_whitney, refined
+from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 from pgivm.systems.ivme.plan import RELATIONS, _load_params, _view_params
 
 
@@ -20,7 +20,8 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     names = Names.of(name)
     info = read_state(conn, name)
     # a Loomis-Whitney count's k1..kn, a 4-path count's S and T on each variable, or none
-    relations = loomis_whitney.relation_rows(conn, name) or four_path.relation_rows(conn, name)
+    relations = (loomis_whitney.relation_rows(conn, name) or four_path.relation_rows(conn, name)
+                 or three_path.relation_rows(conn, name))
     if refined.is_refined_state(conn, name):  # refined partitions: each relation on both variables
         relations = refined.relation_rows(conn, name)
     for k in RELATIONS if not relations else ():
@@ -65,6 +66,8 @@ def verify(conn: psycopg.Connection, view: ResolvedView, name: str, strict: bool
         return loomis_whitney.verify(conn, view, name, strict)
     if four_path.is_four_path(view):
         return four_path.verify(conn, view, name, strict)
+    if three_path.is_three_path(view):
+        return three_path.verify(conn, view, name, strict)
     if refined.is_refined_state(conn, name):
         return refined.verify(conn, view, name, strict)
     view = triangle_view(view)
@@ -94,6 +97,8 @@ def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, param
         return loomis_whitney.explain_lines(view, state)
     if four_path.is_four_path(view):
         return four_path.explain_lines(view, state)
+    if three_path.is_three_path(view):
+        return three_path.explain_lines(view, state)
     if refined.is_refined(params):
         return refined.explain_lines(view, state)
     view = triangle_view(view)

@@ -290,10 +290,11 @@ class SparkBuild:
               context: Any) -> None:
         from pgivm.spark import preprocess
 
-        from pgivm.systems.ivme import four_path, loomis_whitney
+        from pgivm.systems.ivme import four_path, loomis_whitney, three_path
 
         loomis_whitney.no_spark(view)
         four_path.no_spark(view)
+        three_path.no_spark(view)
         if params.get("partitions") == "refined":
             raise PgivmError("--preprocess spark builds single partitions only",
                              "create the view with --partitions refined without --preprocess (the build is set at a time in PostgreSQL)")
