@@ -150,7 +150,7 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert_png(tmp_path / "ivme-family-listing.png")
     # the Loomis-Whitney count: the same strategies, each view verified, slopes of time and rows read
     assert "== scaling of a Loomis-Whitney count of degree 4" in out
-    loomis, paths = [t for t in tables(out) if "rows read/update" in t[0]]
+    loomis, paths, three = [t for t in tables(out) if "rows read/update" in t[0]]
     assert column(loomis, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
     reads = column(loomis, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:3] + reads[4:])
@@ -161,6 +161,11 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     reads = column(paths, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
     assert "fivm: maintenance time (median − no view) slope" in out
+    # the 3-path count (3R²): against F-IVM too
+    assert "== scaling of the 3-path count (3R²)" in out
+    assert column(three, "strategy") == ["no view", "ivme ε=0.5", "fivm", "first-order"] * 2
+    reads = column(three, "rows read/update")
+    assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
     # the 4-path count on a graph: ivme's and fivm's counts equal the plain recount (the bench checks it)
     assert "== the walks of four edges on" in out
     # and the closed walks (4-cycles) under first-order, its count equal to Σ P(u,w)·P(w,u) in plain SQL
