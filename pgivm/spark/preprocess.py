@@ -278,20 +278,11 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
     On success the scratch schema is dropped inside ``conn``'s transaction; on failure it is left
     to ``scratch`` (the caller drops it once its transaction has rolled back).
     """
-    from pgivm.spark.session import get_spark
-
     started = time.perf_counter()
     names = Names.of(name)
-    spark = get_spark(master)
-    jdbc = JdbcTarget.of(conn)
-    stage = scratch.create()
-    print(f"spark preprocessing: scratch schema {stage}", file=sys.stderr)
+    spark, jdbc, stage = start_build(conn, scratch, master)
     rows = read_relations(spark, conn, view, jdbc)
-
-    def theta_of(n: int) -> float:
-        return conn.execute("SELECT power(%s::float8, %s::float8)", [n, float(epsilon)]).fetchone()[0]  # type: ignore[index]
-
-    state = compute_state(rows, epsilon, theta_of)
+    state = compute_state(rows, epsilon, theta_of(conn, epsilon))
     try:
         computed = time.perf_counter()
         for k in RELATIONS:
@@ -309,12 +300,35 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
             conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(stage)))
     finally:
         state.unpersist()
+    report_build(started, computed, written, state.db_size, state.n, state.theta, state.count)
+
+
+def start_build(conn: psycopg.Connection, scratch: ScratchSchemas, master: str) -> tuple[Any, JdbcTarget, str]:
+    """The Spark session, the JDBC target of ``conn``'s database, a new scratch schema."""
+    from pgivm.spark.session import get_spark
+
+    spark = get_spark(master)
+    jdbc = JdbcTarget.of(conn)
+    stage = scratch.create()
+    print(f"spark preprocessing: scratch schema {stage}", file=sys.stderr)
+    return spark, jdbc, stage
+
+
+def theta_of(conn: psycopg.Connection, epsilon: float) -> Any:
+    """N -> N^ε as PostgreSQL computes it (``power(n::float8, epsilon)``, as major_rebalance() does)."""
+    def theta(n: int) -> float:
+        return conn.execute("SELECT power(%s::float8, %s::float8)", [n, float(epsilon)]).fetchone()[0]  # type: ignore[index]
+    return theta
+
+
+def report_build(started: float, computed: float, written: float, db_size: int, n: int, theta: float, count: int) -> None:
+    """Keep the build's timings in ``last_timings`` and say what was built, on stderr."""
     last_timings.clear()
     last_timings.update(compute=computed - started, write=written - computed,
                         copy=time.perf_counter() - written, total=time.perf_counter() - started)
-    print(f"spark preprocessing: |D| = {state.db_size}, N = {state.n}, theta = {state.theta:.2f}, "
-          f"count = {state.count}; computed in {computed - started:.1f} s, written in {written - computed:.1f} s, "
-          f"copied in {last_timings['copy']:.1f} s", file=sys.stderr)
+    print(f"spark preprocessing: |D| = {db_size}, N = {n}, theta = {theta:.2f}, count = {count}; computed in "
+          f"{computed - started:.1f} s, written in {written - computed:.1f} s, copied in {last_timings['copy']:.1f} s",
+          file=sys.stderr)
 
 
 def _copy_into_state(conn: psycopg.Connection, view: ResolvedView, names: Names, stage: str) -> None:

@@ -73,10 +73,7 @@ def _accepts(cq: Any) -> str | None:
 
 def _variant(view: Any) -> Any:
     """The module planning the view: Loomis-Whitney's, the 4-path's, the 3-path's, or None for the triangle's."""
-    for module in (loomis_whitney, four_path, three_path):
-        if getattr(module, f"is_{module.__name__.rsplit('.', 1)[1]}")(view):
-            return module
-    return None
+    return next((module for module in (loomis_whitney, four_path, three_path) if module.matches(view)), None)
 
 
 def _plan(view: Any, name: str, view_schema: str, params: dict[str, Any]) -> Any:

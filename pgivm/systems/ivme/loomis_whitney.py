@@ -48,6 +48,9 @@ def is_loomis_whitney(view: ResolvedView) -> bool:
     return isinstance(view.query, LoomisWhitneyCount) or getattr(view.query.analysis, "loomis_whitney", None) is not None
 
 
+matches = is_loomis_whitney  # the name every variant module gives it (ivme's registry of variants reads it)
+
+
 class Relation:
     """R_i of the query with everything its SQL names: columns, partition variable, P, middles."""
 

@@ -293,8 +293,13 @@ class SparkBuild:
         from pgivm.systems.ivme import four_path, loomis_whitney, three_path
 
         loomis_whitney.no_spark(view)
-        four_path.no_spark(view)
-        three_path.no_spark(view)
+        for path in (four_path, three_path):  # the path counts: their own state, built by preprocess_paths
+            if path.matches(view):
+                from pgivm.spark import preprocess_paths
+
+                preprocess_paths.build_with_spark(conn, path.shaped(view), name, params["epsilon"], context, path)
+                conn.execute(analyze_plan(Names.of(name), path.state_tables()))
+                return
         if params.get("partitions") == "refined":
             raise PgivmError("--preprocess spark builds single partitions only",
                              "create the view with --partitions refined without --preprocess (the build is set at a time in PostgreSQL)")

@@ -54,6 +54,35 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, params: dict[s
                           expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
 
 
+def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[str, str], str], views: dict[str, Any],
+                         strict: bool) -> list[tuple[str, sql.Composed]]:
+    """The checks of a variant that keeps each relation as one table with its parts as flags (the
+    path counts): each relation against its base table, each partitioned (relation, variable) of
+    ``degrees`` (its degree table, flags, thresholds; strict ones with ``strict``), each view of
+    ``views`` (name -> (key columns, definition)) against its definition."""
+    from pgivm.systems.common import checks
+
+    named = []
+    for atom in view.query.relations:
+        base = view.base_of(atom.table)
+        params = {"k": names(atom.relation), "columns": sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables),
+                  "base_table": base.ident, "base_guard": base.guard("base"),
+                  "base_columns": sql.SQL(", ").join(capture_atom(view, atom).read("base")),
+                  "base_not_null": sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c))
+                                                         for c in atom.columns)}
+        named += [(f"{atom.relation.upper()}.{check}", query) for check, query in checks(__package__, "88_verify_bag.sql", params)]
+    for (relation, variable), degree in degrees.items():
+        params = {"k": names(relation), "var": sql.Identifier(variable), "flag": sql.Identifier(f"h{variable}"),
+                  "degree": names(degree), "state": names("state")}
+        named += [(f"{relation.upper()}_on_{variable.upper()}.{check}", query)
+                  for check, query in checks(__package__, "89_verify_partition.sql", params)
+                  if check != "strict_partition" or strict]
+    for v, (keys, definition) in views.items():
+        params = {"view": names(v), "columns": sql.SQL(", ").join(sql.Identifier(c) for c in keys), "definition": definition}
+        named += [(f"{v}.{check}", query) for check, query in checks(__package__, "91_verify_view_definition.sql", params)]
+    return named
+
+
 def no_spark() -> PgivmError:
-    return PgivmError("--preprocess spark builds the triangle's state only",
+    return PgivmError("--preprocess spark builds the triangle's and the path counts' states only",
                       "create the view without --preprocess (the build is set at a time in PostgreSQL)")

@@ -1,0 +1,118 @@
+"""``pgivm create --preprocess spark`` for the IVMε path counts (the 4-path count, [L] Appendix G;
+the 3-path count of class 3R², Appendix H.3): their state computed in Spark, written over JDBC.
+
+Mirrors the variant's build (``build_plan``: each relation loaded, its degrees counted, then
+``restart()``) exactly, from the variant module's own tables of what it keeps:
+
+* K = one row per distinct tuple of its join columns (NULL join columns skipped), mult = the
+  number of duplicate rows;
+* |D| = the number of distinct tuples over every relation; N = 2|D| + 1; θ = N^ε (PostgreSQL's
+  ``power(n::float8, epsilon)``, as ``major_rebalance()`` computes it);
+* per partitioned (relation, variable) of ``DEGREES``: degree = distinct tuples with that value,
+  heavy iff degree >= θ or ε = 0, the part kept on each tuple as the flag ``h<variable>``;
+* each auxiliary view from its definition (``DEFINITIONS``, the same text verify recomputes it
+  with, run by Spark SQL over the frames), and the count from ``COUNT``.
+
+The transaction, the locks, the scratch schema and its cleanup are the triangle's
+(``pgivm.spark.preprocess``).
+"""
+
+from __future__ import annotations
+
+import time
+from types import ModuleType
+from typing import Any
+
+import psycopg
+from psycopg import sql
+
+from pgivm.query.resolve import ResolvedView
+from pgivm.spark.preprocess import (INTEGER_TYPES, READ_PARTITIONS, JdbcTarget, ScratchSchemas, report_build,
+                                    start_build, theta_of)
+from pgivm.systems.common import Names
+from pgivm.systems.ivme import variant
+
+
+def _read(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: Any, jdbc: JdbcTarget) -> Any:
+    """The base table's rows as the relation's variables (a bag; NULL join columns skipped): integer
+    variables as bigint, read in partitions of the first one; others as text, in one partition."""
+    integer = all(view.variable_types[v] in INTEGER_TYPES for v in atom.variables)
+    cast = sql.SQL("::bigint" if integer else "::text")
+    base = view.base_of(atom.table)
+    query = sql.SQL("(SELECT {items} FROM {table} base WHERE {guard} AND {not_null}) pgivm_q").format(
+        items=sql.SQL(", ").join(sql.SQL("({}){} AS {}").format(expression, cast, sql.Identifier(v))
+                                 for expression, v in zip(variant.capture_atom(view, atom).read("base"), atom.variables)),
+        table=base.ident, guard=base.guard("base"),
+        not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+    ).as_string(conn)
+    props = {**jdbc.props, "fetchsize": "10000"}
+    first = atom.variables[0]
+    if integer:
+        low, high = conn.execute(sql.SQL("SELECT min({v}), max({v}) FROM {q}").format(
+            v=sql.Identifier(first), q=sql.SQL(query))).fetchone()  # type: ignore[arg-type, misc]
+        if low is not None:
+            return spark.read.jdbc(jdbc.url, query, column=first, lowerBound=int(low), upperBound=int(high) + 1,
+                                   numPartitions=READ_PARTITIONS, properties=props)
+    return spark.read.jdbc(jdbc.url, query, properties=props)
+
+
+def compute(spark: Any, rows: dict[str, Any], module: ModuleType, epsilon: float, theta_of: Any) -> dict[str, Any]:
+    """The relations with their flags, the degree tables, the views (frames), |D|, N, θ, the count."""
+    from pyspark.sql import functions as F
+
+    relations = {k: df.groupBy(*df.columns).agg(F.count(F.lit(1)).cast("bigint").alias("mult")).cache()
+                 for k, df in rows.items()}
+    db_size = sum(df.count() for df in relations.values())
+    n = 2 * db_size + 1
+    theta = float(theta_of(n))
+    degrees = {}
+    for (k, v), table in module.DEGREES.items():
+        degree = relations[k].groupBy(v).agg(F.count(F.lit(1)).cast("bigint").alias("degree"))
+        heavy = F.lit(True) if epsilon == 0 else F.col("degree").cast("double") >= F.lit(theta)
+        degrees[table] = degree.withColumn("heavy", heavy).cache()
+        flagged = degrees[table].select(F.col(v), F.col("heavy").alias(f"h{v}"))
+        relations[k] = relations[k].join(flagged, v).cache()
+    names = {**{k: k for k in relations}, **{t: t for t in degrees}}
+    for name, df in (*relations.items(), *degrees.items()):
+        df.createOrReplaceTempView(name)
+    views = {}
+    for v in module.VIEWS:
+        df = spark.sql(module.DEFINITIONS[v].format(**names))
+        views[v] = df.toDF(*module.KEYS[v], "mult").cache()
+    count = spark.sql(module.COUNT.format(**names)).first()[0]
+    return {"relations": relations, "degrees": degrees, "views": views, "db_size": db_size, "n": n, "theta": theta,
+            "count": int(count or 0)}
+
+
+def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, epsilon: float, scratch: ScratchSchemas,
+                     module: ModuleType, master: str = "local[*]") -> None:
+    """Fill the (empty, just created) state tables of path view ``name`` (``view`` in the module's
+    shape) from a Spark computation, as ``pgivm.spark.preprocess.build_with_spark`` does the triangle's."""
+    started = time.perf_counter()
+    names = Names.of(name)
+    spark, jdbc, stage = start_build(conn, scratch, master)
+    rows = {atom.relation: _read(spark, conn, view, atom, jdbc) for atom in view.query.relations}
+    state = compute(spark, rows, module, epsilon, theta_of(conn, epsilon))
+    computed = time.perf_counter()
+    frames = {**state["relations"], **state["degrees"], **state["views"]}
+    try:
+        for table, df in frames.items():
+            jdbc.write(df, f'"{stage}"."{table}"')
+        written = time.perf_counter()
+        with conn.transaction():  # a savepoint: on failure its locks on the staging tables go with it
+            for table, df in frames.items():
+                columns = [sql.Identifier(c) for c in df.columns]
+                typed = [sql.SQL("{}::{}").format(sql.Identifier(c), sql.SQL(view.variable_types[c]))  # type: ignore[arg-type]
+                         if c in view.variable_types else sql.Identifier(c) for c in df.columns]
+                conn.execute(sql.SQL("DELETE FROM {dst}; INSERT INTO {dst} ({columns}) SELECT {typed} FROM {src}").format(
+                    dst=names(table), columns=sql.SQL(", ").join(columns), typed=sql.SQL(", ").join(typed),
+                    src=sql.Identifier(stage, table)))
+            conn.execute(sql.SQL("UPDATE {} SET db_size = %s, n = %s, theta = power(%s::float8, epsilon), "
+                                 "major_rebalances = major_rebalances + 1").format(names("state")),
+                         [state["db_size"], state["n"], state["n"]])
+            conn.execute(sql.SQL("UPDATE {} SET count = %s").format(names("result")), [state["count"]])
+            conn.execute(sql.SQL("DROP SCHEMA {} CASCADE").format(sql.Identifier(stage)))
+    finally:
+        for df in frames.values():
+            df.unpersist()
+    report_build(started, computed, written, state["db_size"], state["n"], state["theta"], state["count"])
