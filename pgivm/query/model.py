@@ -46,6 +46,11 @@ class Atom:
     def variables(self) -> tuple[str, str]:
         return VARIABLES[self.relation]
 
+    @property
+    def columns(self) -> tuple[str, str]:
+        """The join columns in the order of the variables (as the other shapes' atoms say it)."""
+        return (self.first, self.second)
+
 
 @dataclass(frozen=True)
 class TriangleCount:

@@ -41,19 +41,13 @@ COMMENT ON FUNCTION {major_rebalance}() IS 'IVMε MajorRebalancingRP: strict rep
 
 -- The count from the state: each R-tuple's triangles through the side of smaller degree (S's tuples
 -- at b, or T's at a), so the joins produce O(N^(3/2)) rows whatever the skew. Used by the build,
--- TRUNCATE and verify.
+-- TRUNCATE and verify; the query is COUNT in pgivm/systems/ivme/refined.py (the Spark build runs it too).
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    WITH sides AS (
-        SELECT r.a, r.b, r.mult, coalesce(ds.degree, 0) <= coalesce(dt.degree, 0) AS through_s
-          FROM {r} r LEFT JOIN {s_b_degree} ds ON ds.b = r.b LEFT JOIN {t_a_degree} dt ON dt.a = r.a)
-    SELECT ((SELECT coalesce(sum(x.mult * s.mult * t.mult), 0)
-               FROM sides x JOIN {s} s ON s.b = x.b JOIN {t} t ON t.c = s.c AND t.a = x.a WHERE x.through_s)
-          + (SELECT coalesce(sum(x.mult * s.mult * t.mult), 0)
-               FROM sides x JOIN {t} t ON t.a = x.a JOIN {s} s ON s.b = x.b AND s.c = t.c WHERE NOT x.through_s))::bigint
+    SELECT coalesce(({count_definition}), 0)::bigint
 $pgivm$;
 
 

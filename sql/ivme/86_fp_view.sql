@@ -66,15 +66,14 @@ $pgivm$;
 
 
 -- The count from the state, factorized at B: sum_b (sum_a R(a) S(a,b)) (sum_c T(b,c) U(c)), linear
--- in |D| where the four-way join is not. Used by the build, TRUNCATE and verify.
+-- in |D| where the four-way join is not. Used by the build, TRUNCATE and verify; the query is COUNT in
+-- pgivm/systems/ivme/four_path.py (the Spark build runs it too).
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    SELECT coalesce(sum(l.v * r.v), 0)::bigint
-      FROM (SELECT k.b, sum(e.mult * k.mult) AS v FROM {s} k JOIN {r} e ON e.a = k.a GROUP BY k.b) l
-      JOIN (SELECT k.b, sum(k.mult * e.mult) AS v FROM {t} k JOIN {u} e ON e.c = k.c GROUP BY k.b) r ON r.b = l.b
+    SELECT coalesce(({count_definition}), 0)::bigint
 $pgivm$;
 
 

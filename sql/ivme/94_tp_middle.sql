@@ -231,13 +231,14 @@ $pgivm$;
 
 
 -- The count from the state: S's tuples each with R and T at its values (one row each), linear in
--- |D|. Used by the build, TRUNCATE and verify.
+-- |D|. Used by the build, TRUNCATE and verify; the query is COUNT in pgivm/systems/ivme/three_path.py
+-- (the Spark build runs it too).
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    SELECT coalesce(sum(r.mult * k.mult * t.mult), 0)::bigint FROM {s} k JOIN {r} r ON r.b = k.b JOIN {t} t ON t.c = k.c
+    SELECT coalesce(({count_definition}), 0)::bigint
 $pgivm$;
 
 

@@ -222,15 +222,14 @@ $pgivm$;
 
 
 -- The count from the state, factorized at B: sum_b (sum_a R(a) S(a,b)) (sum_c T(b,c) U(c)), linear
--- in |D| where the four-way join is not. Used by the build, TRUNCATE and verify.
+-- in |D| where the four-way join is not. Used by the build, TRUNCATE and verify; the query is COUNT in
+-- pgivm/systems/ivme/four_path.py (the Spark build runs it too).
 CREATE FUNCTION "pgivm_triangles"."count_from_state"()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    SELECT coalesce(sum(l.v * r.v), 0)::bigint
-      FROM (SELECT k.b, sum(e.mult * k.mult) AS v FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."r" e ON e.a = k.a GROUP BY k.b) l
-      JOIN (SELECT k.b, sum(k.mult * e.mult) AS v FROM "pgivm_triangles"."t" k JOIN "pgivm_triangles"."u" e ON e.c = k.c GROUP BY k.b) r ON r.b = l.b
+    SELECT coalesce((SELECT sum(l.v * x.v) FROM (SELECT k.b, sum(e.mult * k.mult) AS v FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."r" e ON e.a = k.a GROUP BY k.b) l JOIN (SELECT k.b, sum(k.mult * e.mult) AS v FROM "pgivm_triangles"."t" k JOIN "pgivm_triangles"."u" e ON e.c = k.c GROUP BY k.b) x ON x.b = l.b), 0)::bigint
 $pgivm$;
 
 

@@ -339,13 +339,14 @@ $pgivm$;
 
 
 -- The count from the state: S's tuples each with R and T at its values (one row each), linear in
--- |D|. Used by the build, TRUNCATE and verify.
+-- |D|. Used by the build, TRUNCATE and verify; the query is COUNT in pgivm/systems/ivme/three_path.py
+-- (the Spark build runs it too).
 CREATE FUNCTION "pgivm_triangles"."count_from_state"()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    SELECT coalesce(sum(r.mult * k.mult * t.mult), 0)::bigint FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."r" r ON r.b = k.b JOIN "pgivm_triangles"."t" t ON t.c = k.c
+    SELECT coalesce((SELECT sum(r.mult * k.mult * t.mult) FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."r" r ON r.b = k.b JOIN "pgivm_triangles"."t" t ON t.c = k.c), 0)::bigint
 $pgivm$;
 
 
@@ -992,7 +993,7 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_t"() IS 'pgivm view triangles
 INSERT INTO "pgivm_triangles"."r" ("b", mult) SELECT base."b", count(*) FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1;
 INSERT INTO "pgivm_triangles"."s" ("b", "c", mult, hb) SELECT base."b", base."c", count(*), false FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2;
 INSERT INTO "pgivm_triangles"."t" ("c", mult) SELECT base."c", count(*) FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1;
-INSERT INTO "pgivm_triangles"."s_b_degree" (b, degree, heavy) SELECT b, count(*), false FROM "pgivm_triangles"."s" GROUP BY b;
+INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), false FROM "pgivm_triangles"."s" GROUP BY "b";
 SELECT "pgivm_triangles"."restart"();
 
 ANALYZE "pgivm_triangles"."r"; ANALYZE "pgivm_triangles"."s"; ANALYZE "pgivm_triangles"."t"; ANALYZE "pgivm_triangles"."s_b_degree"; ANALYZE "pgivm_triangles"."rs_light"; ANALYZE "pgivm_triangles"."st_heavy";

@@ -227,13 +227,13 @@ BEGIN
     UPDATE "pgivm_triangles"."t" k SET h2 = d.heavy FROM "pgivm_triangles"."t_a_degree" d WHERE d.a = k.a AND k.h2 <> d.heavy;
     DELETE FROM "pgivm_triangles"."v_rs";
     INSERT INTO "pgivm_triangles"."v_rs" (a, c, mult)
-    SELECT k."a", l."c", sum(k.mult * l.mult) FROM "pgivm_triangles"."r" k JOIN "pgivm_triangles"."s" l ON l."b" = k."b" WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k."a", l."c" HAVING sum(k.mult * l.mult) <> 0;
+    SELECT k.a, l.c, sum(k.mult * l.mult) FROM "pgivm_triangles"."r" k JOIN "pgivm_triangles"."s" l ON l.b = k.b WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k.a, l.c HAVING sum(k.mult * l.mult) <> 0;
     DELETE FROM "pgivm_triangles"."v_st";
     INSERT INTO "pgivm_triangles"."v_st" (b, a, mult)
-    SELECT k."b", l."a", sum(k.mult * l.mult) FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."t" l ON l."c" = k."c" WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k."b", l."a" HAVING sum(k.mult * l.mult) <> 0;
+    SELECT k.b, l.a, sum(k.mult * l.mult) FROM "pgivm_triangles"."s" k JOIN "pgivm_triangles"."t" l ON l.c = k.c WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k.b, l.a HAVING sum(k.mult * l.mult) <> 0;
     DELETE FROM "pgivm_triangles"."v_tr";
     INSERT INTO "pgivm_triangles"."v_tr" (c, b, mult)
-    SELECT k."c", l."b", sum(k.mult * l.mult) FROM "pgivm_triangles"."t" k JOIN "pgivm_triangles"."r" l ON l."a" = k."a" WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k."c", l."b" HAVING sum(k.mult * l.mult) <> 0;
+    SELECT k.c, l.b, sum(k.mult * l.mult) FROM "pgivm_triangles"."t" k JOIN "pgivm_triangles"."r" l ON l.a = k.a WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k.c, l.b HAVING sum(k.mult * l.mult) <> 0;
 END;
 $pgivm$;
 COMMENT ON FUNCTION "pgivm_triangles"."major_rebalance"() IS 'IVMε MajorRebalancingRP: strict repartition of both variables at theta = N^epsilon, V_RS, V_ST, V_TR recomputed';
@@ -241,19 +241,13 @@ COMMENT ON FUNCTION "pgivm_triangles"."major_rebalance"() IS 'IVMε MajorRebalan
 
 -- The count from the state: each R-tuple's triangles through the side of smaller degree (S's tuples
 -- at b, or T's at a), so the joins produce O(N^(3/2)) rows whatever the skew. Used by the build,
--- TRUNCATE and verify.
+-- TRUNCATE and verify; the query is COUNT in pgivm/systems/ivme/refined.py (the Spark build runs it too).
 CREATE FUNCTION "pgivm_triangles"."count_from_state"()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
 SET search_path = pg_catalog, pg_temp
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
-    WITH sides AS (
-        SELECT r.a, r.b, r.mult, coalesce(ds.degree, 0) <= coalesce(dt.degree, 0) AS through_s
-          FROM "pgivm_triangles"."r" r LEFT JOIN "pgivm_triangles"."s_b_degree" ds ON ds.b = r.b LEFT JOIN "pgivm_triangles"."t_a_degree" dt ON dt.a = r.a)
-    SELECT ((SELECT coalesce(sum(x.mult * s.mult * t.mult), 0)
-               FROM sides x JOIN "pgivm_triangles"."s" s ON s.b = x.b JOIN "pgivm_triangles"."t" t ON t.c = s.c AND t.a = x.a WHERE x.through_s)
-          + (SELECT coalesce(sum(x.mult * s.mult * t.mult), 0)
-               FROM sides x JOIN "pgivm_triangles"."t" t ON t.a = x.a JOIN "pgivm_triangles"."s" s ON s.b = x.b AND s.c = t.c WHERE NOT x.through_s))::bigint
+    SELECT coalesce((WITH sides AS (SELECT r.a, r.b, r.mult, coalesce(ds.degree, 0) <= coalesce(dt.degree, 0) AS through_s FROM "pgivm_triangles"."r" r LEFT JOIN "pgivm_triangles"."s_b_degree" ds ON ds.b = r.b LEFT JOIN "pgivm_triangles"."t_a_degree" dt ON dt.a = r.a) SELECT coalesce((SELECT sum(x.mult * s.mult * t.mult) FROM sides x JOIN "pgivm_triangles"."s" s ON s.b = x.b JOIN "pgivm_triangles"."t" t ON t.c = s.c AND t.a = x.a WHERE x.through_s), 0) + coalesce((SELECT sum(x.mult * s.mult * t.mult) FROM sides x JOIN "pgivm_triangles"."t" t ON t.a = x.a JOIN "pgivm_triangles"."s" s ON s.b = x.b AND s.c = t.c WHERE NOT x.through_s), 0)), 0)::bigint
 $pgivm$;
 
 

@@ -539,25 +539,30 @@ def test_validate_spark_recounts_a_loomis_whitney_count(conn: psycopg.Connection
     assert not report.ok and any(str(expected + 1) in str(d) for d in report.differences), report.differences
 
 
-PATHS = {  # the path counts' queries, their tables' columns, and the state tables their builds fill
+FLAGGED = {  # the flagged variants' queries, their tables' columns, options, and the state tables their builds fill
     "three": ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c",
-              {"r": ("b", "x"), "s": ("c", "b"), "t": ("z", "c")}, ["r", "s", "t", "s_b_degree", "rs_light", "st_heavy"]),
+              {"r": ("b", "x"), "s": ("c", "b"), "t": ("z", "c")}, {},
+              ["r", "s", "t", "s_b_degree", "rs_light", "st_heavy"]),
     "four": ("SELECT count(*) FROM r JOIN s ON r.a = s.a JOIN t ON s.b = t.b JOIN u ON t.c = u.c",
-             {"r": ("a", "x"), "s": ("b", "a"), "t": ("c", "b"), "u": ("z", "c")},
+             {"r": ("a", "x"), "s": ("b", "a"), "t": ("c", "b"), "u": ("z", "c")}, {},
              ["r", "s", "t", "u", "s_a_degree", "s_b_degree", "t_b_degree", "t_c_degree",
               "w_r", "w_u", "p_r", "p_u", "q", "z_r", "z_u", "y_r", "y_u"]),
+    "refined": (TRIANGLE_SQL, {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}, {"partitions": "refined"},
+                ["r", "s", "t", "r_a_degree", "r_b_degree", "s_b_degree", "s_c_degree", "t_c_degree", "t_a_degree",
+                 "v_rs", "v_st", "v_tr"]),
 }
 
 
-@pytest.mark.parametrize("path, epsilon, column_type", [("three", 0.5, "int"), ("four", 0.5, "int"), ("three", 0.0, "text"),
-                                                         ("four", 0.25, "varchar(8)")])
-def test_spark_builds_a_path_count_as_postgres_does(conn: psycopg.Connection, dsn: str, path: str, epsilon: float,
-                                                   column_type: str) -> None:
-    """create --preprocess spark of a 3-path or 4-path count fills every state table with exactly the
-    rows the PostgreSQL build does (most of them nonempty), the same N, θ, |D| and count; the view
-    stays exact and verified under writes afterwards."""
-    query, tables, state = PATHS[path]
-    rnd = random.Random(len(path) + int(epsilon * 4))
+@pytest.mark.parametrize("variant, epsilon, column_type", [
+    ("three", 0.5, "int"), ("four", 0.5, "int"), ("three", 0.0, "text"), ("four", 0.25, "varchar(8)"),
+    ("refined", 0.5, "int"), ("refined", 0.25, "text")])
+def test_spark_builds_a_flagged_state_as_postgres_does(conn: psycopg.Connection, dsn: str, variant: str, epsilon: float,
+                                                      column_type: str) -> None:
+    """create --preprocess spark of a 3-path or 4-path count, or of a triangle count with refined
+    partitions, fills every state table with exactly the rows the PostgreSQL build does (most of
+    them nonempty), the same N, θ, |D| and count; the view stays exact and verified under writes."""
+    query, tables, options, state = FLAGGED[variant]
+    rnd = random.Random(len(variant) + int(epsilon * 4))
     value = (lambda v: v) if column_type == "int" else str
     for table, columns in tables.items():
         conn.execute(f"CREATE TABLE {table} ({', '.join(f'{c} {column_type}' for c in columns)})")
@@ -566,8 +571,8 @@ def test_spark_builds_a_path_count_as_postgres_does(conn: psycopg.Connection, ds
         with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
             for row in rows:
                 copy.write_row([None if v is None else value(v) for v in row])
-    command.create("built", query, system="ivme", epsilon=epsilon, target=dsn)
-    command.create("sparked", query, system="ivme", epsilon=epsilon, target=dsn, preprocess="spark")
+    command.create("built", query, system="ivme", epsilon=epsilon, target=dsn, **options)
+    command.create("sparked", query, system="ivme", epsilon=epsilon, target=dsn, preprocess="spark", **options)
     figures = "SELECT n, theta, db_size, major_rebalances FROM pgivm_{}.state"
     assert conn.execute(figures.format("sparked")).fetchone() == conn.execute(figures.format("built")).fetchone()
     assert conn.execute("SELECT * FROM sparked").fetchone() == conn.execute("SELECT * FROM built").fetchone() \
@@ -578,7 +583,7 @@ def test_spark_builds_a_path_count_as_postgres_does(conn: psycopg.Connection, ds
                               f"UNION ALL (TABLE pgivm_built.{table} EXCEPT ALL TABLE pgivm_sparked.{table})) d").fetchone()[0]
         assert differ == 0, table
         filled += conn.execute(f"SELECT count(*) > 0 FROM pgivm_sparked.{table}").fetchone()[0]
-    assert filled >= (len(state) if path == "three" and epsilon > 0 else len(state) // 2), filled  # not a trivially equal state
+    assert filled >= (len(state) if variant == "three" and epsilon > 0 else len(state) // 2), filled  # not a trivially equal state
     assert stage_tables(conn) == []
     assert command.verify("sparked", strict=True, target=conn).ok
     for step in range(40):

@@ -26,6 +26,7 @@ from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, analyze_plan, render
 from pgivm.systems.ivme import variant
 
+RELATIONS = ("r", "s", "t", "u")
 VIEWS = ("w_r", "w_u", "p_r", "p_u", "q", "z_r", "z_u", "y_r", "y_u")
 KEYS = {"w_r": ("b",), "w_u": ("b",), "p_r": ("a", "c"), "p_u": ("c", "a"), "q": ("a", "c"), "z_r": ("b",),
         "z_u": ("b",), "y_r": ("a",), "y_u": ("c",)}
@@ -56,7 +57,7 @@ DEFINITIONS = {
 # The two directions of the path: (E, its variable X, M, F, G, G's variable Y, M's flag on X, F's flag on Y).
 DIRECTIONS = {"r": ("r", "a", "s", "t", "u", "c"), "u": ("u", "c", "t", "s", "r", "a")}
 DEGREES = {("s", "a"): "s_a_degree", ("s", "b"): "s_b_degree", ("t", "b"): "t_b_degree", ("t", "c"): "t_c_degree"}
-# The count from the state as count_from_state computes it (86_fp_view.sql), for the Spark build.
+# The count from the state, factorized at B (count_from_state in 86_fp_view.sql, and the Spark build).
 COUNT = ("SELECT sum(l.v * x.v) FROM (SELECT k.b, sum(e.mult * k.mult) AS v FROM {s} k JOIN {r} e ON e.a = k.a GROUP BY k.b) l "
          "JOIN (SELECT k.b, sum(k.mult * e.mult) AS v FROM {t} k JOIN {u} e ON e.c = k.c GROUP BY k.b) x ON x.b = l.b")
 
@@ -136,6 +137,7 @@ def _view_params(view: ResolvedView, names: Names, name: str) -> dict[str, sql.C
     return {
         **_names(names), **_types(view), "schema": names.schema_id,
         **{f"{v}_definition": _definition(v, names) for v in VIEWS},
+        "count_definition": sql.SQL(COUNT).format(**{k: names(k) for k in (*RELATIONS, *DEGREES.values())}),
         "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy ivme, 4-path count): {view.query.sql}"),
         "result_comment": sql.Literal(f"pgivm: the maintained result of view {name}"),
     }

@@ -14,7 +14,6 @@ import psycopg
 from psycopg import sql
 
 from pgivm.capture import atom_columns
-from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
@@ -290,19 +289,17 @@ class SparkBuild:
               context: Any) -> None:
         from pgivm.spark import preprocess
 
-        from pgivm.systems.ivme import four_path, loomis_whitney, three_path
+        from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 
         loomis_whitney.no_spark(view)
-        for path in (four_path, three_path):  # the path counts: their own state, built by preprocess_paths
-            if path.matches(view):
-                from pgivm.spark import preprocess_paths
+        # the variants keeping each relation as one table with flags: their own state, built by preprocess_flagged
+        flagged = next((v for v in (four_path, three_path) if v.matches(view)), refined if refined.is_refined(params) else None)
+        if flagged is not None:
+            from pgivm.spark import preprocess_flagged
 
-                preprocess_paths.build_with_spark(conn, path.shaped(view), name, params["epsilon"], context, path)
-                conn.execute(analyze_plan(Names.of(name), path.state_tables()))
-                return
-        if params.get("partitions") == "refined":
-            raise PgivmError("--preprocess spark builds single partitions only",
-                             "create the view with --partitions refined without --preprocess (the build is set at a time in PostgreSQL)")
+            preprocess_flagged.build_with_spark(conn, flagged.shaped(view), name, params["epsilon"], context, flagged)
+            conn.execute(analyze_plan(Names.of(name), flagged.state_tables()))
+            return
         view = triangle_view(view)
         preprocess.build_with_spark(conn, view, name, params["epsilon"], context)
         if view.query.listing:  # Spark computes the count's state; the listing's follows from it in SQL

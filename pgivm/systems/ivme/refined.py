@@ -37,18 +37,43 @@ def is_refined(params: dict[str, Any]) -> bool:
     return params.get("partitions") == "refined"
 
 
+shaped = triangle_view  # the view in the shape this module plans (as the other variants name it)
+
+
 def _degree(k: str, variable: str) -> str:
     return f"{k}_{variable}_degree"
 
 
+# What the state keeps, in the tables the Spark build reads (pgivm.spark.preprocess_flagged): per
+# (relation, variable) its degree table and the flag holding the value's part; each view's key
+# columns and definition over the parts; the count from the state. The definitions and the count
+# are SQL text over the state's names, rendered here for the templates and verify, run as they are
+# by Spark SQL.
+DEGREES = {(k, v): _degree(k, v) for k in RELATIONS for v in VARIABLES[k]}
+FLAGS = {(k, v): flag for k in RELATIONS for flag, v in zip(("h1", "h2"), VARIABLES[k])}
+VIEWS = tuple(AUX_VIEW.values())
+KEYS = {AUX_VIEW[k]: (VARIABLES[k][0], VARIABLES[NEXT[k]][1]) for k in RELATIONS}
+# V_KL(x,z) = Σ_y K_hl(x,y)·L_lh(y,z) (Figure 8)
+DEFINITIONS = {
+    AUX_VIEW[k]: (f"SELECT k.{x}, l.{z}, sum(k.mult * l.mult) FROM {{{k}}} k JOIN {{{NEXT[k]}}} l ON l.{y} = k.{y} "
+                  f"WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k.{x}, l.{z} HAVING sum(k.mult * l.mult) <> 0")
+    for k in RELATIONS for (x, y), z in [(VARIABLES[k], VARIABLES[NEXT[k]][1])]}
+# Each R-tuple's triangles through the side of smaller degree (S's tuples at b, or T's at a), so the
+# joins produce O(N^(3/2)) rows whatever the skew.
+COUNT = ("WITH sides AS (SELECT r.a, r.b, r.mult, coalesce(ds.degree, 0) <= coalesce(dt.degree, 0) AS through_s "
+         "FROM {r} r LEFT JOIN {s_b_degree} ds ON ds.b = r.b LEFT JOIN {t_a_degree} dt ON dt.a = r.a) "
+         "SELECT coalesce((SELECT sum(x.mult * s.mult * t.mult) FROM sides x JOIN {s} s ON s.b = x.b JOIN {t} t "
+         "ON t.c = s.c AND t.a = x.a WHERE x.through_s), 0) + coalesce((SELECT sum(x.mult * s.mult * t.mult) FROM sides x "
+         "JOIN {t} t ON t.a = x.a JOIN {s} s ON s.b = x.b AND s.c = t.c WHERE NOT x.through_s), 0)")
+
+
+def _state_names(names: Names) -> dict[str, sql.Composable]:
+    return {**{k: names(k) for k in RELATIONS}, **{d: names(d) for d in DEGREES.values()}}
+
+
 def _definition(k: RelationName, names: Names) -> sql.Composable:
     """V_KL(x,z) = Σ_y K_hl(x,y)·L_lh(y,z), from the flags (the rebuild and verify read this)."""
-    l = NEXT[k]
-    x, y = VARIABLES[k]
-    z = VARIABLES[l][1]
-    return sql.SQL("    SELECT k.{x}, l.{z}, sum(k.mult * l.mult) FROM {k} k JOIN {l} l ON l.{y} = k.{y} "
-                   "WHERE k.h1 AND NOT k.h2 AND NOT l.h1 AND l.h2 GROUP BY k.{x}, l.{z} HAVING sum(k.mult * l.mult) <> 0").format(
-        x=sql.Identifier(x), y=sql.Identifier(y), z=sql.Identifier(z), k=names(k), l=names(l))
+    return sql.SQL("    " + DEFINITIONS[AUX_VIEW[k]]).format(**_state_names(names))
 
 
 def _relation_params(names: Names, k: RelationName, types: dict[str, str]) -> dict[str, sql.Composable]:
@@ -81,6 +106,7 @@ def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Compo
         **{k: names(k) for k in RELATIONS}, **{v: names(v) for v in AUX_VIEW.values()},
         **{_degree(k, v): names(_degree(k, v)) for k in RELATIONS for v in VARIABLES[k]},
         **{f"{AUX_VIEW[k]}_definition": _definition(k, names) for k in RELATIONS},
+        "count_definition": sql.SQL(COUNT).format(**_state_names(names)),
         "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy ivme, refined partitions): {query_sql}"),
         "result_comment": sql.Literal(f"pgivm: the maintained result of view {name}"),
     }

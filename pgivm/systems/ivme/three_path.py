@@ -23,6 +23,7 @@ from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, analyze_plan, checks, render, run_checks
 from pgivm.systems.ivme import variant
 
+RELATIONS = ("r", "s", "t")
 VIEWS = ("rs_light", "st_heavy")
 KEYS = {"rs_light": ("c",), "st_heavy": ("b",)}
 # Each view's definition over the parts (92_tp_tables.sql): the rebuild and verify read these, the
@@ -35,7 +36,7 @@ DEFINITIONS = {
 }
 FLAGS = {"s": ("hb", "false")}  # the partitioned relation: its flag column, loaded light
 DEGREES = {("s", "b"): "s_b_degree"}
-# The count from the state as count_from_state computes it (94_tp_middle.sql), for the Spark build.
+# The count from the state, linear in |D| (count_from_state in 94_tp_middle.sql, and the Spark build).
 COUNT = "SELECT sum(r.mult * k.mult * t.mult) FROM {s} k JOIN {r} r ON r.b = k.b JOIN {t} t ON t.c = k.c"
 
 
@@ -65,6 +66,7 @@ def _view_params(view: ResolvedView, names: Names, name: str) -> dict[str, sql.C
         **{o: names(o) for o in objects}, "schema": names.schema_id,
         **{f"{v}_type": sql.SQL(view.variable_types[v]) for v in "bc"},  # type: ignore[arg-type]
         **{f"{v}_definition": _definition(v, names) for v in VIEWS},
+        "count_definition": sql.SQL(COUNT).format(**{k: names(k) for k in (*RELATIONS, *DEGREES.values())}),
         "schema_comment": sql.Literal(f"pgivm state of view {name} (strategy ivme, 3-path count, class 3R²): {view.query.sql}"),
         "result_comment": sql.Literal(f"pgivm: the maintained result of view {name}"),
     }

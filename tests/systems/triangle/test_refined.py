@@ -87,6 +87,3 @@ def test_status_explain_and_refusals(conn: psycopg.Connection, dsn: str) -> None
     with pytest.raises(PgivmError) as refused:
         command.create("other", TRIANGLE_SQL, partitions="both", target=conn)
     assert "single or refined" in str(refused.value)
-    with pytest.raises(PgivmError) as refused:
-        command.create("spark", TRIANGLE_SQL, partitions="refined", preprocess="spark", target=dsn)
-    assert "single partitions only" in str(refused.value)

@@ -1,5 +1,7 @@
-"""``pgivm create --preprocess spark`` for the IVMε path counts (the 4-path count, [L] Appendix G;
-the 3-path count of class 3R², Appendix H.3): their state computed in Spark, written over JDBC.
+"""``pgivm create --preprocess spark`` for the IVMε variants that keep each relation as one table
+with its parts as flags (the triangle count with refined partitions, [L] Appendix D; the 4-path
+count, Appendix G; the 3-path count of class 3R², Appendix H.3): their state computed in Spark,
+written over JDBC.
 
 Mirrors the variant's build (``build_plan``: each relation loaded, its degrees counted, then
 ``restart()``) exactly, from the variant module's own tables of what it keeps:
@@ -9,7 +11,8 @@ Mirrors the variant's build (``build_plan``: each relation loaded, its degrees c
 * |D| = the number of distinct tuples over every relation; N = 2|D| + 1; θ = N^ε (PostgreSQL's
   ``power(n::float8, epsilon)``, as ``major_rebalance()`` computes it);
 * per partitioned (relation, variable) of ``DEGREES``: degree = distinct tuples with that value,
-  heavy iff degree >= θ or ε = 0, the part kept on each tuple as the flag ``h<variable>``;
+  heavy iff degree >= θ or ε = 0, the part kept on each tuple as a flag (``FLAGS``, else
+  ``h<variable>``);
 * each auxiliary view from its definition (``DEFINITIONS``, the same text verify recomputes it
   with, run by Spark SQL over the frames), and the count from ``COUNT``.
 
@@ -70,7 +73,8 @@ def compute(spark: Any, rows: dict[str, Any], module: ModuleType, epsilon: float
         degree = relations[k].groupBy(v).agg(F.count(F.lit(1)).cast("bigint").alias("degree"))
         heavy = F.lit(True) if epsilon == 0 else F.col("degree").cast("double") >= F.lit(theta)
         degrees[table] = degree.withColumn("heavy", heavy).cache()
-        flagged = degrees[table].select(F.col(v), F.col("heavy").alias(f"h{v}"))
+        flag = getattr(module, "FLAGS", {}).get((k, v), f"h{v}")
+        flagged = degrees[table].select(F.col(v), F.col("heavy").alias(flag))
         relations[k] = relations[k].join(flagged, v).cache()
     names = {**{k: k for k in relations}, **{t: t for t in degrees}}
     for name, df in (*relations.items(), *degrees.items()):
@@ -86,12 +90,12 @@ def compute(spark: Any, rows: dict[str, Any], module: ModuleType, epsilon: float
 
 def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, epsilon: float, scratch: ScratchSchemas,
                      module: ModuleType, master: str = "local[*]") -> None:
-    """Fill the (empty, just created) state tables of path view ``name`` (``view`` in the module's
-    shape) from a Spark computation, as ``pgivm.spark.preprocess.build_with_spark`` does the triangle's."""
+    """Fill the (empty, just created) state tables of view ``name`` (``view`` in the module's shape)
+    from a Spark computation, as ``pgivm.spark.preprocess.build_with_spark`` does the triangle's."""
     started = time.perf_counter()
     names = Names.of(name)
     spark, jdbc, stage = start_build(conn, scratch, master)
-    rows = {atom.relation: _read(spark, conn, view, atom, jdbc) for atom in view.query.relations}
+    rows = {atom.relation: _read(spark, conn, view, atom, jdbc) for atom in view.query.atoms}
     state = compute(spark, rows, module, epsilon, theta_of(conn, epsilon))
     computed = time.perf_counter()
     frames = {**state["relations"], **state["degrees"], **state["views"]}
