@@ -36,7 +36,7 @@ from pgivm.systems.common import Names
 from pgivm.systems.ivme import variant
 
 
-def _read(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: Any, jdbc: JdbcTarget) -> Any:
+def read_atom(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: Any, jdbc: JdbcTarget) -> Any:
     """The base table's rows as the relation's variables (a bag; NULL join columns skipped): integer
     variables as bigint, read in partitions of the first one; others as text, in one partition."""
     integer = all(view.variable_types[v] in INTEGER_TYPES for v in atom.variables)
@@ -95,22 +95,31 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
     started = time.perf_counter()
     names = Names.of(name)
     spark, jdbc, stage = start_build(conn, scratch, master)
-    rows = {atom.relation: _read(spark, conn, view, atom, jdbc) for atom in view.query.atoms}
+    rows = {atom.relation: read_atom(spark, conn, view, atom, jdbc) for atom in view.query.atoms}
     state = compute(spark, rows, module, epsilon, theta_of(conn, epsilon))
     computed = time.perf_counter()
     frames = {**state["relations"], **state["degrees"], **state["views"]}
+    written = install_frames(conn, view, names, jdbc, stage, frames, state)
+    report_build(started, computed, written, state["db_size"], state["n"], state["theta"], state["count"])
+
+
+def install_frames(conn: psycopg.Connection, view: ResolvedView, names: Names, jdbc: JdbcTarget, stage: str,
+                   frames: dict[str, Any], state: dict[str, Any]) -> float:
+    """Each frame written to the scratch schema, then, in a savepoint of ``conn``'s transaction,
+    copied into the state table of its name (variables cast to the view's types), the state row and
+    the count set from ``state`` (db_size, n, count) and the scratch schema dropped. Returns when
+    the writes ended (perf_counter); the frames are unpersisted whatever happens."""
     try:
         for table, df in frames.items():
             jdbc.write(df, f'"{stage}"."{table}"')
         written = time.perf_counter()
         with conn.transaction():  # a savepoint: on failure its locks on the staging tables go with it
             for table, df in frames.items():
-                columns = [sql.Identifier(c) for c in df.columns]
                 typed = [sql.SQL("{}::{}").format(sql.Identifier(c), sql.SQL(view.variable_types[c]))  # type: ignore[arg-type]
                          if c in view.variable_types else sql.Identifier(c) for c in df.columns]
                 conn.execute(sql.SQL("DELETE FROM {dst}; INSERT INTO {dst} ({columns}) SELECT {typed} FROM {src}").format(
-                    dst=names(table), columns=sql.SQL(", ").join(columns), typed=sql.SQL(", ").join(typed),
-                    src=sql.Identifier(stage, table)))
+                    dst=names(table), columns=sql.SQL(", ").join(map(sql.Identifier, df.columns)),
+                    typed=sql.SQL(", ").join(typed), src=sql.Identifier(stage, table)))
             conn.execute(sql.SQL("UPDATE {} SET db_size = %s, n = %s, theta = power(%s::float8, epsilon), "
                                  "major_rebalances = major_rebalances + 1").format(names("state")),
                          [state["db_size"], state["n"], state["n"]])
@@ -119,4 +128,4 @@ def build_with_spark(conn: psycopg.Connection, view: ResolvedView, name: str, ep
     finally:
         for df in frames.values():
             df.unpersist()
-    report_build(started, computed, written, state["db_size"], state["n"], state["theta"], state["count"])
+    return written

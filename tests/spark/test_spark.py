@@ -539,7 +539,12 @@ def test_validate_spark_recounts_a_loomis_whitney_count(conn: psycopg.Connection
     assert not report.ok and any(str(expected + 1) in str(d) for d in report.differences), report.differences
 
 
-FLAGGED = {  # the flagged variants' queries, their tables' columns, options, and the state tables their builds fill
+LW4 = ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c "
+       "JOIN r3 ON r3.c = r1.c AND r3.d = r2.d AND r3.a = r1.a JOIN r4 ON r4.d = r2.d AND r4.a = r1.a AND r4.b = r1.b")
+LW4_ONE = ("SELECT count(*) FROM h h1 JOIN h h2 ON h2.x = h1.y AND h2.y = h1.z "
+           "JOIN h h3 ON h3.x = h1.z AND h3.y = h2.z AND h3.z = h1.x JOIN h h4 ON h4.x = h2.z AND h4.y = h1.x AND h4.z = h1.y")
+LW_STATE = [f"k{i}_{part}" for i in range(1, 5) for part in ("heavy", "light", "degree")] + [f"v_k{i}" for i in range(1, 5)]
+VARIANTS = {  # the IVMε variants' queries, their tables' columns, options, and the state tables their builds fill
     "three": ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c",
               {"r": ("b", "x"), "s": ("c", "b"), "t": ("z", "c")}, {},
               ["r", "s", "t", "s_b_degree", "rs_light", "st_heavy"]),
@@ -550,24 +555,32 @@ FLAGGED = {  # the flagged variants' queries, their tables' columns, options, an
     "refined": (TRIANGLE_SQL, {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}, {"partitions": "refined"},
                 ["r", "s", "t", "r_a_degree", "r_b_degree", "s_b_degree", "s_c_degree", "t_c_degree", "t_a_degree",
                  "v_rs", "v_st", "v_tr"]),
+    "loomis-whitney": (LW4, {"r1": ("a", "b", "c"), "r2": ("b", "c", "d"), "r3": ("a", "c", "d"), "r4": ("a", "b", "d")},
+                       {}, LW_STATE),
+    "loomis-whitney, one table": (LW4_ONE, {"h": ("x", "y", "z")}, {}, LW_STATE),
 }
 
 
 @pytest.mark.parametrize("variant, epsilon, column_type", [
     ("three", 0.5, "int"), ("four", 0.5, "int"), ("three", 0.0, "text"), ("four", 0.25, "varchar(8)"),
-    ("refined", 0.5, "int"), ("refined", 0.25, "text")])
-def test_spark_builds_a_flagged_state_as_postgres_does(conn: psycopg.Connection, dsn: str, variant: str, epsilon: float,
+    ("refined", 0.5, "int"), ("refined", 0.25, "text"), ("loomis-whitney", 0.5, "int"),
+    ("loomis-whitney, one table", 0.25, "text"), ("loomis-whitney", 0.0, "int")])
+def test_spark_builds_a_variant_state_as_postgres_does(conn: psycopg.Connection, dsn: str, variant: str, epsilon: float,
                                                       column_type: str) -> None:
-    """create --preprocess spark of a 3-path or 4-path count, or of a triangle count with refined
-    partitions, fills every state table with exactly the rows the PostgreSQL build does (most of
-    them nonempty), the same N, θ, |D| and count; the view stays exact and verified under writes."""
-    query, tables, options, state = FLAGGED[variant]
+    """create --preprocess spark of a 3-path or 4-path count, a triangle count with refined
+    partitions or a Loomis-Whitney count fills every state table with exactly the rows the
+    PostgreSQL build does (most of them nonempty), the same N, θ, |D| and count; the view stays
+    exact and verified under writes."""
+    query, tables, options, state = VARIANTS[variant]
     rnd = random.Random(len(variant) + int(epsilon * 4))
     value = (lambda v: v) if column_type == "int" else str
     for table, columns in tables.items():
         conn.execute(f"CREATE TABLE {table} ({', '.join(f'{c} {column_type}' for c in columns)})")
-        rows = [(rnd.choice([0, 0, 1, 2, *range(3, 60)]), rnd.choice([0, 1, *range(3, 60)])) for _ in range(400)]
-        rows += [(0, v) for v in range(3, 90)] + [(v, 1) for v in range(3, 90)] + [(None, 5)]  # hubs, a NULL skipped
+        width = len(columns)
+        rows = [tuple(rnd.choice([0, 0, 1, 2, *range(3, 60)]) for _ in range(width)) for _ in range(400)]
+        # hubs (0 first, 1 last, fanning out), a NULL skipped
+        rows += [(0, *[v] * (width - 1)) for v in range(3, 90)] + [(*[v] * (width - 1), 1) for v in range(3, 90)]
+        rows += [(None, *[5] * (width - 1))]
         with conn.cursor().copy(f"COPY {table} FROM STDIN") as copy:
             for row in rows:
                 copy.write_row([None if v is None else value(v) for v in row])
@@ -588,10 +601,11 @@ def test_spark_builds_a_flagged_state_as_postgres_does(conn: psycopg.Connection,
     assert command.verify("sparked", strict=True, target=conn).ok
     for step in range(40):
         table = rnd.choice(sorted(tables))
-        first, second = tables[table]
+        first, *others = tables[table]
         if step % 3 == 0:
             conn.execute(f"DELETE FROM {table} WHERE {first} = %s", [value(rnd.choice([0, 1, 3, 4]))])
         else:
-            conn.execute(f"INSERT INTO {table} VALUES (%s, %s)", [value(rnd.choice([0, 1, 5])), value(rnd.randrange(60))])
+            conn.execute(f"INSERT INTO {table} VALUES ({', '.join(['%s'] * (1 + len(others)))})",
+                         [value(rnd.choice([0, 1, 5]))] + [value(rnd.randrange(60)) for _ in others])
         assert conn.execute("SELECT * FROM sparked").fetchone() == conn.execute(query).fetchone(), step
     assert command.verify("sparked", target=conn).ok

@@ -400,11 +400,6 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     return variant.install_plan(view, name, view_schema, params, state, functions, build)
 
 
-def no_spark(view: ResolvedView) -> None:
-    if is_loomis_whitney(view):
-        raise variant.no_spark()
-
-
 # --- status, verify, explain --------------------------------------------------------------------
 
 

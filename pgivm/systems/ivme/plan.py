@@ -291,7 +291,13 @@ class SparkBuild:
 
         from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 
-        loomis_whitney.no_spark(view)
+        if loomis_whitney.matches(view):
+            from pgivm.spark import preprocess_loomis
+
+            shaped = loomis_whitney.lw_view(view)
+            preprocess_loomis.build_with_spark(conn, shaped, name, params["epsilon"], context)
+            conn.execute(analyze_plan(Names.of(name), loomis_whitney.state_tables(shaped)))
+            return
         # the variants keeping each relation as one table with flags: their own state, built by preprocess_flagged
         flagged = next((v for v in (four_path, three_path) if v.matches(view)), refined if refined.is_refined(params) else None)
         if flagged is not None:

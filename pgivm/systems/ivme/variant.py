@@ -1,4 +1,4 @@
-"""What the IVMε variants beyond the triangle (Loomis-Whitney counts, the 4-path count) share: each
+"""What the IVMε variants beyond the triangle (Loomis-Whitney counts, the path counts) share: each
 relation captured by its join columns under its variable names, and an install plan around the
 variant's own state, functions and build (capture, triggers and the user's view as every system's).
 """
@@ -10,7 +10,6 @@ from typing import Any
 from psycopg import sql
 
 from pgivm import capture
-from pgivm.errors import PgivmError
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, expose_plan
@@ -81,8 +80,3 @@ def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[s
         params = {"view": names(v), "columns": sql.SQL(", ").join(sql.Identifier(c) for c in keys), "definition": definition}
         named += [(f"{v}.{check}", query) for check, query in checks(__package__, "91_verify_view_definition.sql", params)]
     return named
-
-
-def no_spark() -> PgivmError:
-    return PgivmError("--preprocess spark builds the triangle's and the path counts' states only",
-                      "create the view without --preprocess (the build is set at a time in PostgreSQL)")

@@ -10,7 +10,6 @@ import psycopg
 import pytest
 
 from pgivm import command
-from pgivm.errors import PgivmError
 from pgivm.query.analysis import shapes
 from pgivm.query.parse import parse_query
 from test_complexity import rows_read_by
@@ -152,12 +151,3 @@ def test_single_update_reads_within_the_bound(conn: psycopg.Connection) -> None:
     assert max(reads) <= 12 * n ** 0.5 + 60, f"an update read {max(reads)} rows; N = {n}"
     assert max(reads) < 1500, "an update read as many rows as a hub's degree"
     assert command.verify("lw", target=conn).ok
-
-
-def test_refusals_and_spark(conn: psycopg.Connection, dsn: str) -> None:
-    for table, columns in LW4_TABLES.items():
-        conn.execute(f"CREATE TABLE {table} ({', '.join(c + ' int' for c in columns)})")
-    with pytest.raises(PgivmError) as refused:
-        command.create("lw", LW4, system="ivme", target=dsn, preprocess="spark")
-    assert "triangle" in str(refused.value)
-    assert conn.execute("SELECT count(*) FROM pgivm_catalog.views").fetchone()[0] == 0
