@@ -29,7 +29,7 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
                  "ivme-family: the same for the IVMε family's other queries (the triangle listing, [L] "
                  "Appendix E, a Loomis-Whitney count of degree 4, Appendix F, against first-order; the 4-path "
                  "count, Appendix G, against F-IVM and first-order, also on ego-Facebook and ca-GrQc with their "
-                 "4-cycle counts under first-order; the 3-path count, the 3R² class of Appendix H, against F-IVM and "
+                 "3-walk and 4-cycle counts; the 3-path count, the 3R² class of Appendix H, against F-IVM and "
                  "first-order; the space of single and refined partitions, Appendix D); "
                  "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
                  "tuple-by-tuple and set-at-a-time paths; "

@@ -71,6 +71,13 @@ GRAPH_RECOUNT = """
          r AS (SELECT e.src AS b, sum(outd.d) AS v FROM e JOIN outd ON outd.src = e.dst GROUP BY e.src)
     SELECT coalesce(sum(l.v * r.v), 0) FROM l JOIN r ON r.b = l.b"""
 
+# The walks of three edges (the 3-path count's graph form, class 3R²), recounted as Σ over the middle
+# edge (b, c) of b's in-degree times c's out-degree.
+WALKS3_QUERY = "SELECT count(*) FROM e e1 JOIN e e2 ON e1.dst = e2.src JOIN e e3 ON e2.dst = e3.src"
+WALKS3_RECOUNT = """
+    WITH outd AS (SELECT src, count(*) AS d FROM e GROUP BY src), ind AS (SELECT dst, count(*) AS d FROM e GROUP BY dst)
+    SELECT coalesce(sum(ind.d * outd.d), 0) FROM e JOIN ind ON ind.dst = e.src JOIN outd ON outd.src = e.dst"""
+
 # The closed walks of four edges (4-cycles): cyclic, and neither a Loomis-Whitney nor a 3-relation
 # query, so first-order maintains it. Recounted independently as Σ_(u,w) P(u,w)·P(w,u), P(u,w) the
 # walks of two edges from u to w (one GROUP BY of a two-way join).
@@ -84,7 +91,8 @@ def graph_main(conn: Any, edges: list[tuple[int, int]], source: str, updates: in
                build_budget: float = 300.0) -> None:
     """The walks of four edges over ``edges`` (both directions of each): ivme's and fivm's builds and
     counts against the plain recount, then ``updates`` single-edge inserts and their deletes, timed;
-    the same for the closed walks (4-cycles) under first-order. A build (the join counted once)
+    the same for the walks of three edges, and for the closed walks of four (4-cycles) under
+    first-order. A build (the join counted once)
     stops at ``build_budget`` seconds, the inserts after half of it."""
     import time
 
@@ -106,6 +114,7 @@ def graph_main(conn: Any, edges: list[tuple[int, int]], source: str, updates: in
     stream = [(rnd.choice(nodes), rnd.choice(nodes)) for _ in range(updates)]
     rows = []
     for title, query, recount, systems in (("the walks of four edges", GRAPH_QUERY, GRAPH_RECOUNT, ("ivme", "fivm")),
+                                           ("the walks of three edges (3R²)", WALKS3_QUERY, WALKS3_RECOUNT, ("ivme", "fivm")),
                                            ("the closed walks of four edges (4-cycles)", CYCLE_QUERY, CYCLE_RECOUNT,
                                             ("first-order",))):
         started = time.perf_counter()

@@ -170,10 +170,12 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert "== the walks of four edges on" in out
     # and the closed walks (4-cycles) under first-order, its count equal to Σ P(u,w)·P(w,u) in plain SQL
     assert "== the closed walks of four edges (4-cycles) on" in out
+    # and the walks of three edges (3R²) under ivme and fivm, equal to Σ in-degree · out-degree
+    assert "== the walks of three edges (3R²) on" in out
     graph = table_with(out, "count (= the recount)")
-    assert column(graph, "strategy") == ["ivme", "fivm", "first-order"]
+    assert column(graph, "strategy") == ["ivme", "fivm", "ivme", "fivm", "first-order"]
     counts = [int(c.replace(",", "")) for c in column(graph, "count (= the recount)")]
-    assert counts[0] == counts[1] > 0 and counts[2] > 0, counts
+    assert counts[0] == counts[1] > 0 and counts[2] == counts[3] > 0 and counts[4] > 0, counts
     # the space of single and refined partitions
     space = table_with(out, "state rows")
     assert column(space, "partitions") == ["single", "refined"] * 2
