@@ -1830,14 +1830,17 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_u"() IS 'pgivm view triangles
 
 -- phase: build (2 statements)
 
-INSERT INTO "pgivm_triangles"."r" ("a", mult) SELECT base."a", count(*) FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."a" IS NOT NULL GROUP BY 1;
-INSERT INTO "pgivm_triangles"."s" ("a", "b", mult, ha, hb) SELECT base."a", base."b", count(*), false, false FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."a" IS NOT NULL AND base."b" IS NOT NULL GROUP BY 1, 2;
-INSERT INTO "pgivm_triangles"."t" ("b", "c", mult, hb, hc) SELECT base."b", base."c", count(*), false, false FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2;
-INSERT INTO "pgivm_triangles"."u" ("c", mult) SELECT base."c", count(*) FROM "public"."u" base WHERE "base".tableoid = 16387::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1;
-INSERT INTO "pgivm_triangles"."s_a_degree" ("a", degree, heavy) SELECT "a", count(*), false FROM "pgivm_triangles"."s" GROUP BY "a";
-INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), false FROM "pgivm_triangles"."s" GROUP BY "b";
-INSERT INTO "pgivm_triangles"."t_b_degree" ("b", degree, heavy) SELECT "b", count(*), false FROM "pgivm_triangles"."t" GROUP BY "b";
-INSERT INTO "pgivm_triangles"."t_c_degree" ("c", degree, heavy) SELECT "c", count(*), false FROM "pgivm_triangles"."t" GROUP BY "c";
+INSERT INTO "pgivm_triangles"."r" ("a", mult) SELECT base."a", count(*) AS mult FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."a" IS NOT NULL GROUP BY 1;
+INSERT INTO "pgivm_triangles"."u" ("c", mult) SELECT base."c", count(*) AS mult FROM "public"."u" base WHERE "base".tableoid = 16387::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1;
+WITH "agg_s" ("a", "b", mult) AS MATERIALIZED (SELECT base."a", base."b", count(*) AS mult FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."a" IS NOT NULL AND base."b" IS NOT NULL GROUP BY 1, 2),
+     "agg_t" ("b", "c", mult) AS MATERIALIZED (SELECT base."b", base."c", count(*) AS mult FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2),
+     th AS (SELECT power((2 * ((SELECT count(*) FROM "agg_s") + (SELECT count(*) FROM "agg_t") + (SELECT count(*) FROM "pgivm_triangles"."r") + (SELECT count(*) FROM "pgivm_triangles"."u")) + 1)::float8, st.epsilon) AS theta, st.epsilon = 0 AS all_heavy FROM "pgivm_triangles"."state" st),
+     "load_s" AS (INSERT INTO "pgivm_triangles"."s" ("a", "b", mult, "ha", "hb") SELECT k."a", k."b", k.mult, count(*) OVER (PARTITION BY k."a") >= th.theta OR th.all_heavy, count(*) OVER (PARTITION BY k."b") >= th.theta OR th.all_heavy FROM "agg_s" k, th),
+     "load_t" AS (INSERT INTO "pgivm_triangles"."t" ("b", "c", mult, "hb", "hc") SELECT k."b", k."c", k.mult, count(*) OVER (PARTITION BY k."b") >= th.theta OR th.all_heavy, count(*) OVER (PARTITION BY k."c") >= th.theta OR th.all_heavy FROM "agg_t" k, th) SELECT 1;
+INSERT INTO "pgivm_triangles"."s_a_degree" ("a", degree, heavy) SELECT "a", count(*), bool_or("ha") FROM "pgivm_triangles"."s" GROUP BY "a";
+INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), bool_or("hb") FROM "pgivm_triangles"."s" GROUP BY "b";
+INSERT INTO "pgivm_triangles"."t_b_degree" ("b", degree, heavy) SELECT "b", count(*), bool_or("hb") FROM "pgivm_triangles"."t" GROUP BY "b";
+INSERT INTO "pgivm_triangles"."t_c_degree" ("c", degree, heavy) SELECT "c", count(*), bool_or("hc") FROM "pgivm_triangles"."t" GROUP BY "c";
 SELECT "pgivm_triangles"."restart"();
 
 ANALYZE "pgivm_triangles"."r"; ANALYZE "pgivm_triangles"."s"; ANALYZE "pgivm_triangles"."t"; ANALYZE "pgivm_triangles"."u"; ANALYZE "pgivm_triangles"."s_a_degree"; ANALYZE "pgivm_triangles"."s_b_degree"; ANALYZE "pgivm_triangles"."t_b_degree"; ANALYZE "pgivm_triangles"."t_c_degree"; ANALYZE "pgivm_triangles"."w_r"; ANALYZE "pgivm_triangles"."w_u"; ANALYZE "pgivm_triangles"."p_r"; ANALYZE "pgivm_triangles"."p_u"; ANALYZE "pgivm_triangles"."q"; ANALYZE "pgivm_triangles"."z_r"; ANALYZE "pgivm_triangles"."z_u"; ANALYZE "pgivm_triangles"."y_r"; ANALYZE "pgivm_triangles"."y_u";

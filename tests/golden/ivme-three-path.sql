@@ -992,7 +992,9 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_t"() IS 'pgivm view triangles
 
 INSERT INTO "pgivm_triangles"."r" ("b", mult) SELECT base."b", count(*) AS mult FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."b" IS NOT NULL GROUP BY 1;
 INSERT INTO "pgivm_triangles"."t" ("c", mult) SELECT base."c", count(*) AS mult FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."c" IS NOT NULL GROUP BY 1;
-INSERT INTO "pgivm_triangles"."s" (b, c, mult, hb) SELECT k.b, k.c, k.mult, count(*) OVER (PARTITION BY k.b) >= power((2 * (count(*) OVER () + (SELECT count(*) FROM "pgivm_triangles"."r") + (SELECT count(*) FROM "pgivm_triangles"."t")) + 1)::float8, st.epsilon) OR st.epsilon = 0 FROM (SELECT base."b", base."c", count(*) AS mult FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2) k (b, c, mult), "pgivm_triangles"."state" st;
+WITH "agg_s" ("b", "c", mult) AS MATERIALIZED (SELECT base."b", base."c", count(*) AS mult FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2),
+     th AS (SELECT power((2 * ((SELECT count(*) FROM "agg_s") + (SELECT count(*) FROM "pgivm_triangles"."r") + (SELECT count(*) FROM "pgivm_triangles"."t")) + 1)::float8, st.epsilon) AS theta, st.epsilon = 0 AS all_heavy FROM "pgivm_triangles"."state" st),
+     "load_s" AS (INSERT INTO "pgivm_triangles"."s" ("b", "c", mult, "hb") SELECT k."b", k."c", k.mult, count(*) OVER (PARTITION BY k."b") >= th.theta OR th.all_heavy FROM "agg_s" k, th) SELECT 1;
 INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), bool_or("hb") FROM "pgivm_triangles"."s" GROUP BY "b";
 SELECT "pgivm_triangles"."restart"();
 

@@ -1465,15 +1465,19 @@ COMMENT ON FUNCTION "pgivm_triangles"."on_truncate_t"() IS 'pgivm view triangles
 
 -- phase: build (2 statements)
 
-INSERT INTO "pgivm_triangles"."r" ("a", "b", mult, h1, h2) SELECT base."a", base."b", count(*), false, false FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."a" IS NOT NULL AND base."b" IS NOT NULL GROUP BY 1, 2;
-INSERT INTO "pgivm_triangles"."r_a_degree" ("a", degree, heavy) SELECT "a", count(*), false FROM "pgivm_triangles"."r" GROUP BY "a";
-INSERT INTO "pgivm_triangles"."r_b_degree" ("b", degree, heavy) SELECT "b", count(*), false FROM "pgivm_triangles"."r" GROUP BY "b";
-INSERT INTO "pgivm_triangles"."s" ("b", "c", mult, h1, h2) SELECT base."b", base."c", count(*), false, false FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2;
-INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), false FROM "pgivm_triangles"."s" GROUP BY "b";
-INSERT INTO "pgivm_triangles"."s_c_degree" ("c", degree, heavy) SELECT "c", count(*), false FROM "pgivm_triangles"."s" GROUP BY "c";
-INSERT INTO "pgivm_triangles"."t" ("c", "a", mult, h1, h2) SELECT base."c", base."a", count(*), false, false FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."c" IS NOT NULL AND base."a" IS NOT NULL GROUP BY 1, 2;
-INSERT INTO "pgivm_triangles"."t_c_degree" ("c", degree, heavy) SELECT "c", count(*), false FROM "pgivm_triangles"."t" GROUP BY "c";
-INSERT INTO "pgivm_triangles"."t_a_degree" ("a", degree, heavy) SELECT "a", count(*), false FROM "pgivm_triangles"."t" GROUP BY "a";
+WITH "agg_r" ("a", "b", mult) AS MATERIALIZED (SELECT base."a", base."b", count(*) AS mult FROM "public"."r" base WHERE "base".tableoid = 16384::pg_catalog.oid AND base."a" IS NOT NULL AND base."b" IS NOT NULL GROUP BY 1, 2),
+     "agg_s" ("b", "c", mult) AS MATERIALIZED (SELECT base."b", base."c", count(*) AS mult FROM "public"."s" base WHERE "base".tableoid = 16385::pg_catalog.oid AND base."b" IS NOT NULL AND base."c" IS NOT NULL GROUP BY 1, 2),
+     "agg_t" ("c", "a", mult) AS MATERIALIZED (SELECT base."c", base."a", count(*) AS mult FROM "public"."t" base WHERE "base".tableoid = 16386::pg_catalog.oid AND base."c" IS NOT NULL AND base."a" IS NOT NULL GROUP BY 1, 2),
+     th AS (SELECT power((2 * ((SELECT count(*) FROM "agg_r") + (SELECT count(*) FROM "agg_s") + (SELECT count(*) FROM "agg_t")) + 1)::float8, st.epsilon) AS theta, st.epsilon = 0 AS all_heavy FROM "pgivm_triangles"."state" st),
+     "load_r" AS (INSERT INTO "pgivm_triangles"."r" ("a", "b", mult, "h1", "h2") SELECT k."a", k."b", k.mult, count(*) OVER (PARTITION BY k."a") >= th.theta OR th.all_heavy, count(*) OVER (PARTITION BY k."b") >= th.theta OR th.all_heavy FROM "agg_r" k, th),
+     "load_s" AS (INSERT INTO "pgivm_triangles"."s" ("b", "c", mult, "h1", "h2") SELECT k."b", k."c", k.mult, count(*) OVER (PARTITION BY k."b") >= th.theta OR th.all_heavy, count(*) OVER (PARTITION BY k."c") >= th.theta OR th.all_heavy FROM "agg_s" k, th),
+     "load_t" AS (INSERT INTO "pgivm_triangles"."t" ("c", "a", mult, "h1", "h2") SELECT k."c", k."a", k.mult, count(*) OVER (PARTITION BY k."c") >= th.theta OR th.all_heavy, count(*) OVER (PARTITION BY k."a") >= th.theta OR th.all_heavy FROM "agg_t" k, th) SELECT 1;
+INSERT INTO "pgivm_triangles"."r_a_degree" ("a", degree, heavy) SELECT "a", count(*), bool_or("h1") FROM "pgivm_triangles"."r" GROUP BY "a";
+INSERT INTO "pgivm_triangles"."r_b_degree" ("b", degree, heavy) SELECT "b", count(*), bool_or("h2") FROM "pgivm_triangles"."r" GROUP BY "b";
+INSERT INTO "pgivm_triangles"."s_b_degree" ("b", degree, heavy) SELECT "b", count(*), bool_or("h1") FROM "pgivm_triangles"."s" GROUP BY "b";
+INSERT INTO "pgivm_triangles"."s_c_degree" ("c", degree, heavy) SELECT "c", count(*), bool_or("h2") FROM "pgivm_triangles"."s" GROUP BY "c";
+INSERT INTO "pgivm_triangles"."t_c_degree" ("c", degree, heavy) SELECT "c", count(*), bool_or("h1") FROM "pgivm_triangles"."t" GROUP BY "c";
+INSERT INTO "pgivm_triangles"."t_a_degree" ("a", degree, heavy) SELECT "a", count(*), bool_or("h2") FROM "pgivm_triangles"."t" GROUP BY "a";
 SELECT "pgivm_triangles"."restart"();
 
 ANALYZE "pgivm_triangles"."r"; ANALYZE "pgivm_triangles"."s"; ANALYZE "pgivm_triangles"."t"; ANALYZE "pgivm_triangles"."r_a_degree"; ANALYZE "pgivm_triangles"."r_b_degree"; ANALYZE "pgivm_triangles"."s_b_degree"; ANALYZE "pgivm_triangles"."s_c_degree"; ANALYZE "pgivm_triangles"."t_c_degree"; ANALYZE "pgivm_triangles"."t_a_degree"; ANALYZE "pgivm_triangles"."v_rs"; ANALYZE "pgivm_triangles"."v_st"; ANALYZE "pgivm_triangles"."v_tr";

@@ -152,25 +152,11 @@ def capture_triggers(view: ResolvedView, name: str, table: Any) -> list[capture.
 
 
 def build_plan(view: ResolvedView, name: str) -> sql.Composable:
-    """Each relation loaded from its table (S and T all light, with their degrees), then restart
-    (N, the strict partitions, the views, the count)."""
+    """Each relation loaded from its table, S and T with their parts already strict on both
+    variables and their degrees, then restart (N, the strict partitions, which find every tuple in
+    its parts, the views, the count)."""
     names = Names.of(name)
-    loads = []
-    for atom in view.query.relations:
-        base = view.base_of(atom.table)
-        flags = {"s": ", false, false", "t": ", false, false"}.get(atom.relation, "")
-        flag_columns = {"s": ", ha, hb", "t": ", hb, hc"}.get(atom.relation, "")
-        loads.append(sql.SQL(
-            "INSERT INTO {target} ({letters}, mult{flag_columns}) SELECT {columns}, count(*){flags} FROM {table} base "
-            "WHERE {guard} AND {not_null} GROUP BY {positions}").format(
-            target=names(atom.relation), letters=sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables),
-            flag_columns=sql.SQL(flag_columns), flags=sql.SQL(flags),
-            columns=sql.SQL(", ").join(variant.capture_atom(view, atom).read("base")), table=base.ident, guard=base.guard("base"),
-            not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
-            positions=sql.SQL(", ").join(sql.SQL(str(p)) for p in range(1, len(atom.columns) + 1))))  # type: ignore[arg-type]
-    for (relation, variable), degree in DEGREES.items():
-        loads.append(sql.SQL("INSERT INTO {degree} ({v}, degree, heavy) SELECT {v}, count(*), false FROM {k} GROUP BY {v}").format(
-            degree=names(degree), v=sql.Identifier(variable), k=names(relation)))
+    loads = variant.strict_load_plan(view, names, DEGREES)
     return sql.SQL(";\n").join([*loads, sql.SQL("SELECT {}()").format(names("restart"))])
 
 

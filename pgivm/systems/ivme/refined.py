@@ -25,6 +25,7 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (Names, analyze_plan, capture_functions_all, capture_triggers, capture_triggers_all,
                                   expose_plan, render, triangle_view)
+from pgivm.systems.ivme import variant
 
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
 NEXT: dict[RelationName, RelationName] = {"r": "s", "s": "t", "t": "r"}
@@ -113,22 +114,11 @@ def _view_params(names: Names, name: str, query_sql: str) -> dict[str, sql.Compo
 
 
 def build_plan(view: ResolvedView, name: str) -> sql.Composable:
-    """Each relation loaded from its table (all light), its degrees, then restart (N, the strict
-    partitions, the views, the count)."""
+    """Each relation loaded from its table with its parts already strict on both variables, its
+    degrees, then restart (N, the strict partitions, which find every tuple in its parts, the
+    views, the count)."""
     names = Names.of(name)
-    loads = []
-    for atom in view.query.atoms:
-        k, (x, y) = atom.relation, atom.variables
-        base = view.base_of(atom.table)
-        base_x, base_y = atom_columns(view, atom, "base")
-        loads.append(sql.SQL(
-            "INSERT INTO {k} ({x}, {y}, mult, h1, h2) SELECT {bx}, {by}, count(*), false, false FROM {table} base "
-            "WHERE {guard} AND base.{cx} IS NOT NULL AND base.{cy} IS NOT NULL GROUP BY 1, 2").format(
-            k=names(k), x=sql.Identifier(x), y=sql.Identifier(y), bx=base_x, by=base_y, table=base.ident,
-            guard=base.guard("base"), cx=sql.Identifier(atom.first), cy=sql.Identifier(atom.second)))
-        for variable in (x, y):
-            loads.append(sql.SQL("INSERT INTO {d} ({v}, degree, heavy) SELECT {v}, count(*), false FROM {k} GROUP BY {v}").format(
-                d=names(_degree(k, variable)), v=sql.Identifier(variable), k=names(k)))
+    loads = variant.strict_load_plan(view, names, DEGREES, FLAGS)
     return sql.SQL(";\n").join([*loads, sql.SQL("SELECT {}()").format(names("restart"))])
 
 

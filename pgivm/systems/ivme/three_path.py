@@ -75,36 +75,11 @@ def _definition(view_name: str, names: Names) -> sql.Composable:
     return sql.SQL("    " + DEFINITIONS[view_name]).format(**{k: names(k) for k in "rst"})
 
 
-def _load(view: ResolvedView, names: Names, atom: Any) -> sql.Composable:
-    """One relation from its base table: its distinct join-column tuples with their multiplicities;
-    S's with each tuple's part already strict at the θ restart() will compute (N = 2|D| + 1 with R and
-    T loaded before it), so that its repartition rewrites no tuple."""
-    base = view.base_of(atom.table)
-    columns = sql.SQL(", ").join(variant.capture_atom(view, atom).read("base"))
-    letters = sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables)
-    aggregated = sql.SQL("SELECT {columns}, count(*) AS mult FROM {table} base WHERE {guard} AND {not_null} GROUP BY {positions}").format(
-        columns=columns, table=base.ident, guard=base.guard("base"),
-        not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
-        positions=sql.SQL(", ").join(sql.SQL(str(p)) for p in range(1, len(atom.columns) + 1)))  # type: ignore[arg-type]
-    if atom.relation != "s":
-        return sql.SQL("INSERT INTO {target} ({letters}, mult) {aggregated}").format(
-            target=names(atom.relation), letters=letters, aggregated=aggregated)
-    return sql.SQL(
-        "INSERT INTO {s} (b, c, mult, hb) SELECT k.b, k.c, k.mult, count(*) OVER (PARTITION BY k.b) "
-        ">= power((2 * (count(*) OVER () + (SELECT count(*) FROM {r}) + (SELECT count(*) FROM {t})) + 1)::float8, st.epsilon) "
-        "OR st.epsilon = 0 FROM ({aggregated}) k (b, c, mult), {state} st").format(
-        s=names("s"), r=names("r"), t=names("t"), state=names("state"), aggregated=aggregated)
-
-
 def build_plan(view: ResolvedView, name: str) -> sql.Composable:
-    """R and T loaded from their tables, then S with its strict parts and its degrees, then restart
-    (N, the strict partition, which finds every tuple in its part, the views, the count)."""
+    """Each relation loaded from its table, S with its parts already strict and its degrees, then
+    restart (N, the strict partition, which finds every tuple in its part, the views, the count)."""
     names = Names.of(name)
-    loads = [_load(view, names, atom) for atom in sorted(view.query.relations, key=lambda a: a.relation == "s")]
-    for (relation, variable), degree in DEGREES.items():
-        loads.append(sql.SQL("INSERT INTO {degree} ({v}, degree, heavy) SELECT {v}, count(*), bool_or({flag}) FROM {k} "
-                             "GROUP BY {v}").format(degree=names(degree), v=sql.Identifier(variable),
-                                                    flag=sql.Identifier(f"h{variable}"), k=names(relation)))
+    loads = variant.strict_load_plan(view, names, DEGREES)
     return sql.SQL(";\n").join([*loads, sql.SQL("SELECT {}()").format(names("restart"))])
 
 

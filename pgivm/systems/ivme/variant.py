@@ -80,3 +80,54 @@ def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[s
         params = {"view": names(v), "columns": sql.SQL(", ").join(sql.Identifier(c) for c in keys), "definition": definition}
         named += [(f"{v}.{check}", query) for check, query in checks(__package__, "91_verify_view_definition.sql", params)]
     return named
+
+
+def strict_load_plan(view: ResolvedView, names: Names, degrees: dict[tuple[str, str], str],
+                     flags: dict[tuple[str, str], str] | None = None) -> list[sql.Composable]:
+    """The build's loads for a variant keeping each relation as one table with its parts as flags:
+    every relation's distinct join-column tuples with their multiplicities, each partitioned one's
+    flags already strict at the θ restart() will compute (θ = N^ε, N = 2|D| + 1, |D| the tuples of
+    all relations: one statement computes it and loads them), so that restart's repartition
+    rewrites no tuple; then the degree tables (``degrees``: (relation, variable) -> table; the flag
+    of a variable ``h<variable>`` unless ``flags`` names it)."""
+    flags = flags or {}
+    flag_of = {key: flags.get(key, f"h{key[1]}") for key in degrees}
+    partitioned = {relation for relation, _ in degrees}
+    statements: list[sql.Composable] = []
+    aggregated: dict[str, sql.Composable] = {}
+    for atom in view.query.atoms:
+        base = view.base_of(atom.table)
+        aggregated[atom.relation] = sql.SQL(
+            "SELECT {columns}, count(*) AS mult FROM {table} base WHERE {guard} AND {not_null} GROUP BY {positions}").format(
+            columns=sql.SQL(", ").join(capture_atom(view, atom).read("base")), table=base.ident, guard=base.guard("base"),
+            not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+            positions=sql.SQL(", ").join(sql.SQL(str(p)) for p in range(1, len(atom.columns) + 1)))  # type: ignore[arg-type]
+        if atom.relation not in partitioned:
+            statements.append(sql.SQL("INSERT INTO {k} ({letters}, mult) {aggregated}").format(
+                k=names(atom.relation), letters=sql.SQL(", ").join(map(sql.Identifier, atom.variables)),
+                aggregated=aggregated[atom.relation]))
+    flagged = [atom for atom in view.query.atoms if atom.relation in partitioned]
+    ctes = [sql.SQL("{} ({}, mult) AS MATERIALIZED ({})").format(
+        sql.Identifier(f"agg_{a.relation}"), sql.SQL(", ").join(map(sql.Identifier, a.variables)), aggregated[a.relation])
+        for a in flagged]
+    sizes = [sql.SQL("(SELECT count(*) FROM {})").format(sql.Identifier(f"agg_{a.relation}")) for a in flagged]
+    sizes += [sql.SQL("(SELECT count(*) FROM {})").format(names(a.relation)) for a in view.query.atoms if a.relation not in partitioned]
+    ctes.append(sql.SQL("th AS (SELECT power((2 * ({size}) + 1)::float8, st.epsilon) AS theta, st.epsilon = 0 AS all_heavy "
+                        "FROM {state} st)").format(size=sql.SQL(" + ").join(sizes), state=names("state")))
+    inserts = []
+    for atom in flagged:
+        variables = [v for (k, v) in degrees if k == atom.relation]
+        inserts.append(sql.SQL("INSERT INTO {k} ({letters}, mult, {flags}) SELECT {columns}, k.mult, {parts} FROM {agg} k, th").format(
+            k=names(atom.relation), letters=sql.SQL(", ").join(map(sql.Identifier, atom.variables)),
+            flags=sql.SQL(", ").join(sql.Identifier(flag_of[(atom.relation, v)]) for v in variables),
+            columns=sql.SQL(", ").join(sql.SQL("k.{}").format(sql.Identifier(v)) for v in atom.variables),
+            parts=sql.SQL(", ").join(sql.SQL("count(*) OVER (PARTITION BY k.{}) >= th.theta OR th.all_heavy").format(
+                sql.Identifier(v)) for v in variables),
+            agg=sql.Identifier(f"agg_{atom.relation}")))
+    ctes += [sql.SQL("{} AS ({})").format(sql.Identifier(f"load_{a.relation}"), insert) for a, insert in zip(flagged, inserts)]
+    statements.append(sql.SQL("WITH {ctes} SELECT 1").format(ctes=sql.SQL(",\n     ").join(ctes)))
+    for (relation, variable), table in degrees.items():
+        statements.append(sql.SQL("INSERT INTO {d} ({v}, degree, heavy) SELECT {v}, count(*), bool_or({flag}) FROM {k} "
+                                  "GROUP BY {v}").format(d=names(table), v=sql.Identifier(variable),
+                                                         flag=sql.Identifier(flag_of[(relation, variable)]), k=names(relation)))
+    return statements
