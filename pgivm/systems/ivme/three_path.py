@@ -3,8 +3,8 @@
 
 The middle S is partitioned on B, the variable it shares with R (Definition 40); R and T are kept
 whole (T's partition variable is its whole key, see ``sql/ivme/92_tp_tables.sql``). Two auxiliary
-views, both linear in |D|: rs_light(c) = Σ_b R(b)·S_l(b,c) and st_heavy(b) = Σ_c S_h(b,c)·T(c). A single-row
-update reads O(1) rows of S's change, O(N^ε) of a light B-value's tuples for R's, O(N^(1−ε)) of the
+views, both linear in |D|: rs_light(c) = Σ_b R(b)·S_l(b,c) and st_heavy(b) = Σ_c S_h(b,c)·T(c). A
+single-row update reads O(1) rows of S's change, O(N^ε) of a light B-value's tuples for R's, O(N^(1−ε)) of the
 heavy B-values' tuples at one C-value for T's: amortized O(N^max(ε,1−ε)) with the triangle's
 rebalancing, linear preprocessing and space (Theorem 37), where F-IVM's view tree and first-order
 read a hub's whole degree.
@@ -30,9 +30,9 @@ KEYS = {"rs_light": ("c",), "st_heavy": ("b",)}
 # single-tuple procedures never do. S's flag hb is true at a heavy B-value.
 DEFINITIONS = {
     "rs_light": "SELECT k.c, sum(r.mult * k.mult) FROM {s} k JOIN {r} r ON r.b = k.b WHERE NOT k.hb "
-            "GROUP BY k.c HAVING sum(r.mult * k.mult) <> 0",
+                "GROUP BY k.c HAVING sum(r.mult * k.mult) <> 0",
     "st_heavy": "SELECT k.b, sum(k.mult * t.mult) FROM {s} k JOIN {t} t ON t.c = k.c WHERE k.hb "
-            "GROUP BY k.b HAVING sum(k.mult * t.mult) <> 0",
+                "GROUP BY k.b HAVING sum(k.mult * t.mult) <> 0",
 }
 DEGREES = {("s", "b"): "s_b_degree"}
 # The count from the state, linear in |D| (count_from_state in 94_tp_middle.sql, and the Spark build).
