@@ -172,22 +172,34 @@ def loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount | None:
         return None
 
 
+def _bare_path_count(cq: ConjunctiveQuery, tables: int) -> TriangleAggregate:
+    """The aggregate of a bare count over ``tables`` tables joined by column equalities alone (the
+    path counts' common ground), or UnsupportedQuery saying what else the query does."""
+    what = f"a {tables}-path count"
+    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
+        raise UnsupportedQuery(f"{what} is a bare count(*): no GROUP BY, DISTINCT or HAVING")
+    if len(cq.outputs) != 1:
+        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
+    aggregate = _triangle_aggregate(cq.outputs[0])
+    if len(cq.atoms) != tables:
+        raise UnsupportedQuery(f"{what} joins {tables} tables, this query joins {len(cq.atoms)}")
+    for c in (*cq.conditions, *cq.filters):
+        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    return aggregate
+
+
+def _path_atom(relation: str, written: Any, letter: dict[str, str]) -> PathAtom:
+    """A path count's relation: the written atom's join columns in the order of the path's letters."""
+    by_letter = sorted((letter[v], c) for v, c in zip(written.variables, written.columns))
+    return PathAtom(relation, written.table, written.alias, tuple(c for _, c in by_letter), tuple(v for v, _ in by_letter))
+
+
 def as_four_path(cq: ConjunctiveQuery) -> FourPathCount:
     """A bare count over the 4-path join R(a)·S(a,b)·T(b,c)·U(c) ([L] Appendix G): four tables, three
     join variables each shared by two of them, two end tables joining on one column and two middle
     ones on two, in a path. Orientation: the end written first is R. Or UnsupportedQuery saying why
     it is not one."""
-    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
-        raise UnsupportedQuery("a 4-path count is a bare count(*): no GROUP BY, DISTINCT or HAVING")
-    if len(cq.outputs) != 1:
-        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
-    aggregate = _triangle_aggregate(cq.outputs[0])
-    if len(cq.atoms) != 4:
-        raise UnsupportedQuery(f"a 4-path count joins 4 tables, this query joins {len(cq.atoms)}")
-    for c in cq.conditions:
-        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
-    for f in cq.filters:
-        raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
+    aggregate = _bare_path_count(cq, 4)
     shape = ("not a 4-path join: R(a), S(a,b), T(b,c), U(c), each join column shared by exactly two "
              "tables, the two end tables joining on one column and the middle ones on two")
     joined = {v.name for v in cq.variables if len(v.columns) == 2}
@@ -211,12 +223,8 @@ def as_four_path(cq: ConjunctiveQuery) -> FourPathCount:
     if set(t.variables) != {var_b, var_c}:
         raise UnsupportedQuery(shape)
     letter = {var_a: "a", var_b: "b", var_c: "c"}
-
-    def atom(relation: str, written: Any) -> PathAtom:
-        by_letter = sorted((letter[v], c) for v, c in zip(written.variables, written.columns))
-        return PathAtom(relation, written.table, written.alias, tuple(c for _, c in by_letter), tuple(v for v, _ in by_letter))
-
-    return FourPathCount((atom("r", r), atom("s", s), atom("t", t), atom("u", u)), aggregate, cq.outputs[0].name, cq.sql)
+    atoms = tuple(_path_atom(k, written, letter) for k, written in zip("rstu", (r, s, t, u)))
+    return FourPathCount(atoms, aggregate, cq.outputs[0].name, cq.sql)
 
 
 def four_path(cq: ConjunctiveQuery) -> FourPathCount | None:
@@ -232,15 +240,7 @@ def as_three_path(cq: ConjunctiveQuery) -> ThreePathCount:
     pair ([L] Appendix H.3): three tables, two join variables each shared by the middle table and
     one end, the ends sharing none. Orientation: the end written first is R. Or UnsupportedQuery
     saying why it is not one."""
-    if cq.group_by or cq.group_computed or cq.projection is not None or cq.distinct or cq.having is not None:
-        raise UnsupportedQuery("a 3-path count is a bare count(*): no GROUP BY, DISTINCT or HAVING")
-    if len(cq.outputs) != 1:
-        raise UnsupportedQuery("the SELECT list must be a single count(*), count(1) or sum(1)")
-    aggregate = _triangle_aggregate(cq.outputs[0])
-    if len(cq.atoms) != 3:
-        raise UnsupportedQuery(f"a 3-path count joins 3 tables, this query joins {len(cq.atoms)}")
-    for c in (*cq.conditions, *cq.filters):
-        raise UnsupportedQuery(f"unsupported condition {c.sql}: only column = column equalities")
+    aggregate = _bare_path_count(cq, 3)
     shape = ("not a 3-path join: R(b), S(b,c), T(c), each join column shared by exactly two tables, "
              "the end tables joining the middle one on one column each")
     if cq.has_outer_join or len(cq.variables) != 2 or any(len(v.columns) != 2 for v in cq.variables):
@@ -254,12 +254,8 @@ def as_three_path(cq: ConjunctiveQuery) -> ThreePathCount:
     if var_b == var_c or set(s.variables) != {var_b, var_c}:
         raise UnsupportedQuery(shape)
     letter = {var_b: "b", var_c: "c"}
-
-    def atom(relation: str, written: Any) -> PathAtom:
-        by_letter = sorted((letter[v], c) for v, c in zip(written.variables, written.columns))
-        return PathAtom(relation, written.table, written.alias, tuple(c for _, c in by_letter), tuple(v for v, _ in by_letter))
-
-    return ThreePathCount((atom("r", r), atom("s", s), atom("t", t)), aggregate, cq.outputs[0].name, cq.sql)
+    atoms = tuple(_path_atom(k, written, letter) for k, written in zip("rst", (r, s, t)))
+    return ThreePathCount(atoms, aggregate, cq.outputs[0].name, cq.sql)
 
 
 def three_path(cq: ConjunctiveQuery) -> ThreePathCount | None:
