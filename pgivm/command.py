@@ -418,7 +418,7 @@ def list_views(*, target: Target = None) -> list[ViewSummary]:
             dropping = view.is_dropping
             out.append(ViewSummary(
                 name=view.name, view=f"{view.view_schema}.{view.name}", system=view.system.name, params=view.shown_params,
-                count=None if dropping else common.read_state(conn, view.name)["count"],
+                count=None if dropping else view.state_count(),
                 definition=("(being dropped: run pgivm drop again) " if dropping else "") + record.definition,
                 counts=_counts(view)))
         return out
@@ -459,7 +459,7 @@ def status(name: str, *, target: Target = None) -> StatusReport:
             sections += logs
         return StatusReport(
             name=name, view=f"{view.view_schema}.{name}", system=view.system.name, definition=view.record.definition,
-            count=common.read_state(conn, name)["count"], params=view.shown_params,
+            count=view.state_count(), params=view.shown_params,
             figures=figures, labels={k: reported.label(k) for k in figures},
             sections=sections, tables=common.table_sizes(conn, name),
             problems=catalog.base_table_problems(conn, name), counts=_counts(view))
@@ -710,4 +710,4 @@ def action(name: str, action_name: str, *, target: Target = None, lock_wait: flo
                 sql.SQL("SELECT FROM {} WHERE singleton FOR NO KEY UPDATE").format(view.names("state"))), lock_wait)
         # An action may also hand back rows to show ("columns" and "rows": sample --fresh).
         produced = found.run(conn, name, values) or {}
-        return {**view.system.status(conn, name).figures, "count": common.read_state(conn, name)["count"], **produced}
+        return {**view.system.status(conn, name).figures, "count": view.state_count(), **produced}

@@ -128,11 +128,17 @@ class InstalledView:
         """The view shows one value, the count its system maintains (see System.one_value)."""
         return bool(self.system.one_value and self.system.one_value(self.record.query))
 
+    def state_count(self) -> int | None:
+        """The view's figure as its state keeps it (list and status: no read of the view, which for
+        a deferred view would apply its pending changes first)."""
+        shown = self.system.shown_rows(self.conn, self.record.query, self.name) if self.system.shown_rows else None
+        return shown if shown is not None else common.read_state(self.conn, self.name)["count"]
+
     def count(self) -> int | None:
         """The view's figure: the value it shows (a triangle count), else its number of rows."""
         self.check_not_dropping()
         if not self.one_value:
-            return common.read_state(self.conn, self.name)["count"]
+            return self.state_count()
         # Not prepared: a view of the same name may come back with other columns (another system).
         row = self.conn.execute(sql.SQL("SELECT * FROM {}").format(self.ident), prepare=False).fetchone()
         return row[0] if row else None

@@ -34,6 +34,12 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
          {"ivme", "first-order", "recompute", "sample"}),
         ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a WHERE r.a > 1",
          {"first-order", "recompute", "sample"}),
+        ("SELECT r.a, r.b, s.c, count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a GROUP BY r.a, r.b, s.c",
+         {"ivme", "first-order", "recompute"}),
+        ("SELECT DISTINCT s.c, r.a, r.b FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
+         {"ivme", "first-order", "recompute"}),
+        ("SELECT r.a, count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a GROUP BY r.a",
+         {"first-order", "recompute"}),
     ],
     "Loomis-Whitney counts": [
         ("SELECT count(*) FROM r1 JOIN r2 ON r1.b = r2.b AND r1.c = r2.c JOIN r3 ON r3.c = r1.c AND r3.d = r2.d "

@@ -16,6 +16,9 @@ from typing import Literal
 
 RelationName = Literal["r", "s", "t"]
 Aggregate = Literal["count", "sum"]
+# A grouped triangle listing's item that shows each triangle's multiplicity (its count(*)), where
+# the others show a variable ("a", "b" or "c")
+MULTIPLICITY = "mult"
 
 # The cyclic schema R(A,B), S(B,C), T(C,A): each relation's two variables, in order.
 VARIABLES: dict[RelationName, tuple[str, str]] = {"r": ("a", "b"), "s": ("b", "c"), "t": ("c", "a")}
@@ -67,6 +70,9 @@ class TriangleCount:
     # item's name, the variable ("a", "b" or "c") it shows and the column it reads (alias, column),
     # in order; () for the count.
     listing: tuple[tuple[str, str, str, str], ...] = ()
+    # grouped by the three variables (GROUP BY or DISTINCT): each distinct triangle once, its
+    # multiplicity shown by the items whose variable is MULTIPLICITY (count(*), sum(1))
+    grouped: bool = False
 
     @property
     def atoms(self) -> tuple[Atom, Atom, Atom]:

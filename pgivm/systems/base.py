@@ -154,6 +154,8 @@ class System(Protocol):
     one_value: Callable[[ConjunctiveQuery], bool] | None
     # why the system cannot maintain the query once its columns' types are known
     accepts_types: Callable[[ResolvedView], str | None] | None
+    # the number of rows the view shows, where its state's count counts something else
+    shown_rows: Callable[[psycopg.Connection, ConjunctiveQuery, str], int | None] | None
 
     def accepts(self, query: ConjunctiveQuery) -> str | None:
         """None if the system can maintain the query, else a few words saying why not."""
@@ -204,3 +206,8 @@ class FunctionSystem:
     # (F-IVM: integer arithmetic inside sum, which PostgreSQL evaluates per joined row and raises on
     # overflow). Checked when create chooses the system, after ``accepts``.
     accepts_types: Callable[[ResolvedView], str | None] | None = None
+    # (connection, query, name) -> the number of rows the view shows when the state's count is not
+    # it (a grouped triangle listing counts its triangles, and shows each distinct one once): read
+    # from the state, never the user's view (a deferred view's read applies its changes first).
+    # None, or a hook answering None: the state's count is the number of rows.
+    shown_rows: Callable[[psycopg.Connection, ConjunctiveQuery, str], int | None] | None = None

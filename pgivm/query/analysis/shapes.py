@@ -16,7 +16,7 @@ from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import (Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, ThreePathCount,
+from pgivm.query.model import (MULTIPLICITY, Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, ThreePathCount,
                                TriangleCount)
 
 _NOT_TRIANGLE = (
@@ -58,13 +58,28 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
 def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     """The full triangle query ``SELECT r.a, r.b, s.c FROM r JOIN s ... JOIN t ...`` (its rows, not
     their number: IVMε's listing, [L] Appendix E), or UnsupportedQuery saying why it is not one.
-    Every SELECT item is a join column as written, and the three variables are all shown."""
-    if cq.distinct or cq.having is not None:  # (a DISTINCT is also grouped by its items)
-        raise UnsupportedQuery(f"{'DISTINCT' if cq.distinct else 'HAVING'} is not supported in a triangle listing")
-    if cq.group_by or cq.group_computed or cq.aggregates or cq.derived:
-        raise UnsupportedQuery("a triangle listing has no GROUP BY, no aggregate and no subquery")
-    columns = [o for o in cq.outputs if isinstance(o, GroupColumn) and o.computed is None]
-    if cq.projection is not None or len(columns) < len(cq.outputs):
+    Every SELECT item is a join column as written, and the three variables are all shown.
+
+    Also the triangles grouped by all three variables (``GROUP BY r.a, r.b, s.c`` with ``count(*)``,
+    or ``SELECT DISTINCT r.a, r.b, s.c``): Theorem 21 enumerates exactly that, each distinct
+    triangle with its multiplicity. A grouping by fewer (a count per node or per edge) is refused:
+    one update can change Θ(N) groups' counts, so no materialized result keeps the update bound,
+    and with free variables none does better ([L] Corollary 15)."""
+    grouped = bool(cq.group_by or cq.group_computed or cq.aggregates)
+    if cq.having is not None:
+        raise UnsupportedQuery("HAVING is not supported in a triangle listing")
+    if cq.group_computed or cq.derived:
+        raise UnsupportedQuery("a triangle listing groups by the join columns as they are, and has no subquery")
+    items = []
+    for output in cq.outputs:
+        if isinstance(output, GroupColumn) and output.computed is None:
+            items.append(output)
+        elif isinstance(output, Aggregate) and grouped:
+            _triangle_aggregate(output)  # count(*), count(1) or sum(1): the triangle's multiplicity
+            items.append(output)
+        else:
+            raise UnsupportedQuery("a triangle listing shows the join columns as they are, not expressions over them")
+    if cq.projection is not None:
         raise UnsupportedQuery("a triangle listing shows the join columns as they are, not expressions over them")
     if len(cq.atoms) != 3:
         raise UnsupportedQuery(f"a triangle listing joins exactly 3 tables, this query joins {len(cq.atoms)}")
@@ -77,10 +92,16 @@ def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     for atom in (r, s, t):
         for column, variable in ((atom.first, atom.variables[0]), (atom.second, atom.variables[1])):
             letter[cq.atom(atom.alias).variable(column)] = variable
-    shown = tuple((o.name, letter[o.variable], o.column.alias, o.column.column) for o in columns)
-    if {item[1] for item in shown} != {"a", "b", "c"}:
+    shown = tuple((o.name, MULTIPLICITY, "", "") if isinstance(o, Aggregate)
+                  else (o.name, letter[o.variable], o.column.alias, o.column.column) for o in items)
+    if grouped and {letter[cq.atom(c.alias).variable(c.column)] for c in cq.group_by} != {"a", "b", "c"}:
+        raise UnsupportedQuery(
+            "a triangle count grouped by fewer than its three join variables (per node, per edge) is not IVMε's: one "
+            "update can change Θ(N) groups, and no bound below √N holds with free variables ([L] Corollary 15)",
+            "group by all three (each triangle with its count), or let first-order maintain it")
+    if not grouped and {item[1] for item in shown} != {"a", "b", "c"}:
         raise UnsupportedQuery("a triangle listing shows each of the three join variables (a column of each pair joined)")
-    return TriangleCount(r, s, t, aggregate="count", output_name="count", sql=cq.sql, listing=shown)
+    return TriangleCount(r, s, t, aggregate="count", output_name="count", sql=cq.sql, listing=shown, grouped=grouped)
 
 
 def _oriented_cycle(cq: ConjunctiveQuery) -> tuple[Atom, Atom, Atom]:

@@ -18,7 +18,7 @@ from pgivm.systems.base import Action, FunctionSystem, Option
 from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
                                   triangle_or_listing_reason)
 from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
-from pgivm.systems.ivme.inspect import explain_lines, status, verify
+from pgivm.systems.ivme.inspect import explain_lines, shown_rows, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
 
 __all__ = ["AUX_VIEW", "BATCH", "EPSILON", "NAME", "NEXT", "PARTITIONS", "PREVIOUS", "RELATIONS", "SYSTEM", "build_plan",
@@ -117,4 +117,5 @@ SYSTEM = FunctionSystem(
     builders={"spark": SparkBuild()},
     deferred_atoms=_deferred_atoms,
     one_value=_one_value,
+    shown_rows=shown_rows,
 )

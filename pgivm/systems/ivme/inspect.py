@@ -46,6 +46,16 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
                         headline=("db_size",))
 
 
+def shown_rows(conn: psycopg.Connection, query: Any, name: str) -> int | None:
+    """A grouped listing's rows, each distinct triangle once (the state counts the triangles with
+    their multiplicities): O(distinct triangles), read with constant delay."""
+    triangle = query.analysis.triangle
+    if triangle is None or not triangle.grouped:
+        return None
+    row = conn.execute(sql.SQL("SELECT count(*) FROM {}").format(Names.of(name)("rows"))).fetchone()
+    return int(row[0]) if row else 0
+
+
 def _size(conn: psycopg.Connection, table: sql.Identifier, w: sql.Identifier | None = None) -> list[int]:
     """A listing part's stored rows (of P and W together) and the triangles it holds (a W row's
     triangles are in P's multiplicity)."""
@@ -116,4 +126,7 @@ def explain_lines(conn: psycopg.Connection, view: ResolvedView, name: str, param
                   "R_* S_h T_l as P_ST(b,a) over W_ST, R_l S_* T_h as P_TR(c,b) over W_TR; read with constant "
                   "delay (each P row has a triangle, each of its W rows one); space O(N^(3/2)), the hhh and lll "
                   "triangles"]
+    if view.query.grouped:
+        lines += ["grouped by the three variables: the view shows each distinct triangle once, its count(*) the "
+                  "triangle's multiplicity (the enumeration's own output, no further work)"]
     return lines

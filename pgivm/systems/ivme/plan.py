@@ -14,7 +14,7 @@ import psycopg
 from psycopg import sql
 
 from pgivm.capture import atom_columns
-from pgivm.query.model import VARIABLES, Atom, RelationName
+from pgivm.query.model import MULTIPLICITY, VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (
@@ -252,16 +252,20 @@ def state_tables(listing: bool) -> list[str]:
 
 def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema: str) -> list[sql.Composable]:
     """The user's view of a listing: each triangle of ``rows`` as many times as its multiplicity, its
-    columns named and typed as the query's SELECT list."""
+    columns named and typed as the query's SELECT list; grouped by the three variables (GROUP BY,
+    DISTINCT), each triangle once, its count(*) the multiplicity."""
+    query = view.query
     items = sql.SQL(", ").join(
+        sql.SQL("t.mult::pg_catalog.int8 AS {}").format(sql.Identifier(shown)) if variable == MULTIPLICITY else
         sql.SQL("t.{}::{} AS {}").format(sql.Identifier(variable), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
                                           sql.Identifier(shown))
-        for shown, variable, alias, column in view.query.listing)
+        for shown, variable, alias, column in query.listing)
+    each = sql.SQL("") if query.grouped else sql.SQL(" CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult)")
     create = sql.SQL(
-        "CREATE OR REPLACE VIEW {view} AS SELECT {items} FROM {rows} t CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult); "
+        "CREATE OR REPLACE VIEW {view} AS SELECT {items} FROM {rows} t{each}; "
         "COMMENT ON VIEW {view} IS {comment}").format(
-        view=sql.Identifier(view_schema, name), items=items, rows=names("rows"),
-        comment=sql.Literal(f"pgivm: maintained by IVMε (listing), state in schema {names.schema}. Definition: {view.query.sql}"))
+        view=sql.Identifier(view_schema, name), items=items, rows=names("rows"), each=each,
+        comment=sql.Literal(f"pgivm: maintained by IVMε (listing), state in schema {names.schema}. Definition: {query.sql}"))
     return [create, revoke_plan(names)]
 
 

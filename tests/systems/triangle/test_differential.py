@@ -55,6 +55,11 @@ LIST_RST = Form("list-rst", "SELECT s.c, r.a, r.b FROM r JOIN s ON r.b = s.b JOI
                 RST.tables, RST.relations)
 LIST_EDGE = Form("list-edge", "SELECT x.src AS a, x.dst AS b, y.dst AS c FROM e AS x JOIN e AS y ON x.dst = y.src "
                  "JOIN e AS z ON y.dst = z.src AND z.dst = x.src", EDGE.tables, EDGE.relations)
+# Grouped by the three variables (each distinct triangle once, with its count), and DISTINCT.
+GROUPED_RST = Form("grouped-rst", "SELECT r.b, count(*) AS n, s.c, r.a FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c "
+                   "AND t.a = r.a GROUP BY r.a, r.b, s.c", RST.tables, RST.relations)
+DISTINCT_EDGE = Form("distinct-edge", "SELECT DISTINCT y.dst AS c, x.src, x.dst FROM e AS x JOIN e AS y ON x.dst = y.src "
+                     "JOIN e AS z ON y.dst = z.src AND z.dst = x.src", EDGE.tables, EDGE.relations)
 PART_RST = Form("part-rst", RST.view_sql, RST.tables, RST.relations, partitioned=True)
 PART_EDGE = Form("part-edge", EDGE.view_sql, EDGE.tables, EDGE.relations, partitioned=True)
 
@@ -606,6 +611,17 @@ def test_listing_stream_matches_the_query(conn: psycopg.Connection, form: Form, 
     sizes = conn.execute("SELECT (SELECT count(*) FROM pgivm_tri.listing), (SELECT count(*) FROM pgivm_tri.w_rs) "
                          "+ (SELECT count(*) FROM pgivm_tri.w_st) + (SELECT count(*) FROM pgivm_tri.w_tr)").fetchone()
     assert sizes == (0, 0) or epsilon not in (0.0, 1.0) or sizes[1] == 0, sizes  # all heavy or all light: no W
+
+
+@pytest.mark.parametrize("form, epsilon, batch_threshold", [(GROUPED_RST, 0.25, None), (GROUPED_RST, 0.5, 0),
+                                                         (DISTINCT_EDGE, 0.75, None), (DISTINCT_EDGE, 0.0, 0)],
+                         ids=["grouped-rst-0.25", "grouped-rst-0.5-batch", "distinct-edge-0.75", "distinct-edge-0-batch"])
+def test_grouped_listing_stream_matches_the_query(conn: psycopg.Connection, form: Form, epsilon: float,
+                                                  batch_threshold: int | None) -> None:
+    """The triangles grouped by their three variables (GROUP BY with count(*), DISTINCT over the edge
+    form): each distinct triangle once, after every statement, through both update paths."""
+    tracker = run_stream(conn, form, epsilon, seed=int(epsilon * 100) + 31, steps=150, batch_threshold=batch_threshold)
+    assert_stream_did_its_work(tracker)
 
 
 @pytest.mark.parametrize("epsilon", [0.0, 0.5])
