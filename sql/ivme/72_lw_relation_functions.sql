@@ -6,7 +6,7 @@
 -- ApplyUpdate + OnUpdate for a single-tuple update of R_i.
 CREATE FUNCTION {apply_k}({parameters}, m bigint)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 DECLARE
     st          {state}%ROWTYPE;
@@ -93,7 +93,7 @@ COMMENT ON FUNCTION {apply_k}({parameter_types}, bigint) IS {apply_k_comment};
 -- out of the old part and once into the new one, per moved tuple.
 CREATE FUNCTION {views_k}({parameters}, m bigint, heavy boolean, {view_part_parameters})
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 DECLARE
     zeros_f     {free_type}[];
@@ -105,7 +105,7 @@ $pgivm$;
 -- views_k for a tuple a minor move takes to the other part: the other relations' parts first.
 CREATE FUNCTION {views_moved_k}({parameters}, m bigint, heavy boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 DECLARE
 {part_declarations}
@@ -122,7 +122,7 @@ $pgivm$;
 -- not change; each tuple leaves the views of its old part and enters those of the new one.
 CREATE FUNCTION {move_k}(value {pvar_type}, to_heavy boolean)
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 DECLARE
     moved record;
@@ -151,7 +151,7 @@ $pgivm$;
 -- rebalancing, else every value of the batch that crossed a threshold moves.
 CREATE FUNCTION {apply_batch_k}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 SET random_page_cost = 1.1
 AS $pgivm$
@@ -225,7 +225,7 @@ $pgivm$;
 -- Strict repartition of R_i at the current theta (part of MajorRebalancing): heavy iff degree >= theta.
 CREATE FUNCTION {repartition_k}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 DECLARE
     st {state}%ROWTYPE;
@@ -246,7 +246,7 @@ $pgivm$;
 -- V_i from scratch (MajorRebalancing, the build): the join of its parts, summed over A_(i-1).
 CREATE FUNCTION {recompute_v_k}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 BEGIN
     DELETE FROM {v_k};
@@ -259,7 +259,7 @@ $pgivm$;
 -- R_i emptied after a TRUNCATE of its table (the caller restarts from what remains).
 CREATE FUNCTION {clear_k}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 AS $pgivm$
 BEGIN
     DELETE FROM {k_heavy};

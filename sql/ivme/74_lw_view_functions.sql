@@ -4,7 +4,7 @@
 -- MajorRebalancing: theta = N^epsilon, a strict repartition of every relation, every V_i recomputed.
 CREATE FUNCTION {major_rebalance}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
 BEGIN
@@ -20,7 +20,7 @@ COMMENT ON FUNCTION {major_rebalance}() IS 'IVMε MajorRebalancing: strict repar
 -- Used by the build, TRUNCATE and verify.
 CREATE FUNCTION {count_from_state}()
 RETURNS bigint LANGUAGE sql SECURITY DEFINER STABLE
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
     SELECT coalesce(sum({product}), 0)::bigint
@@ -31,7 +31,7 @@ $pgivm$;
 -- Preprocessing: N = 2|D| + 1, strict partitions, the views, the count.
 CREATE FUNCTION {restart}()
 RETURNS void LANGUAGE plpgsql SECURITY DEFINER
-SET search_path = pg_catalog, pg_temp
+SET search_path = pg_catalog, pg_temp{join_order}
 SET enable_seqscan = on SET enable_hashjoin = on SET enable_mergejoin = on
 AS $pgivm$
 DECLARE

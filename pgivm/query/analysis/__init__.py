@@ -4,7 +4,7 @@
 
 1. ``hypergraph``: variables as vertices, one hyperedge per atom (join variables marked).
 2. ``acyclicity.join_tree``: GYO reduction; a join tree (forest for a cross product) or None if cyclic.
-3. ``shapes``: triangle (IVMε's count and listing), Loomis–Whitney counts of degree 4 to 8 (IVMε's
+3. ``shapes``: triangle (IVMε's count and listing), Loomis–Whitney counts of degree 4 to 26 (IVMε's
    Appendix F), the 4-path count (Appendix G), the 3-path count (the 3R² class of Appendix H.3),
    k-cycle, k-path, star.
 4. ``three_relations``: the class of a count over three relations (3R³, 3R², 3R¹, 3R⁰; IVMε's

@@ -142,7 +142,7 @@ def _triangle_aggregate(output: Output) -> TriangleAggregate:
     raise UnsupportedQuery(f"unsupported aggregate {written}: use count(*), count(1) or sum(1)")
 
 
-MAX_LOOMIS_WHITNEY = 8  # A_1..A_8: the variables are named a..h
+MAX_LOOMIS_WHITNEY = 26  # A_1..A_26: the variables are named a..z (an index of n−1 ≤ 25 columns; PostgreSQL allows 32)
 
 
 def as_loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount:

@@ -60,12 +60,12 @@ def _rebalance(conn: psycopg.Connection, name: str, options: dict[str, Any]) -> 
 
 
 def _beyond_the_triangle(cq: Any) -> bool:
-    """A Loomis-Whitney count of degree 4 to 8, the 4-path count or the 3-path count (3R²)."""
+    """A Loomis-Whitney count of degree 4 to 26, the 4-path count or the 3-path count (3R²)."""
     return any(getattr(cq.analysis, shape) is not None for shape in ("loomis_whitney", "four_path", "three_path"))
 
 
 def _accepts(cq: Any) -> str | None:
-    """The triangle's count and listing, Loomis-Whitney counts of degree 4 to 8, the 4-path and
+    """The triangle's count and listing, Loomis-Whitney counts of degree 4 to 26, the 4-path and
     3-path counts."""
     reason = triangle_or_listing_reason(cq)
     return None if reason is None or _beyond_the_triangle(cq) else reason
