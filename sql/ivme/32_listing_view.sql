@@ -27,7 +27,7 @@ $pgivm$;
 -- each W row of it one: constant delay. So the reading is driven by P: each W range is a LATERAL
 -- subquery (OFFSET 0 keeps it one, an index range scan per P row, never a hash join reading all of W)
 -- and the closing tuple a lookup in its two parts.
-CREATE VIEW {rows} AS
+CREATE OR REPLACE VIEW {rows} AS  -- (OR REPLACE: upgrade makes the functions again over the kept state)
 SELECT a, b, c, mult FROM {listing}
 UNION ALL
 SELECT p.a, w.b, p.c, w.mult * coalesce((SELECT t.mult FROM {t_heavy} t WHERE t.c = p.c AND t.a = p.a),

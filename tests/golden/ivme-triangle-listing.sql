@@ -2082,7 +2082,7 @@ $pgivm$;
 -- each W row of it one: constant delay. So the reading is driven by P: each W range is a LATERAL
 -- subquery (OFFSET 0 keeps it one, an index range scan per P row, never a hash join reading all of W)
 -- and the closing tuple a lookup in its two parts.
-CREATE VIEW "pgivm_triangles"."rows" AS
+CREATE OR REPLACE VIEW "pgivm_triangles"."rows" AS  -- (OR REPLACE: upgrade makes the functions again over the kept state)
 SELECT a, b, c, mult FROM "pgivm_triangles"."listing"
 UNION ALL
 SELECT p.a, w.b, p.c, w.mult * coalesce((SELECT t.mult FROM "pgivm_triangles"."t_heavy" t WHERE t.c = p.c AND t.a = p.a),

@@ -33,8 +33,9 @@ def _statement(rnd: random.Random, tables: dict[str, tuple[str, ...]]) -> str:
     table = rnd.choice(sorted(tables) + [t for t in tables if t == "s"])  # the partitioned middle twice as often
     columns = tables[table]
     kind = rnd.random()
-    if kind < 0.45:
-        rows = ", ".join(f"({_value(rnd)}, {_value(rnd)})" for _ in range(rnd.randint(1, 8)))
+    if kind < 0.45:  # a NULL now and then, in a join column too: such a row joins nothing
+        value = lambda: "NULL" if rnd.random() < 0.05 else str(_value(rnd))  # noqa: E731
+        rows = ", ".join(f"({value()}, {value()})" for _ in range(rnd.randint(1, 8)))
         return f"INSERT INTO {table} VALUES {rows}"
     if kind < 0.62:  # some of these delete rows that are not there
         return f"DELETE FROM {table} WHERE {columns[0]} = {_value(rnd)} AND {columns[1]} = {_value(rnd)}"
