@@ -169,6 +169,30 @@ _STATE_ROWS_READ = """
 """
 
 
+@dataclass(frozen=True)
+class Read:
+    """Reading a view's first rows: its enumeration delay, as time and state rows read per row."""
+
+    rows: int
+    us_per_row: float
+    state_rows_per_row: float
+
+
+def read_first_rows(conn: psycopg.Connection, limit: int) -> Read:
+    """``SELECT * FROM`` the view's first ``limit`` rows, timed, with the state rows it read (as
+    ``state_rows_read`` counts them; the count in a transaction block of its own)."""
+    schema = strategy_common.state_schema_for(VIEW)
+    with conn.transaction():
+        before = conn.execute(_STATE_ROWS_READ, [schema]).fetchone()
+        started = time.perf_counter()
+        rows = len(conn.execute(sql.SQL("SELECT * FROM {} LIMIT {}").format(sql.Identifier(VIEW), limit)).fetchall())
+        seconds = time.perf_counter() - started
+        after = conn.execute(_STATE_ROWS_READ, [schema]).fetchone()
+    assert before is not None and after is not None
+    per = max(rows, 1)
+    return Read(rows, seconds * 1e6 / per, int(after[0] - before[0]) / per)
+
+
 def state_rows_read(conn: psycopg.Connection, update: Update) -> int:
     """Rows the view's maintenance read for one update: tuples returned by every state table and index.
 
@@ -230,6 +254,7 @@ class StreamResult:
     major_rebalances: int = 0
     rebalancing: list[int] = field(default_factory=list)
     rows_read: list[int] = field(default_factory=list)
+    read: Read | None = None  # a listing's first rows read back (scaling of a listing only)
 
     @property
     def label(self) -> str:

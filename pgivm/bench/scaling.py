@@ -42,6 +42,7 @@ from pgivm.bench import plots
 from pgivm.bench.common import (
     NO_VIEW,
     TRIANGLE_SQL,
+    Read,
     Row,
     StreamResult,
     Strategy,
@@ -50,6 +51,7 @@ from pgivm.bench.common import (
     drop_view,
     inserts_then_deletes,
     load_tables,
+    read_first_rows,
     run_stream,
     state_rows_read,
     verify_view,
@@ -60,6 +62,8 @@ STRATEGIES = [NO_VIEW, Strategy("ivme", 0.5), Strategy("first-order")]
 FITTED = STRATEGIES[1:]  # the two whose exponents the paper predicts
 PREDICTED = {"ivme": (0.5, "target ≤ 0.6"), "first-order": (1.0, "target ≥ 0.9")}
 PROBES = 2  # probe pairs (insert + delete) per view for the rows-read count
+READ_ROWS = 10_000  # a listing's first rows read back: its enumeration delay ...
+READ_INSERTS = 10  # ... with this many of the stream's rows inserted first (each closes Θ(N) triangles)
 HEADERS = ["N (tuples)", "strategy", "updates", "median (ms)", "p99 (ms)", "state rows read/update",
            "build (s)", "stream (s)"]
 
@@ -200,10 +204,24 @@ def measure_size(conn: psycopg.Connection, n: int, config: Config) -> SizeResult
                             title=f"N = {db.size:,}, R(pool, hub) updates")
         result.view = view
         result.rows_read = rows_read
+        if view is not None and config.query != TRIANGLE_SQL:  # after the stream, which it would perturb
+            result.read = _read_listing(conn, db)
         verify_view(conn, strategy, f"{result.updates:,} single-row updates at N = {db.size:,}")
         drop_view(conn, strategy)
         out.results.append(result)
     return out
+
+
+def _read_listing(conn: psycopg.Connection, db: SkewedDatabase) -> Read:
+    """The listing's first rows read back with the stream's first rows in (many triangles to
+    enumerate), which are then deleted again. Not timed as updates."""
+    updates = inserts_then_deletes(db.stream[:READ_INSERTS])
+    for update in updates[:READ_INSERTS]:
+        conn.execute(update.statement(), update.params)
+    read = read_first_rows(conn, READ_ROWS)
+    for update in updates[READ_INSERTS:]:
+        conn.execute(update.statement(), update.params)
+    return read
 
 
 def run(conn: psycopg.Connection, config: Config) -> list[SizeResult]:
@@ -249,6 +267,23 @@ def print_table(sizes: list[SizeResult]) -> None:
     report.print_table(HEADERS, rows)
 
 
+def print_reads(sizes: list[SizeResult]) -> None:
+    """A listing's enumeration delay: its first rows read back at each size, and the slopes."""
+    rows, fitted = [], []
+    for strategy in STRATEGIES:
+        points = [(size.n, r.read) for size in sizes for r in size.results if r.strategy == strategy and r.read]
+        for n, read in points:
+            rows.append([f"{n:,}", strategy.label, f"{read.rows:,}", f"{read.us_per_row:.2f}", f"{read.state_rows_per_row:.2f}"])
+        for metric in ("us_per_row", "state_rows_per_row"):
+            fit = fit_loglog([n for n, _ in points], [getattr(read, metric) for _, read in points], strategy.label)
+            if fit is not None:
+                fitted.append(f"  {strategy.label}: {metric.replace('_', ' ')} slope {fit.slope:.2f}")
+    if rows:
+        print(f"\nenumeration: the view's first {READ_ROWS:,} rows read back, {READ_INSERTS} of the stream's rows in (constant delay: flat in N):")
+        report.print_table(["N (tuples)", "strategy", "rows", "µs a row", "state rows read a row"], rows)
+        print("\n".join(fitted))
+
+
 def print_fits(time_fits: list[Fit], maintenance_fits: list[Fit], read_fits: list[Fit]) -> None:
     reads = {f.label: f for f in read_fits}
     maintenance = {f.label: f for f in maintenance_fits}
@@ -282,6 +317,7 @@ def main(conn: psycopg.Connection, config: Config, out: Path) -> list[SizeResult
     time_fits = fits(sizes)
     print("\nlog-log least-squares slope of the median per-update time against N:")
     print_fits(time_fits, fits(sizes, "maintenance"), fits(sizes, "rows"))
+    print_reads(sizes)
     path = plots.scaling(sizes, [f for f in time_fits if f.label != NO_VIEW.label], out / config.plot)
     if path:
         print(f"plot: {path}")
