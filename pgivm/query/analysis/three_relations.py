@@ -60,9 +60,11 @@ class ThreeRelations:
 
     @property
     def strategy_built(self) -> bool:
-        """Whether pgivm runs the appendix's strategy of this class: 3R² only as the 3-path count,
-        one join column per pair and none shared by all three (``shapes.as_three_path``)."""
-        return self.degree != 2 or (not self.shared and all(len(vs) == 1 for _, vs in self.pairs))
+        """Whether pgivm runs the appendix's strategy of this class: 3R³ only as the triangle count
+        and 3R² only as the 3-path count, one join column per pair and none shared by all three
+        (``shapes.as_triangle``, ``shapes.as_three_path``); the hierarchical classes whatever their
+        variables (F-IVM's view tree)."""
+        return self.hierarchical or (not self.shared and all(len(vs) == 1 for _, vs in self.pairs))
 
 
 def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
@@ -100,10 +102,11 @@ def explain_lines(found: ThreeRelations | None, system: str) -> list[str]:
     for it, and whether the system maintaining the view runs that class's strategy."""
     if found is None:
         return []
-    runs = STRATEGIES.get(found.degree) == system
+    runs = STRATEGIES.get(found.degree) == system and found.strategy_built
     return [f"IVMε class (Kara et al., Appendix H): {found.describe()}",
             f"  the class's worst-case optimal bounds: {found.bounds()}",
             f"  {system} runs this class's strategy ({HOW[found.degree]})" if runs
             else f"  {system} maintains it; {STRATEGIES[found.degree]} runs the class's strategy"
             if found.strategy_built else f"  {system} maintains it; the appendix's {found.name} strategy is built for one "
-                                         "join column per pair of tables and none shared by all three"]
+                                         "join column per pair of tables and none shared by all three (the triangle "
+                                         "count, the 3-path count)"]
