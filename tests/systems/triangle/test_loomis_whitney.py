@@ -14,6 +14,7 @@ import pytest
 from pgivm import command
 from pgivm.query.analysis import shapes
 from pgivm.query.parse import parse_query
+from count_stream import run_count_stream
 from test_complexity import rows_read_by
 
 # Degree 4 over four tables: R1(a,b,c), R2(b,c,d), R3(a,c,d), R4(a,b,d) (each misses one variable).
@@ -71,27 +72,11 @@ def _run(conn: psycopg.Connection, query: str, tables: dict[str, tuple[str, ...]
     """The stream, the count compared after every statement with the query run on ``recount`` (else
     on ``conn``), verify every 15 statements."""
     rnd = random.Random(seed)
-    recount = recount or conn
     for table, columns in tables.items():
         conn.execute(f"CREATE TABLE {table} ({', '.join(c + ' int' for c in columns)})")
     command.create("lw", query, system="ivme", epsilon=epsilon, target=conn, **options)
-    counts = []
-    for step in range(steps):
-        if rnd.random() < 0.07:  # a transaction rolled back whole
-            with pytest.raises(RuntimeError), conn.transaction():
-                conn.execute(_statement(rnd, tables, query))
-                conn.execute(_statement(rnd, tables, query))
-                raise RuntimeError("rolled back")
-        else:
-            conn.execute(_statement(rnd, tables, query))
-        maintained = conn.execute("SELECT * FROM lw").fetchone()[0]
-        assert maintained == recount.execute(query).fetchone()[0], f"step {step}"
-        counts.append(maintained)
-        if step % 15 == 14:
-            report = command.verify("lw", target=conn)
-            assert report.ok, (step, [str(f) for f in report.failures])
-    report = command.verify("lw", target=conn)
-    assert report.ok, [str(f) for f in report.failures]
+    counts = run_count_stream(conn, "lw", query, rnd, lambda: _statement(rnd, tables, query), steps, verify_every=15,
+                              recount=recount)
     assert max(counts) > 20 and len(set(counts)) > steps // 10, "the stream hardly changed the count"
     return counts
 

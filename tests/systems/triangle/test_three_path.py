@@ -14,6 +14,7 @@ import pytest
 from pgivm import command
 from pgivm.query.analysis import shapes
 from pgivm.query.parse import parse_query
+from count_stream import run_count_stream
 from test_complexity import rows_read_by
 
 # R and T carry a column no join reads (aggregated away); S is written with its columns swapped.
@@ -65,23 +66,7 @@ def _run(conn: psycopg.Connection, query: str, tables: dict[str, tuple[str, ...]
     rnd = random.Random(seed)
     _create(conn, tables, rnd)
     command.create("p3", query, system="ivme", epsilon=epsilon, target=conn, **options)
-    counts = []
-    for step in range(steps):
-        if rnd.random() < 0.07:  # a transaction rolled back whole
-            with pytest.raises(RuntimeError), conn.transaction():
-                conn.execute(_statement(rnd, tables))
-                conn.execute(_statement(rnd, tables))
-                raise RuntimeError("rolled back")
-        else:
-            conn.execute(_statement(rnd, tables))
-        maintained = conn.execute("SELECT * FROM p3").fetchone()[0]
-        assert maintained == conn.execute(query).fetchone()[0], f"step {step}"
-        counts.append(maintained)
-        if step % 10 == 9:
-            report = command.verify("p3", target=conn)
-            assert report.ok, (step, [str(f) for f in report.failures])
-    report = command.verify("p3", target=conn)
-    assert report.ok, [str(f) for f in report.failures]
+    counts = run_count_stream(conn, "p3", query, rnd, lambda: _statement(rnd, tables), steps, verify_every=10)
     assert max(counts) > 100 and len(set(counts)) > steps // 4, "the stream hardly changed the count"
     return counts
 
