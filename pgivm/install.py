@@ -144,7 +144,8 @@ def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: boo
             # the order written; a FROM list of 8 items or more by the genetic search (PostgreSQL's
             # own from 12: it took 80 s for 9 comma-joined tables, 0.16 s genetic)
             conn.execute("SELECT pg_catalog.set_config('join_collapse_limit', '1', true), "
-                         "pg_catalog.set_config('from_collapse_limit', '1', true), pg_catalog.set_config('geqo_threshold', '8', true)")
+                         "pg_catalog.set_config('from_collapse_limit', '1', true), "
+                         "pg_catalog.set_config('geqo_threshold', '8', true)")
             conn.execute(f"EXPLAIN {sql_text}")  # type: ignore[arg-type]  # parsed and checked above
         if schema is not None:  # its functions as pgivm calls them: pg_catalog's (never a stranger's public.abs)
             with conn.transaction(force_rollback=True):

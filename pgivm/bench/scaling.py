@@ -273,13 +273,15 @@ def print_reads(sizes: list[SizeResult]) -> None:
     for strategy in STRATEGIES:
         points = [(size.n, r.read) for size in sizes for r in size.results if r.strategy == strategy and r.read]
         for n, read in points:
-            rows.append([f"{n:,}", strategy.label, f"{read.rows:,}", f"{read.us_per_row:.2f}", f"{read.state_rows_per_row:.2f}"])
+            rows.append([f"{n:,}", strategy.label, f"{read.rows:,}", f"{read.us_per_row:.2f}",
+                         f"{read.state_rows_per_row:.2f}"])
         for metric in ("us_per_row", "state_rows_per_row"):
             fit = fit_loglog([n for n, _ in points], [getattr(read, metric) for _, read in points], strategy.label)
             if fit is not None:
                 fitted.append(f"  {strategy.label}: {metric.replace('_', ' ')} slope {fit.slope:.2f}")
     if rows:
-        print(f"\nenumeration: the view's first {READ_ROWS:,} rows read back, {READ_INSERTS} of the stream's rows in (constant delay: flat in N):")
+        print(f"\nenumeration: the view's first {READ_ROWS:,} rows read back, {READ_INSERTS} of the stream's rows in "
+              "(constant delay: flat in N):")
         report.print_table(["N (tuples)", "strategy", "rows", "µs a row", "state rows read a row"], rows)
         print("\n".join(fitted))
 

@@ -16,8 +16,8 @@ from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import (MULTIPLICITY, Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName, ThreePathCount,
-                               TriangleCount)
+from pgivm.query.model import (MULTIPLICITY, Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName,
+                               ThreePathCount, TriangleCount)
 
 _NOT_TRIANGLE = (
     "not a triangle count: the join conditions must link the three tables in a cycle "
@@ -142,7 +142,8 @@ def _triangle_aggregate(output: Output) -> TriangleAggregate:
     raise UnsupportedQuery(f"unsupported aggregate {written}: use count(*), count(1) or sum(1)")
 
 
-MAX_LOOMIS_WHITNEY = 26  # A_1..A_26: the variables are named a..z (an index of n−1 ≤ 25 columns; PostgreSQL allows 32)
+# A_1..A_26: the variables are named a..z (an index of n−1 ≤ 25 columns; PostgreSQL allows 32)
+MAX_LOOMIS_WHITNEY = 26
 
 
 def as_loomis_whitney(cq: ConjunctiveQuery) -> LoomisWhitneyCount:
