@@ -186,11 +186,11 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
 
 def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> list[Any]:
     """Every invariant of the state, checked against the base tables."""
-    from pgivm.systems.common import checks, run_checks
+    from pgivm.systems.common import run_checks
 
     view = fp_view(view)
     names = Names.of(name)
-    named = checks(__package__, "90_fp_verify_view.sql", _view_params(view, names, name))
+    named = variant.view_checks(names, RELATIONS)
     named += variant.flagged_state_checks(view, names, DEGREES, {v: (KEYS[v], _definition(v, names)) for v in VIEWS}, strict)
     return run_checks(conn, named)
 

@@ -156,7 +156,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
 
     view = triangle_view(view)
     names = Names.of(name)
-    named = checks(__package__, "56_rp_verify_view.sql", _view_params(names, name, view.query.sql))
+    named = variant.view_checks(names, RELATIONS)
     for atom in view.query.atoms:
         k = atom.relation
         base = view.base_of(atom.table)

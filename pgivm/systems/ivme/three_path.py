@@ -20,7 +20,7 @@ from pgivm import capture
 from pgivm.query.model import ThreePathCount
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, analyze_plan, checks, render, run_checks
+from pgivm.systems.common import Names, analyze_plan, render, run_checks
 from pgivm.systems.ivme import variant
 
 RELATIONS = ("r", "s", "t")
@@ -117,7 +117,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
     """Every invariant of the state, checked against the base tables."""
     view = tp_view(view)
     names = Names.of(name)
-    named = checks(__package__, "95_tp_verify_view.sql", _view_params(view, names, name))
+    named = variant.view_checks(names, RELATIONS)
     named += variant.flagged_state_checks(view, names, DEGREES, {v: (KEYS[v], _definition(v, names)) for v in VIEWS}, strict)
     return run_checks(conn, named)
 

@@ -5,6 +5,7 @@ variant's own state, functions and build (capture, triggers and the user's view 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from psycopg import sql
@@ -51,6 +52,17 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, params: dict[s
         triggers += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
     return InstallPlan.of(state=state, functions=functions, build=build, capture=triggers,
                           expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
+
+
+def view_checks(names: Names, relations: Sequence[str]) -> list[tuple[str, sql.Composed]]:
+    """The view-wide checks of a count whose relations are one table each (refined partitions, the
+    path counts): |D| against the tables and N, θ = N^ε, the count against count_from_state()."""
+    from pgivm.systems.common import checks
+
+    stored = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(names(k)) for k in relations)
+    return checks(__package__, "87_verify_counts_view.sql", {
+        "state": names("state"), "result": names("result"), "count_from_state": names("count_from_state"),
+        "stored": stored})
 
 
 def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[str, str], str], views: dict[str, Any],

@@ -1,8 +1,9 @@
--- View-wide invariant checks of a 3-path count (Appendix H.3). Each query returns the violating rows.
+-- View-wide invariant checks of a count whose relations are one table each, their parts kept as
+-- flags (refined partitions, the 4-path and the 3-path counts). Each query returns the violating rows.
 
 -- check: size_invariant: floor(N/4) <= |D| < N, and |D| is the number of distinct tuples stored
 SELECT s.n, s.db_size, p.actual
-  FROM {state} s, (SELECT (SELECT count(*) FROM {r}) + (SELECT count(*) FROM {s}) + (SELECT count(*) FROM {t}) AS actual) p
+  FROM {state} s, (SELECT {stored} AS actual) p
  WHERE NOT (s.n / 4 <= s.db_size AND s.db_size < s.n) OR s.db_size <> p.actual;
 
 -- check: threshold: theta = N^epsilon
