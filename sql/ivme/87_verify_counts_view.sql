@@ -1,5 +1,6 @@
--- View-wide invariant checks of a count whose relations are one table each, their parts kept as
--- flags (refined partitions, the 4-path and the 3-path counts). Each query returns the violating rows.
+-- View-wide invariant checks of a count of the IVMε family other than the triangle's single
+-- partitions (refined partitions, Loomis-Whitney, the 4-path and the 3-path counts). Each query
+-- returns the violating rows.
 
 -- check: size_invariant: floor(N/4) <= |D| < N, and |D| is the number of distinct tuples stored
 SELECT s.n, s.db_size, p.actual

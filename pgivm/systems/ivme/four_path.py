@@ -190,7 +190,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
 
     view = fp_view(view)
     names = Names.of(name)
-    named = variant.view_checks(names, RELATIONS)
+    named = variant.view_checks(names, [names(k) for k in RELATIONS])
     named += variant.flagged_state_checks(view, names, DEGREES, {v: (KEYS[v], _definition(v, names)) for v in VIEWS}, strict)
     return run_checks(conn, named)
 

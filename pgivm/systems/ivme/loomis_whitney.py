@@ -428,8 +428,9 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
     names = Names.of(name)
     if view.query.degree >= WRITTEN_JOIN_ORDER_FROM:  # the checks join n parts: as the functions do
         conn.execute("SET LOCAL join_collapse_limit = 1; SET LOCAL from_collapse_limit = 1")
-    named = checks(__package__, "77_lw_verify_view.sql", _view_params(view, names, name))
-    for rel in relations(view, names):
+    rels = relations(view, names)
+    named = variant.view_checks(names, [r.table(r.i, part) for r in rels for part in ("heavy", "light")])
+    for rel in rels:
         base = view.base_of(rel.atom.table)
         params = {**_relation_params(rel), "base_table": base.ident, "base_guard": base.guard("base"),
                   "base_columns": sql.SQL(", ").join(variant.capture_atom(view, rel.atom).read("base")),

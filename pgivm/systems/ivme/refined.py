@@ -156,7 +156,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
 
     view = triangle_view(view)
     names = Names.of(name)
-    named = variant.view_checks(names, RELATIONS)
+    named = variant.view_checks(names, [names(k) for k in RELATIONS])
     for atom in view.query.atoms:
         k = atom.relation
         base = view.base_of(atom.table)

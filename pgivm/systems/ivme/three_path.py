@@ -117,7 +117,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
     """Every invariant of the state, checked against the base tables."""
     view = tp_view(view)
     names = Names.of(name)
-    named = variant.view_checks(names, RELATIONS)
+    named = variant.view_checks(names, [names(k) for k in RELATIONS])
     named += variant.flagged_state_checks(view, names, DEGREES, {v: (KEYS[v], _definition(v, names)) for v in VIEWS}, strict)
     return run_checks(conn, named)
 

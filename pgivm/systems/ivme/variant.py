@@ -54,12 +54,13 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, params: dict[s
                           expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
 
 
-def view_checks(names: Names, relations: Sequence[str]) -> list[tuple[str, sql.Composed]]:
-    """The view-wide checks of a count whose relations are one table each (refined partitions, the
-    path counts): |D| against the tables and N, θ = N^ε, the count against count_from_state()."""
+def view_checks(names: Names, tables: Sequence[sql.Composable]) -> list[tuple[str, sql.Composed]]:
+    """The view-wide checks of a count of the family (refined partitions, Loomis-Whitney, the path
+    counts): |D| against the tuples ``tables`` store and N, θ = N^ε, the count against
+    count_from_state()."""
     from pgivm.systems.common import checks
 
-    stored = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(names(k)) for k in relations)
+    stored = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(table) for table in tables)
     return checks(__package__, "87_verify_counts_view.sql", {
         "state": names("state"), "result": names("result"), "count_from_state": names("count_from_state"),
         "stored": stored})
