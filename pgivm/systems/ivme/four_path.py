@@ -64,15 +64,11 @@ COUNT = ("SELECT sum(l.v * x.v) FROM (SELECT k.b, sum(e.mult * k.mult) AS v FROM
 
 def fp_view(view: ResolvedView) -> ResolvedView:
     """The view in the shape this module plans (R(a), S(a,b), T(b,c), U(c))."""
-    if isinstance(view.query, FourPathCount):
-        return view
-    shape = view.query.analysis.four_path
-    assert shape is not None, "ivme got a query it does not accept"
-    return view.reshaped(shape)
+    return variant.reshaped(view, FourPathCount, "four_path")
 
 
 def is_four_path(view: ResolvedView) -> bool:
-    return isinstance(view.query, FourPathCount) or getattr(view.query.analysis, "four_path", None) is not None
+    return variant.has_shape(view, FourPathCount, "four_path")
 
 
 matches = is_four_path  # the name every variant module gives it (ivme's registry of variants reads it)

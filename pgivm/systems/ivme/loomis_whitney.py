@@ -37,15 +37,11 @@ from pgivm.systems.ivme import variant
 
 def lw_view(view: ResolvedView) -> ResolvedView:
     """The view in the shape this module plans (atoms k1..kn over variables a, b, c, ...)."""
-    if isinstance(view.query, LoomisWhitneyCount):
-        return view
-    shape = view.query.analysis.loomis_whitney
-    assert shape is not None, "ivme got a query it does not accept"
-    return view.reshaped(shape)
+    return variant.reshaped(view, LoomisWhitneyCount, "loomis_whitney")
 
 
 def is_loomis_whitney(view: ResolvedView) -> bool:
-    return isinstance(view.query, LoomisWhitneyCount) or getattr(view.query.analysis, "loomis_whitney", None) is not None
+    return variant.has_shape(view, LoomisWhitneyCount, "loomis_whitney")
 
 
 matches = is_loomis_whitney  # the name every variant module gives it (ivme's registry of variants reads it)

@@ -41,15 +41,11 @@ COUNT = "SELECT sum(r.mult * k.mult * t.mult) FROM {s} k JOIN {r} r ON r.b = k.b
 
 def tp_view(view: ResolvedView) -> ResolvedView:
     """The view in the shape this module plans (R(b), S(b,c), T(c))."""
-    if isinstance(view.query, ThreePathCount):
-        return view
-    shape = view.query.analysis.three_path
-    assert shape is not None, "ivme got a query it does not accept"
-    return view.reshaped(shape)
+    return variant.reshaped(view, ThreePathCount, "three_path")
 
 
 def is_three_path(view: ResolvedView) -> bool:
-    return isinstance(view.query, ThreePathCount) or getattr(view.query.analysis, "three_path", None) is not None
+    return variant.has_shape(view, ThreePathCount, "three_path")
 
 
 matches = is_three_path  # the name every variant module gives it (ivme's registry of variants reads it)

@@ -16,6 +16,21 @@ from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, expose_plan
 
 
+def reshaped(view: ResolvedView, model: type, shape: str) -> ResolvedView:
+    """The view in the shape a variant module plans: its query as the ``model`` the analysis rule
+    ``shape`` made of it (the System boundary passes the query; calling it again changes nothing)."""
+    if isinstance(view.query, model):
+        return view
+    found = getattr(view.query.analysis, shape)
+    assert found is not None, "ivme got a query it does not accept"
+    return view.reshaped(found)
+
+
+def has_shape(view: ResolvedView, model: type, shape: str) -> bool:
+    """Whether the view's query is of the variant's shape (``reshaped``'s arguments)."""
+    return isinstance(view.query, model) or getattr(view.query.analysis, shape, None) is not None
+
+
 def capture_atom(view: ResolvedView, atom: Any) -> capture.CaptureAtom:
     """A relation's net change as the capture layer hands it over: its join columns, cast to the
     variables' types, named by the variables (the order of apply_K's parameters)."""
