@@ -46,7 +46,6 @@ from pgivm.connection import connect
 from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES
 from pgivm.query.resolve import ResolvedView
-from pgivm.capture import atom_columns
 from pgivm.systems.common import Names
 
 RELATIONS = ("r", "s", "t")
@@ -85,40 +84,41 @@ class JdbcTarget:
            .jdbc(self.url + "?reWriteBatchedInserts=true", table, properties=self.props))
 
 
-def read_relations(spark: Any, conn: psycopg.Connection, view: ResolvedView, jdbc: JdbcTarget) -> dict[str, Any]:
-    """Per relation k, a DataFrame (x, y) of its base table's rows (a bag; NULL join columns skipped).
+def read_atom(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: Any, jdbc: JdbcTarget) -> Any:
+    """The base table's rows as the relation's variables (a bag; NULL join columns skipped): integer
+    variables as bigint, read in partitions of the first one; others as text, in one partition."""
+    from pgivm.systems.ivme.variant import capture_atom  # (the systems' package imports this module's users)
 
-    Integer join columns are read with a partitioned JDBC read on the first column (bounds from
-    min/max through ``conn``); other types as text in one partition.
-    """
+    integer = all(view.variable_types[v] in INTEGER_TYPES for v in atom.variables)
+    cast = sql.SQL("::bigint" if integer else "::text")
+    base = view.base_of(atom.table)
+    query = sql.SQL("(SELECT {items} FROM {table} base WHERE {guard} AND {not_null}) pgivm_q").format(
+        items=sql.SQL(", ").join(sql.SQL("({}){} AS {}").format(expression, cast, sql.Identifier(v))
+                                 for expression, v in zip(capture_atom(view, atom).read("base"), atom.variables)),
+        table=base.ident, guard=base.guard("base"),
+        not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+    ).as_string(conn)
+    props = {**jdbc.props, "fetchsize": "10000"}
+    first = atom.variables[0]
+    if integer:
+        low, high = conn.execute(sql.SQL("SELECT min({v}), max({v}) FROM {q}").format(
+            v=sql.Identifier(first), q=sql.SQL(query))).fetchone()  # type: ignore[arg-type, misc]
+        if low is not None:
+            return spark.read.jdbc(jdbc.url, query, column=first, lowerBound=int(low), upperBound=int(high) + 1,
+                                   numPartitions=READ_PARTITIONS, properties=props)
+    return spark.read.jdbc(jdbc.url, query, properties=props)
+
+
+def read_relations(spark: Any, conn: psycopg.Connection, view: ResolvedView, jdbc: JdbcTarget) -> dict[str, Any]:
+    """Per relation k, a DataFrame (x, y) of its base table's rows (``read_atom``), one read per
+    table and pair of columns (a self-join's relations share it)."""
     out: dict[str, Any] = {}
-    cache: dict[tuple[Any, str, str], Any] = {}
+    cache: dict[tuple[Any, tuple[str, ...]], Any] = {}
     for atom in view.query.atoms:
-        key = (view.qualified(atom.table), atom.first, atom.second)
-        if key in cache:
-            out[atom.relation] = cache[key]
-            continue
-        x, y = atom.variables
-        integer = view.variable_types[x] in INTEGER_TYPES and view.variable_types[y] in INTEGER_TYPES
-        base_x, base_y = atom_columns(view, atom, "base")
-        cast = sql.SQL("::bigint") if integer else sql.SQL("::text")
-        base = view.base_of(atom.table)
-        query = sql.SQL(
-            "(SELECT ({bx}){cast} AS x, ({by}){cast} AS y FROM {table} base "
-            "WHERE {guard} AND base.{cx} IS NOT NULL AND base.{cy} IS NOT NULL) pgivm_q"
-        ).format(bx=base_x, by=base_y, cast=cast, table=base.ident, guard=base.guard("base"),
-                 cx=sql.Identifier(atom.first), cy=sql.Identifier(atom.second)).as_string(conn)
-        bounds = None
-        if integer:
-            row = conn.execute(sql.SQL("SELECT min(x), max(x) FROM {}").format(sql.SQL(query))).fetchone()  # type: ignore[arg-type]
-            if row and row[0] is not None:
-                bounds = (int(row[0]), int(row[1]))
-        if bounds:
-            df = spark.read.jdbc(jdbc.url, query, column="x", lowerBound=bounds[0], upperBound=bounds[1] + 1,
-                                 numPartitions=READ_PARTITIONS, properties={**jdbc.props, "fetchsize": "10000"})
-        else:
-            df = spark.read.jdbc(jdbc.url, query, properties={**jdbc.props, "fetchsize": "10000"})
-        cache[key] = out[atom.relation] = df
+        key = (view.qualified(atom.table), atom.columns)
+        if key not in cache:
+            cache[key] = read_atom(spark, conn, view, atom, jdbc).toDF("x", "y")
+        out[atom.relation] = cache[key]
     return out
 
 

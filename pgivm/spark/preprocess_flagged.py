@@ -30,33 +30,8 @@ import psycopg
 from psycopg import sql
 
 from pgivm.query.resolve import ResolvedView
-from pgivm.spark.preprocess import (INTEGER_TYPES, READ_PARTITIONS, JdbcTarget, ScratchSchemas, report_build,
-                                    start_build, theta_of)
+from pgivm.spark.preprocess import JdbcTarget, ScratchSchemas, read_atom, report_build, start_build, theta_of
 from pgivm.systems.common import Names
-from pgivm.systems.ivme import variant
-
-
-def read_atom(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: Any, jdbc: JdbcTarget) -> Any:
-    """The base table's rows as the relation's variables (a bag; NULL join columns skipped): integer
-    variables as bigint, read in partitions of the first one; others as text, in one partition."""
-    integer = all(view.variable_types[v] in INTEGER_TYPES for v in atom.variables)
-    cast = sql.SQL("::bigint" if integer else "::text")
-    base = view.base_of(atom.table)
-    query = sql.SQL("(SELECT {items} FROM {table} base WHERE {guard} AND {not_null}) pgivm_q").format(
-        items=sql.SQL(", ").join(sql.SQL("({}){} AS {}").format(expression, cast, sql.Identifier(v))
-                                 for expression, v in zip(variant.capture_atom(view, atom).read("base"), atom.variables)),
-        table=base.ident, guard=base.guard("base"),
-        not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
-    ).as_string(conn)
-    props = {**jdbc.props, "fetchsize": "10000"}
-    first = atom.variables[0]
-    if integer:
-        low, high = conn.execute(sql.SQL("SELECT min({v}), max({v}) FROM {q}").format(
-            v=sql.Identifier(first), q=sql.SQL(query))).fetchone()  # type: ignore[arg-type, misc]
-        if low is not None:
-            return spark.read.jdbc(jdbc.url, query, column=first, lowerBound=int(low), upperBound=int(high) + 1,
-                                   numPartitions=READ_PARTITIONS, properties=props)
-    return spark.read.jdbc(jdbc.url, query, properties=props)
 
 
 def compute(spark: Any, rows: dict[str, Any], module: ModuleType, epsilon: float, theta_of: Any) -> dict[str, Any]:

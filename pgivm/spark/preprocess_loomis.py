@@ -25,8 +25,8 @@ from typing import Any
 import psycopg
 
 from pgivm.query.resolve import ResolvedView
-from pgivm.spark.preprocess import ScratchSchemas, report_build, start_build, theta_of
-from pgivm.spark.preprocess_flagged import install_frames, read_atom
+from pgivm.spark.preprocess import ScratchSchemas, read_atom, report_build, start_build, theta_of
+from pgivm.spark.preprocess_flagged import install_frames
 from pgivm.systems.common import Names
 
 
