@@ -345,12 +345,16 @@ def relations(view: ResolvedView, names: Names) -> list[Relation]:
     return [Relation(query, atom, names, view.variable_types) for atom in query.relations]
 
 
+def _parts(rels: list[Relation]) -> list[sql.Composable]:
+    """Every relation's heavy and light part: the tables whose rows make |D|."""
+    return [r.table(r.i, part) for r in rels for part in ("heavy", "light")]
+
+
 def _view_params(view: ResolvedView, names: Names, name: str) -> dict[str, sql.Composable]:
     rels = relations(view, names)
     parts = [(j, "all") for j in range(view.query.degree)]
     source, _, product = _natural_join(rels[0], parts)
-    sizes = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(r.table(r.i, part))
-                                for r in rels for part in ("heavy", "light"))
+    sizes = variant.stored_tuples(_parts(rels))
     return {
         "schema": names.schema_id, "state": names("state"), "result": names("result"),
         "join_order": join_order(view.query.degree),
@@ -425,7 +429,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
     if view.query.degree >= WRITTEN_JOIN_ORDER_FROM:  # the checks join n parts: as the functions do
         conn.execute("SET LOCAL join_collapse_limit = 1; SET LOCAL from_collapse_limit = 1")
     rels = relations(view, names)
-    named = variant.view_checks(names, [r.table(r.i, part) for r in rels for part in ("heavy", "light")])
+    named = variant.view_checks(names, _parts(rels))
     for rel in rels:
         base = view.base_of(rel.atom.table)
         params = {**_relation_params(rel), "base_table": base.ident, "base_guard": base.guard("base"),

@@ -69,16 +69,20 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, params: dict[s
                           expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
 
 
+def stored_tuples(tables: Sequence[sql.Composable]) -> sql.Composable:
+    """|D| as the state stores it: the rows of ``tables`` (each distinct tuple once), added up."""
+    return sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(table) for table in tables)
+
+
 def view_checks(names: Names, tables: Sequence[sql.Composable]) -> list[tuple[str, sql.Composed]]:
     """The view-wide checks of a count of the family (refined partitions, Loomis-Whitney, the path
     counts): |D| against the tuples ``tables`` store and N, θ = N^ε, the count against
     count_from_state()."""
     from pgivm.systems.common import checks
 
-    stored = sql.SQL(" + ").join(sql.SQL("(SELECT count(*) FROM {})").format(table) for table in tables)
     return checks(__package__, "87_verify_counts_view.sql", {
         "state": names("state"), "result": names("result"), "count_from_state": names("count_from_state"),
-        "stored": stored})
+        "stored": stored_tuples(tables)})
 
 
 def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[str, str], str], views: dict[str, Any],
