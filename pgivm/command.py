@@ -256,7 +256,7 @@ def create(name: str, definition: Any, *, system: str | None = None, schema: str
         with builder.around(conn) if builder else nullcontext() as context, read_committed(conn), transaction(conn):
             view_schema = install.preflight(conn, name, schema, deferring=refresh is not None)
             install.create_state_schema(conn, name, view_schema, query)
-            resolved = resolve(conn, query)
+            resolved = resolve(conn, query, state_schema=common.state_schema_for(name))
             if (query.static or query.derived) and chosen.accepts_types is not None and _refusal(chosen, query, resolved):
                 chosen = _choose_system(system, query, resolved)  # the tables' types, now that all exist
                 params = {**system_params(chosen, options), **({"refresh": "deferred"} if refresh else {})}

@@ -28,7 +28,8 @@ GENETIC_FROM = 7
 
 def recount(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> int | None:
     """A one-value view's figure (a triangle count, a Loomis-Whitney count) recomputed in plain SQL."""
-    if resolved.query.analysis.triangle is None:  # a Loomis-Whitney count: the query's plain SQL
+    triangle_shape = resolved.query.analysis.triangle
+    if triangle_shape is None or triangle_shape.packed:  # a Loomis-Whitney count, a 3R³ over tuples: its plain SQL
         from pgivm.query.plain import plain_query
 
         if len(resolved.query.atoms) >= GENETIC_FROM:  # (in verify's transaction: for it alone)

@@ -44,7 +44,7 @@ def state_params(conn: psycopg.Connection, system: System, name: str) -> dict[st
 
 def pinned(conn: psycopg.Connection, record: catalog.ViewRecord) -> ResolvedView:
     """The view's query over its base tables found by oid, named as they are now."""
-    return resolve(conn, record.query, record.table_oids)
+    return resolve(conn, record.query, record.table_oids, state_schema=record.state_schema)
 
 
 def dropping(conn: psycopg.Connection, view_schema: str, name: str) -> bool:

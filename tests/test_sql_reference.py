@@ -15,7 +15,7 @@ from pgivm.errors import PgivmError
 from pgivm.systems import registry
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "sql.md"
-COLUMNS = {"r": ["a", "b"], "s": ["b", "c"], "t": ["c", "a"], "u": ["a", "d"],
+COLUMNS = {"r": ["a", "b"], "s": ["b", "c"], "t": ["c", "a"], "u": ["a", "d"], "e": ["src", "dst", "g"],
            "r1": ["a", "b", "c"], "r2": ["b", "c", "d"], "r3": ["a", "c", "d"], "r4": ["a", "b", "d"]}
 SYSTEMS = set(registry.SYSTEMS)
 
@@ -59,6 +59,16 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
         ("SELECT count(*) FROM r r1 JOIN r r2 ON r1.b = r2.a JOIN r r3 ON r2.b = r3.a", {"ivme", "fivm", "first-order", "recompute"}),
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c WHERE t.a > 1", {"fivm", "first-order", "recompute"}),
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.a = s.c JOIN t ON s.c = t.c", {"fivm", "first-order", "recompute"}),
+    ],
+    "counts over three tables joined on tuples": [
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c AND t.a = r.a",
+         {"ivme", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a AND t.g = r.g AND r.g = s.g",
+         {"ivme", "first-order", "recompute"}),
+        ("SELECT count(*) FROM e e1 JOIN e e2 ON e1.dst = e2.src AND e1.g = e2.g JOIN e e3 ON e2.dst = e3.src "
+         "AND e3.dst = e1.src AND e3.g = e1.g", {"ivme", "first-order", "recompute"}),
+        ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c",
+         {"ivme", "fivm", "first-order", "recompute"}),
     ],
     "cyclic joins beyond the triangle": [
         ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c JOIN u ON t.a = u.a AND u.d = r.a",

@@ -149,9 +149,9 @@ def run(args: argparse.Namespace) -> int:
             scaling.main(conn, scaling.Config(
                 sizes=sizes, updates=args.updates, budget_seconds=args.budget, hubs=args.hubs, seed=args.seed,
                 query=LISTING_SQL, plot="ivme-family-listing.png", a_hubs=True), out)
-            from pgivm.bench import family, loomis, paths, refined_space, three_path
+            from pgivm.bench import family, loomis, paths, refined_space, three_path, tuples
 
-            for workload in (loomis.WORKLOAD, paths.WORKLOAD, three_path.WORKLOAD):
+            for workload in (loomis.WORKLOAD, paths.WORKLOAD, three_path.WORKLOAD, tuples.WORKLOAD):
                 family.main(conn, workload, sizes, args.updates, args.budget, args.seed)
             for graph, source in _family_graphs(args):
                 paths.graph_main(conn, graph, source, updates=min(args.updates, 100))

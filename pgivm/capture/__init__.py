@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import asdict, dataclass
+from collections.abc import Callable
 from typing import Any, Literal
 
 from psycopg import sql
 
-from pgivm.query.model import Atom, TableRef
+from pgivm.query.model import Atom, Column, Packed, TableRef
 from pgivm.query.resolve import BaseTable, ResolvedView
 
 # A statement changing more rows than this goes set-at-a-time through K_delta and apply_batch_K;
@@ -160,12 +161,21 @@ def typed_column(prefix: str, column: str, column_type: str, variable_type: str)
 
 def atom_columns(view: ResolvedView, atom: Atom, prefix: str) -> tuple[sql.Composable, sql.Composable]:
     """The atom's two join columns read from ``prefix`` (a row or a table alias), typed as the variables."""
-    x, y = atom.variables
-    types = view.variable_types
-    return (
-        typed_column(prefix, atom.first, view.column_types[(atom.alias, atom.first)], types[x]),
-        typed_column(prefix, atom.second, view.column_types[(atom.alias, atom.second)], types[y]),
-    )
+    x, y = triangle_atom(view, atom).read(prefix)
+    return x, y
+
+
+def not_null(prefix: str, column: Column) -> sql.Composable:
+    """``prefix.column IS NOT NULL``; of a packed variable, of each of its columns (a row with a NULL
+    in any of them never joins: its equalities are not all true)."""
+    columns = column.columns if isinstance(column, Packed) else (column,)
+    return sql.SQL(" AND ").join(sql.SQL("{}.{} IS NOT NULL").format(sql.SQL(prefix), sql.Identifier(c))  # type: ignore[arg-type]
+                                 for c in columns)
+
+
+def all_not_null(prefix: str, columns: tuple[Column, ...]) -> sql.Composable:
+    """``not_null`` of each of an atom's join columns, joined by AND."""
+    return sql.SQL(" AND ").join(not_null(prefix, c) for c in columns)
 
 
 def stored_name(position: int) -> str:
@@ -185,13 +195,47 @@ def stored_column(columns: tuple[str, ...], column: str) -> str:
 
 @dataclass(frozen=True)
 class CapturedColumn:
-    """A base-table column an atom reads, as its net change carries it."""
+    """A base-table column an atom reads, as its net change carries it (or a packed variable's
+    columns, carried as one value of its composite type)."""
 
-    column: str  # in the base table
+    column: Column  # in the base table
     name: str  # in the net change and the sink's tables: the variable (a, b, c: IVMε's relations) or stored_name
-    source_type: str  # the column's type
+    source_type: str  # the column's type (a packed variable's: its composite type)
     target_type: str  # the variable's type (a cast when they differ)
     key: bool = True  # a join column: a row with NULL here never joins and is not captured
+    # a packed variable's columns: each one's (type, the composite's field type)
+    fields: tuple[tuple[str, str], ...] = ()
+
+    def read(self, prefix: str, named: Callable[[str], str] = str, composite: bool = True) -> sql.Composable:
+        """The value from ``prefix`` (a row or a table alias whose columns are the base columns as
+        ``named`` calls them), typed as the variable. A packed variable's is ``ROW(...)::type``, or
+        NULL when a column is NULL (a composite's equality would take two NULL fields for equal:
+        such a row must never join); without ``composite``, an anonymous ``ROW(...)``, whose text is
+        the composite's (for a session that cannot see the type yet: Spark's reads)."""
+        if not isinstance(self.column, Packed):
+            return typed_column(prefix, named(self.column), self.source_type, self.target_type)
+        return sql.SQL("CASE WHEN {nulls} THEN NULL ELSE ROW({fields}){type} END").format(
+            nulls=sql.SQL(" OR ").join(sql.SQL("{}.{} IS NULL").format(sql.SQL(prefix), sql.Identifier(named(c)))  # type: ignore[arg-type]
+                                       for c in self.column.columns),
+            fields=sql.SQL(", ").join(typed_column(prefix, named(c), source, target)
+                                      for c, (source, target) in zip(self.column.columns, self.fields)),
+            type=sql.SQL("::" + self.target_type if composite else ""))  # type: ignore[arg-type]  # format_type()'s name
+
+    def base_columns(self) -> list[CapturedColumn]:
+        """The base columns it reads, one each (a packed variable's: its fields' columns)."""
+        if not isinstance(self.column, Packed):
+            return [self]
+        return [CapturedColumn(c, f"{self.name}_{i + 1}", source, target, self.key)
+                for i, (c, (source, target)) in enumerate(zip(self.column.columns, self.fields))]
+
+
+def captured_column(view: ResolvedView, alias: str, column: Column, variable: str) -> CapturedColumn:
+    """An atom's join column carrying ``variable`` (of the view's shape), as capture reads it."""
+    target = view.variable_types[variable]
+    if not isinstance(column, Packed):
+        return CapturedColumn(column, variable, view.column_types[(alias, column)], target)
+    fields = tuple((view.column_types[(alias, c)], field) for c, (_, field) in zip(column.columns, view.packs[variable]))
+    return CapturedColumn(column, variable, target, target, fields=fields)
 
 
 @dataclass(frozen=True)
@@ -201,8 +245,8 @@ class CaptureAtom:
     name: str  # the relation, e.g. "r"; names the sink's objects (apply_r, r_delta, r_log)
     columns: tuple[CapturedColumn, ...]
 
-    def read(self, source: str) -> list[sql.Composable]:
-        return [typed_column(source, c.column, c.source_type, c.target_type) for c in self.columns]
+    def read(self, source: str, composite: bool = True) -> list[sql.Composable]:
+        return [c.read(source, composite=composite) for c in self.columns]
 
 
 def _renames(old: list[str], new: list[str]) -> list[tuple[str, str]]:
@@ -239,15 +283,14 @@ def renamed_atom_columns(table: sql.Identifier, atom: CaptureAtom, before: tuple
     """``renamed_columns`` for a table that holds an atom's rows, its columns between pgivm's own
     ``before`` and ``after``: an earlier pgivm named them after the base columns, so a base column
     called mult, rid or seq clashed with pgivm's own; now they are ``stored_name``'s."""
-    return renamed_columns(table, [*before, *(c.column for c in atom.columns), *after],
+    return renamed_columns(table, [*before, *(c.column if isinstance(c.column, str) else c.name for c in atom.columns), *after],
                            [*before, *(c.name for c in atom.columns), *after])
 
 
 def triangle_atom(view: ResolvedView, atom: Atom) -> CaptureAtom:
     """A relation R, S or T of a triangle view, for the capture layer."""
-    return CaptureAtom(atom.relation, tuple(
-        CapturedColumn(column, variable, view.column_types[(atom.alias, column)], view.variable_types[variable])
-        for column, variable in zip((atom.first, atom.second), atom.variables)))
+    return CaptureAtom(atom.relation, tuple(captured_column(view, atom.alias, column, variable)
+                                            for column, variable in zip(atom.columns, atom.variables)))
 
 
 def _rows(atom: CaptureAtom, source: str, sign: str) -> sql.Composable:
@@ -257,9 +300,7 @@ def _rows(atom: CaptureAtom, source: str, sign: str) -> sql.Composable:
         columns=sql.SQL(", ").join(sql.SQL("{} AS {}").format(value, sql.Identifier(c.name))
                                    for value, c in zip(atom.read(source), atom.columns)),
         sign=sql.SQL(sign), source=sql.SQL(source),  # type: ignore[arg-type]  # a transition table's name
-        where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(
-            sql.SQL("{}.{} IS NOT NULL").format(sql.SQL(source), sql.Identifier(c.column)) for c in keys)  # type: ignore[arg-type]
-        if keys else sql.SQL(""),
+        where=sql.SQL(" WHERE ") + all_not_null(source, tuple(c.column for c in keys)) if keys else sql.SQL(""),
     )
 
 
@@ -365,7 +406,7 @@ def truncate_rows_block(atoms: list[CaptureAtom], names: Any, sink: str = "apply
         ).format(target=names(f"{k}_delta" if sink == "apply" else f"{k}_log"),
                  columns=sql.SQL(", ").join(sql.Identifier(c.name) for c in atom.columns),
                  values=sql.SQL(", ").join(atom.read("base")), table=holes[0], oid=holes[1],
-                 keys=sql.SQL("").join(sql.SQL(" AND base.{} IS NOT NULL").format(sql.Identifier(c.column)) for c in keys),
+                 keys=sql.SQL("").join(sql.SQL(" AND ") + not_null("base", c.column) for c in keys),
                  groups=sql.SQL(", ").join(sql.SQL(str(i + 1)) for i in range(len(atom.columns)))))  # type: ignore[arg-type]
         then = sql.SQL("\n    PERFORM {}();").format(names(f"apply_batch_{k}")) if sink == "apply" and not counted \
             else sql.SQL("")

@@ -100,8 +100,9 @@ class LoggedTable:
         """The base-table columns any of its atoms reads, once each."""
         seen: dict[str, capture.CapturedColumn] = {}
         for atom in self.atoms:
-            for column in atom.columns:
-                seen.setdefault(column.column, column)
+            for captured in atom.columns:
+                for column in captured.base_columns():  # a packed variable's columns, each logged alone
+                    seen.setdefault(column.column, column)  # type: ignore[arg-type]  # (a base column's name)
         return list(seen.values())
 
     def log_column(self, column: str) -> str:
@@ -111,7 +112,7 @@ class LoggedTable:
 
     def read(self, atom: capture.CaptureAtom, source: str) -> list[sql.Composable]:
         """The atom's columns read from a log row ``source``, typed as its variables."""
-        return [capture.typed_column(source, self.log_column(c.column), c.source_type, c.target_type) for c in atom.columns]
+        return [c.read(source, self.log_column) for c in atom.columns]
 
 
 def table_numbers(atoms: dict[TableRef, list[capture.CaptureAtom]]) -> dict[TableRef, int]:
@@ -282,7 +283,7 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
             cols = _columns(atom)
             group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
                 sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
-            keys = [c for c in atom.columns if c.key]
+            keys = [b for c in atom.columns if c.key for b in c.base_columns()]
             raw = sql.SQL("SELECT {values}r.m::bigint FROM {stage} AS r{where}").format(
                 values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in table.read(atom, "r")), stage=names(table.stage),
                 where=sql.SQL(" WHERE ") + sql.SQL(" AND ").join(

@@ -36,21 +36,48 @@ class TableRef:
 
 
 @dataclass(frozen=True)
+class Packed:
+    """Several join columns of one atom that carry one variable of a shape together: a tuple of
+    the query's variables (Kara et al., long version, Appendix H: a pair of relations joined on
+    several columns is partitioned on the tuple, Definition 40; a variable of all three relations
+    goes into each pair's tuple). pgivm keeps the tuple as one value of a composite type made in
+    the view's state schema (``pgivm.query.resolve.pack_type``)."""
+
+    columns: tuple[str, ...]  # the atom's columns, in the order of ``components``
+    components: tuple[str, ...]  # the query's variables they carry (cq variable names)
+
+    def __str__(self) -> str:
+        return f"({', '.join(self.columns)})"
+
+
+# What carries one variable of a shape in an atom: a column, or a tuple of them
+Column = str | Packed
+
+
+def base_columns(columns: tuple[Column, ...]) -> tuple[str, ...]:
+    """The base columns behind a shape atom's columns, each once, packed ones unpacked."""
+    flat: dict[str, None] = {}
+    for column in columns:
+        flat.update(dict.fromkeys(column.columns if isinstance(column, Packed) else (column,)))
+    return tuple(flat)
+
+
+@dataclass(frozen=True)
 class Atom:
     """One relation of the cyclic join, e.g. R(A,B) read from ``r.a`` and ``r.b``."""
 
     relation: RelationName
     table: TableRef
     alias: str
-    first: str  # column holding the relation's first variable (A for R, B for S, C for T)
-    second: str  # column holding its second variable
+    first: Column  # column holding the relation's first variable (A for R, B for S, C for T)
+    second: Column  # column holding its second variable
 
     @property
     def variables(self) -> tuple[str, str]:
         return VARIABLES[self.relation]
 
     @property
-    def columns(self) -> tuple[str, str]:
+    def columns(self) -> tuple[Column, Column]:
         """The join columns in the order of the variables (as the other shapes' atoms say it)."""
         return (self.first, self.second)
 
@@ -73,6 +100,11 @@ class TriangleCount:
     # grouped by the three variables (GROUP BY or DISTINCT): each distinct triangle once, its
     # multiplicity shown by the items whose variable is MULTIPLICITY (count(*), sum(1))
     grouped: bool = False
+
+    @property
+    def packed(self) -> bool:
+        """Whether a variable is a tuple of columns (``Packed``): only IVMε's plan keeps those."""
+        return any(isinstance(c, Packed) for a in self.atoms for c in a.columns)
 
     @property
     def atoms(self) -> tuple[Atom, Atom, Atom]:
@@ -159,7 +191,7 @@ class PathAtom:
     relation: str  # "r", "s", "t", "u": names the relation's state (s_a_degree, apply_s, ...)
     table: TableRef
     alias: str
-    columns: tuple[str, ...]
+    columns: tuple[Column, ...]
     variables: tuple[str, ...]
 
 
@@ -188,6 +220,11 @@ class _PathCount:
     @property
     def is_self_join(self) -> bool:
         return len(self.tables) < len(self.relations)
+
+    @property
+    def packed(self) -> bool:
+        """Whether a variable is a tuple of columns (``Packed``)."""
+        return any(isinstance(c, Packed) for a in self.relations for c in a.columns)
 
 
 @dataclass(frozen=True)

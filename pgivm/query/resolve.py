@@ -18,7 +18,7 @@ from psycopg import sql
 
 from pgivm.connection import PLAIN_SCHEMA, operator_path
 from pgivm.errors import PgivmError, UnsupportedQuery
-from pgivm.query.model import Atom, TableRef
+from pgivm.query.model import Atom, Packed, TableRef, base_columns
 
 _INTEGER_TYPES = {"smallint", "integer", "bigint"}
 
@@ -91,6 +91,10 @@ class ResolvedView:
     # schemas where the equality of an extension's type is found (citext's, vector's), checked as
     # only superusers' to write: the view's functions look operators up there (after pg_catalog)
     operator_schemas: tuple[str, ...] = ()
+    # the view's state schema (where the types of its packed variables are made), when known
+    state_schema: str | None = None
+    # a shape's packed variables (``model.Packed``): variable -> its composite's fields (name, type)
+    packs: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -100,10 +104,15 @@ class ResolvedView:
         same aliases and read the same columns, over variables of their own): the join variables'
         types are the shape's."""
         uses: dict[str, list[tuple[Any, str, str]]] = {}
+        packs: dict[str, tuple[tuple[str, str], ...]] = {}
         for atom in shape.atoms:
-            for variable, column in zip(atom.variables, read_columns(atom)):
-                uses.setdefault(variable, []).append((atom, column, self.column_types[(atom.alias, column)]))
-        return replace(self, query=shape, variable_types=_variable_types(uses), output_types=None)
+            for variable, column in zip(atom.variables, atom.columns):
+                if isinstance(column, Packed):  # each field typed as the query's variable it carries
+                    packs[variable] = tuple((f"f{i + 1}", self.variable_types[v]) for i, v in enumerate(column.components))
+                else:
+                    uses.setdefault(variable, []).append((atom, column, self.column_types[(atom.alias, column)]))
+        types = {**_variable_types(uses), **{v: pack_type(self.state_schema, v) for v in packs}}
+        return replace(self, query=shape, variable_types=types, output_types=None, packs=packs)
 
     def qualified(self, table: TableRef) -> TableRef:
         return self.tables[table]
@@ -353,9 +362,18 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
     return out
 
 
+def pack_type(state_schema: str | None, variable: str) -> str:
+    """The composite type of a packed variable, made in the view's state schema; ``record`` (which
+    no table column can be) while the schema is not known: such a view was only to be analysed."""
+    if state_schema is None:
+        return "record"
+    return sql.Identifier(state_schema, f"pack_{variable}").as_string(None)
+
+
 def read_columns(atom: Any) -> tuple[str, ...]:
-    """The columns a view reads from an atom: a triangle atom's two, a conjunctive query atom's all."""
-    return (atom.first, atom.second) if isinstance(atom, Atom) else atom.columns
+    """The columns a view reads from an atom: a triangle atom's two, a conjunctive query atom's all
+    (a shape's packed variables unpacked: ``model.base_columns``)."""
+    return base_columns((atom.first, atom.second) if isinstance(atom, Atom) else atom.columns)
 
 
 def view_definition(conn: psycopg.Connection, table: TableRef) -> str | None:
@@ -383,13 +401,14 @@ def column_names(conn: psycopg.Connection, table: TableRef) -> list[str]:
     return [r[0] for r in rows]
 
 
-def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None) -> ResolvedView:
+def resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None,
+            state_schema: str | None = None) -> ResolvedView:
     """Find the query's tables and columns. ``oids`` pins tables already resolved once (an installed
     view): they are then found by oid, whatever they are called now. Types are named as they read
     on pgivm's own path (an extension's schema-qualified: ``ext.vector(2)``), whatever schemas the
     session looks operators up in: the catalog records them, and the DDL guard compares."""
     with operator_path(conn, ()):
-        return _resolve(conn, query, oids)
+        return replace(_resolve(conn, query, oids), state_schema=state_schema)
 
 
 def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None) -> ResolvedView:

@@ -78,7 +78,8 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
                                  f"pgivm verify {name} recounts the subquery and the view in SQL")
             lock_base_tables(conn, sorted(set(view.record.table_oids.values())), "SHARE", lock_wait)
             fixed_search_path(conn)
-            if not view.one_value or view.record.query.analysis.triangle is None:  # a join-aggregate, a Loomis-Whitney count
+            triangle = view.record.query.analysis.triangle
+            if not view.one_value or triangle is None or triangle.packed:  # a join-aggregate, a Loomis-Whitney count
                 return _validate_join_aggregate(view, master)
             value = view.count()
             recount = spark_recount(conn, view.resolved, master=master)

@@ -42,6 +42,7 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm import capture
 from pgivm.connection import connect
 from pgivm.errors import PgivmError
 from pgivm.query.model import VARIABLES
@@ -53,6 +54,18 @@ NEXT = {"r": "s", "s": "t", "t": "r"}
 PREVIOUS = {"r": "t", "s": "r", "t": "s"}
 AUX_VIEW = {"r": "v_rs", "s": "v_st", "t": "v_tr"}
 INTEGER_TYPES = {"smallint", "integer", "bigint"}
+# Spark joins any other value by its text: exact only for types whose equal values print alike
+# (numeric's 1.0 = 1.00, float's -0 = 0, interval's '1 day' = '24 hours' do not; timestamptz prints
+# in the session's time zone, which Spark's JDBC session need not share)
+TEXT_EXACT_TYPES = ("smallint", "integer", "bigint", "text", "character varying", "date", "boolean", "uuid", "bytea",
+                    "timestamp without time zone")
+
+
+def inexact_type(view: ResolvedView) -> str | None:
+    """A join variable's type (a packed one's field's) whose text Spark would join inexactly, or None."""
+    types = [t for fields in view.packs.values() for _, t in fields]
+    types += [t for v, t in view.variable_types.items() if v not in view.packs]
+    return next((t for t in types if not t.startswith(TEXT_EXACT_TYPES)), None)
 READ_PARTITIONS = 4
 WRITE_PARTITIONS = 4
 BATCH_SIZE = 10_000
@@ -94,9 +107,9 @@ def read_atom(spark: Any, conn: psycopg.Connection, view: ResolvedView, atom: An
     base = view.base_of(atom.table)
     query = sql.SQL("(SELECT {items} FROM {table} base WHERE {guard} AND {not_null}) pgivm_q").format(
         items=sql.SQL(", ").join(sql.SQL("({}){} AS {}").format(expression, cast, sql.Identifier(v))
-                                 for expression, v in zip(capture_atom(view, atom).read("base"), atom.variables)),
+                                 for expression, v in zip(capture_atom(view, atom).read("base", composite=False), atom.variables)),
         table=base.ident, guard=base.guard("base"),
-        not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+        not_null=capture.all_not_null("base", atom.columns),
     ).as_string(conn)
     props = {**jdbc.props, "fetchsize": "10000"}
     first = atom.variables[0]

@@ -400,9 +400,23 @@ def is_triangle_count(cq: ConjunctiveQuery) -> bool:
     return triangle_reason(cq) is None
 
 
+def pack_types_plan(view: ResolvedView) -> list[sql.Composable]:
+    """The composite type of each packed variable of the view's shape (``model.Packed``), made in
+    the state schema before any table or function that holds one: its fields typed as the query's
+    variables it carries, so that its equality is theirs, field by field."""
+    return [sql.SQL("CREATE TYPE {} AS ({})").format(
+        sql.SQL(view.variable_types[variable]),  # type: ignore[arg-type]  # resolve.pack_type's quoted name
+        sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(f), sql.SQL(t)) for f, t in fields))  # type: ignore[arg-type]
+        for variable, fields in view.packs.items()]
+
+
 def is_triangle(view: ResolvedView) -> bool:
-    """Whether the triangle systems' plan applies: the query is a triangle count."""
-    return isinstance(view.query, TriangleCount) or triangle_reason(view.query) is None
+    """Whether the triangle systems' plan applies: the query is a triangle count, each pair of
+    tables joined on one column (first-order and recompute keep one whose pairs join on several
+    columns by their general plan; IVMε by its own over tuples)."""
+    if isinstance(view.query, TriangleCount):
+        return not view.query.packed
+    return triangle_reason(view.query) is None and not view.query.analysis.triangle.packed
 
 
 def triangle_view(view: ResolvedView) -> ResolvedView:

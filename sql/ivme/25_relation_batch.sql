@@ -79,7 +79,7 @@ BEGIN
         ON CONFLICT ({x}, {z}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v.{x}, v.{z}, v.mult)
     SELECT array_agg({x}), array_agg({z}) INTO zeros_a, zeros_b FROM changed WHERE mult = 0;
-    DELETE FROM {v_kl} v USING unnest(zeros_a, zeros_b) AS zero(x, z) WHERE v.{x} = zero.x AND v.{z} = zero.z;
+    DELETE FROM {v_kl} v USING (SELECT unnest(zeros_a) AS x, unnest(zeros_b) AS z) AS zero WHERE v.{x} = zero.x AND v.{z} = zero.z;
 
     -- V_MK(z, beta) += M_heavy(z, alpha) * m for tuples going to K_light.
     WITH changed AS (
@@ -92,7 +92,7 @@ BEGIN
         ON CONFLICT ({z}, {y}) DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v.{z}, v.{y}, v.mult)
     SELECT array_agg({z}), array_agg({y}) INTO zeros_b, zeros_c FROM changed WHERE mult = 0;
-    DELETE FROM {v_mk} v USING unnest(zeros_b, zeros_c) AS zero(z, y) WHERE v.{z} = zero.z AND v.{y} = zero.y;
+    DELETE FROM {v_mk} v USING (SELECT unnest(zeros_b) AS z, unnest(zeros_c) AS y) AS zero WHERE v.{z} = zero.z AND v.{y} = zero.y;
 
     -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
     INSERT INTO {k_heavy} AS p ({x}, {y}, mult)

@@ -6,7 +6,7 @@
 INSERT INTO {k_light} ({x}, {y}, mult)
 SELECT {base_x}, {base_y}, count(*)
   FROM {base_table} base
- WHERE {base_guard} AND base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
+ WHERE {base_guard} AND {base_not_null}
  GROUP BY 1, 2;
 INSERT INTO {k_degree} ({x}, degree, heavy)
 SELECT {x}, count(*), false FROM {k_light} GROUP BY {x};

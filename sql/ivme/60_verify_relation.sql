@@ -10,7 +10,7 @@ SELECT x::text AS x, y::text AS y, sum(mult) FILTER (WHERE state) AS state_mult,
         UNION ALL SELECT true, {x}, {y}, mult FROM {k_light}
         UNION ALL SELECT false, {base_x}, {base_y}, count(*)
                     FROM {base_table} base
-                   WHERE {base_guard} AND base.{base_x_column} IS NOT NULL AND base.{base_y_column} IS NOT NULL
+                   WHERE {base_guard} AND {base_not_null}
                    GROUP BY 2, 3) u
  GROUP BY x, y
 HAVING sum(mult) FILTER (WHERE state) IS DISTINCT FROM sum(mult) FILTER (WHERE NOT state)

@@ -156,7 +156,7 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert all(float(per_row) > 0 for per_row in column(read, "state rows read a row"))
     # the Loomis-Whitney count: the same strategies, each view verified, slopes of time and rows read
     assert "== scaling of a Loomis-Whitney count of degree 4" in out
-    loomis, paths, three = [t for t in tables(out) if "rows read/update" in t[0]]
+    loomis, paths, three, over_tuples = [t for t in tables(out) if "rows read/update" in t[0]]
     assert column(loomis, "strategy") == ["no view", "ivme ε=0.5", "first-order"] * 2
     reads = column(loomis, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:3] + reads[4:])
@@ -171,6 +171,11 @@ def test_bench_ivme_family_on_a_tiny_workload(dsn: str, tmp_path: Path, capsys: 
     assert "== scaling of the 3-path count (3R²)" in out
     assert column(three, "strategy") == ["no view", "ivme ε=0.5", "fivm", "first-order"] * 2
     reads = column(three, "rows read/update")
+    assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
+    # and over tuples (H.1: R and S joined on two columns, a label of all three)
+    assert "== scaling of the 3-path count over tuples (3R², H.1)" in out
+    assert column(over_tuples, "strategy") == ["no view", "ivme ε=0.5", "fivm", "first-order"] * 2
+    reads = column(over_tuples, "rows read/update")
     assert reads[0] == "" and all(int(r.replace(",", "")) > 0 for r in reads[1:4] + reads[5:])
     # the 4-path count on a graph: ivme's and fivm's counts equal the plain recount (the bench checks it)
     assert "== the walks of four edges on" in out

@@ -1303,7 +1303,7 @@ BEGIN
         ON CONFLICT ("a", "c") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."a", v."c", v.mult)
     SELECT array_agg("a"), array_agg("c") INTO zeros_a, zeros_b FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_rs" v USING unnest(zeros_a, zeros_b) AS zero(x, z) WHERE v."a" = zero.x AND v."c" = zero.z;
+    DELETE FROM "pgivm_triangles"."v_rs" v USING (SELECT unnest(zeros_a) AS x, unnest(zeros_b) AS z) AS zero WHERE v."a" = zero.x AND v."c" = zero.z;
 
     -- V_MK(z, beta) += M_heavy(z, alpha) * m for tuples going to K_light.
     WITH changed AS (
@@ -1316,7 +1316,7 @@ BEGIN
         ON CONFLICT ("c", "b") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."c", v."b", v.mult)
     SELECT array_agg("c"), array_agg("b") INTO zeros_b, zeros_c FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_tr" v USING unnest(zeros_b, zeros_c) AS zero(z, y) WHERE v."c" = zero.z AND v."b" = zero.y;
+    DELETE FROM "pgivm_triangles"."v_tr" v USING (SELECT unnest(zeros_b) AS z, unnest(zeros_c) AS y) AS zero WHERE v."c" = zero.z AND v."b" = zero.y;
 
     -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
     INSERT INTO "pgivm_triangles"."r_heavy" AS p ("a", "b", mult)
@@ -1448,7 +1448,7 @@ BEGIN
         ON CONFLICT ("b", "a") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."b", v."a", v.mult)
     SELECT array_agg("b"), array_agg("a") INTO zeros_a, zeros_b FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_st" v USING unnest(zeros_a, zeros_b) AS zero(x, z) WHERE v."b" = zero.x AND v."a" = zero.z;
+    DELETE FROM "pgivm_triangles"."v_st" v USING (SELECT unnest(zeros_a) AS x, unnest(zeros_b) AS z) AS zero WHERE v."b" = zero.x AND v."a" = zero.z;
 
     -- V_MK(z, beta) += M_heavy(z, alpha) * m for tuples going to K_light.
     WITH changed AS (
@@ -1461,7 +1461,7 @@ BEGIN
         ON CONFLICT ("a", "c") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."a", v."c", v.mult)
     SELECT array_agg("a"), array_agg("c") INTO zeros_b, zeros_c FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_rs" v USING unnest(zeros_b, zeros_c) AS zero(z, y) WHERE v."a" = zero.z AND v."c" = zero.y;
+    DELETE FROM "pgivm_triangles"."v_rs" v USING (SELECT unnest(zeros_b) AS z, unnest(zeros_c) AS y) AS zero WHERE v."a" = zero.z AND v."c" = zero.y;
 
     -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
     INSERT INTO "pgivm_triangles"."s_heavy" AS p ("b", "c", mult)
@@ -1593,7 +1593,7 @@ BEGIN
         ON CONFLICT ("c", "b") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."c", v."b", v.mult)
     SELECT array_agg("c"), array_agg("b") INTO zeros_a, zeros_b FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_tr" v USING unnest(zeros_a, zeros_b) AS zero(x, z) WHERE v."c" = zero.x AND v."b" = zero.z;
+    DELETE FROM "pgivm_triangles"."v_tr" v USING (SELECT unnest(zeros_a) AS x, unnest(zeros_b) AS z) AS zero WHERE v."c" = zero.x AND v."b" = zero.z;
 
     -- V_MK(z, beta) += M_heavy(z, alpha) * m for tuples going to K_light.
     WITH changed AS (
@@ -1606,7 +1606,7 @@ BEGIN
         ON CONFLICT ("b", "a") DO UPDATE SET mult = v.mult + EXCLUDED.mult
         RETURNING v."b", v."a", v.mult)
     SELECT array_agg("b"), array_agg("a") INTO zeros_b, zeros_c FROM changed WHERE mult = 0;
-    DELETE FROM "pgivm_triangles"."v_st" v USING unnest(zeros_b, zeros_c) AS zero(z, y) WHERE v."b" = zero.z AND v."a" = zero.y;
+    DELETE FROM "pgivm_triangles"."v_st" v USING (SELECT unnest(zeros_b) AS z, unnest(zeros_c) AS y) AS zero WHERE v."b" = zero.z AND v."a" = zero.y;
 
     -- The batch into the parts: new tuples inserted, changed ones updated, vanished ones deleted.
     INSERT INTO "pgivm_triangles"."t_heavy" AS p ("c", "a", mult)

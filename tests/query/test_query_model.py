@@ -654,18 +654,29 @@ def test_a_count_over_three_relations_is_classed_as_appendix_h_says(sql: str, na
 
 @pytest.mark.parametrize(("sql", "name"), [
     ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c", "3R²"),
+    ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c AND t.x = s.x", "3R²"),
     # a triangle whose R and T share two columns, and one with a variable of all three
     ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a AND t.x = r.x", "3R³"),
     ("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c AND t.a = r.a AND t.x = r.x", "3R³"),
 ])
-def test_a_count_with_two_join_columns_a_pair_is_said_to_be_outside_the_built_strategy(sql: str, name: str) -> None:
-    """Neither ivme nor any other system runs the class's strategy for it: explain says so, for
-    whichever system maintains it (first-order), and does not claim ivme would."""
+def test_a_count_over_tuples_runs_the_class_strategy(sql: str, name: str) -> None:
+    """A pair joined on several columns, or a variable of all three tables: the strategy runs over
+    the tuples (Definition 40), and explain says ivme runs it."""
     found = analyze(parse_query(sql)).three_relations
-    assert found is not None and found.name == name and not found.strategy_built
+    assert found is not None and found.name == name and found.strategy_built
+    assert "ivme runs this class's strategy" in explain_lines(found, "ivme")[2]
+    assert "ivme runs the class's strategy" in explain_lines(found, "first-order")[2]
+
+
+def test_a_count_with_two_columns_of_one_table_equated_is_outside_the_built_strategy() -> None:
+    """r.b = s.b AND s.b = r.d equates two columns of r (a selection inside it): no system runs the
+    class's strategy for it, and explain says so whichever maintains it."""
+    found = analyze(parse_query("SELECT count(*) FROM r JOIN s ON r.b = s.b AND s.b = r.d JOIN t ON s.c = t.c "
+                                "AND t.a = r.a")).three_relations
+    assert found is not None and found.name == "3R³" and not found.strategy_built
     for system in ("fivm", "first-order", "ivme"):
         line = explain_lines(found, system)[2]
-        assert f"the appendix's {name} strategy is built for one join column per pair" in line, line
+        assert "the appendix's 3R³ strategy is built for joins whose equalities each link two tables" in line, line
         assert "runs the class's strategy" not in line and "runs this class's strategy" not in line
 
 

@@ -10,14 +10,15 @@ demands a bare count and orients the atoms as R(A,B), S(B,C), T(C,A).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 from typing import Any
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const, GroupColumn, Output
 from pgivm.query.model import Aggregate as TriangleAggregate
-from pgivm.query.model import (MULTIPLICITY, Atom, FourPathCount, LoomisWhitneyCount, LwAtom, PathAtom, RelationName,
-                               ThreePathCount, TriangleCount)
+from pgivm.query.model import (MULTIPLICITY, Atom, Column, FourPathCount, LoomisWhitneyCount, LwAtom, Packed, PathAtom,
+                               RelationName, ThreePathCount, TriangleCount)
 
 _NOT_TRIANGLE = (
     "not a triangle count: the join conditions must link the three tables in a cycle "
@@ -88,6 +89,8 @@ def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     for f in cq.filters:
         raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
     r, s, t = _oriented_cycle(cq)
+    if any(isinstance(c, Packed) for atom in (r, s, t) for c in atom.columns):
+        raise UnsupportedQuery("a triangle listing joins each pair of tables on one column, and none on a column of all three")
     letter = {}
     for atom in (r, s, t):
         for column, variable in ((atom.first, atom.variables[0]), (atom.second, atom.variables[1])):
@@ -104,31 +107,59 @@ def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     return TriangleCount(r, s, t, aggregate="count", output_name="count", sql=cq.sql, listing=shown, grouped=grouped)
 
 
+@dataclass(frozen=True)
+class _Pairs:
+    """Three atoms' join variables by the atoms they occur in ([L] Appendix H's A_RS, A_ST, A_RT
+    and A_RST), each group sorted by name."""
+
+    between: dict[frozenset[str], tuple[str, ...]]  # {alias, alias} -> the variables of those two alone
+    shared: tuple[str, ...]  # the variables of all three
+
+    def of(self, x: Any, y: Any) -> tuple[str, ...]:
+        return self.between.get(frozenset({x.alias, y.alias}), ())
+
+
+def _pairs(cq: ConjunctiveQuery) -> _Pairs | None:
+    """The join variables of three atoms grouped as the appendix groups them, or None when some
+    column is not such a variable (one atom's alone, or two columns of one atom equated: a
+    selection inside the atom)."""
+    if len(cq.atoms) != 3 or cq.has_outer_join or any(len(set(a.variables)) != len(a.columns) for a in cq.atoms):
+        return None
+    between: dict[frozenset[str], list[str]] = {}
+    shared = []
+    for variable in cq.variables:
+        where = frozenset(variable.aliases)
+        if len(where) < 2:
+            return None
+        (shared if len(where) == 3 else between.setdefault(where, [])).append(variable.name)
+    return _Pairs({k: tuple(sorted(v)) for k, v in between.items()}, tuple(sorted(shared)))
+
+
+def _carrier(atom: Any, variables: tuple[str, ...]) -> Column:
+    """The column of ``atom`` carrying the query's variable, or the tuple of its columns carrying
+    several (a shape's packed variable: a pair of tables joined on several columns, or a variable
+    of all three tables in each pair's tuple)."""
+    columns = tuple(atom.columns[atom.variables.index(v)] for v in variables)
+    return columns[0] if len(columns) == 1 else Packed(columns, variables)
+
+
 def _oriented_cycle(cq: ConjunctiveQuery) -> tuple[Atom, Atom, Atom]:
-    """The three atoms as R(A,B), S(B,C), T(C,A) in the order written, or UnsupportedQuery."""
-    if len(cq.variables) != 3 or any(len(v.columns) != 2 for v in cq.variables):
+    """The three atoms as R(A,B), S(B,C), T(C,A) in the order written, or UnsupportedQuery. Each of
+    A, B, C is the variables of one pair of tables, with those of all three ([L] Appendix H.1: the
+    3R³ class, the triangle's strategy over the tuples); one column each in the plain triangle."""
+    pairs = _pairs(cq)
+    if pairs is None:
         raise UnsupportedQuery(_NOT_TRIANGLE)
-    # alias -> {variable: column}
-    columns_of: dict[str, dict[str, str]] = {}
-    for a in cq.atoms:
-        if len(set(a.variables)) != 2 or len(a.columns) != 2:
-            raise UnsupportedQuery(_NOT_TRIANGLE)
-        columns_of[a.alias] = dict(zip(a.variables, a.columns))
-
     r, s, t = cq.atoms
-    shared_rs = set(columns_of[r.alias]) & set(columns_of[s.alias])
-    if len(shared_rs) != 1:
+    a, b, c = pairs.of(t, r), pairs.of(r, s), pairs.of(s, t)
+    if not (a and b and c):
         raise UnsupportedQuery(_NOT_TRIANGLE)
-    (var_b,) = shared_rs
-    (var_a,) = set(columns_of[r.alias]) - {var_b}
-    (var_c,) = set(columns_of[s.alias]) - {var_b}
-    if set(columns_of[t.alias]) != {var_c, var_a}:
-        raise UnsupportedQuery(_NOT_TRIANGLE)
+    a, b, c = (v + pairs.shared for v in (a, b, c))
 
-    def oriented(relation: RelationName, alias: str, first: str, second: str) -> Atom:
-        return Atom(relation, cq.atom(alias).table, alias, columns_of[alias][first], columns_of[alias][second])
+    def oriented(relation: RelationName, atom: Any, first: tuple[str, ...], second: tuple[str, ...]) -> Atom:
+        return Atom(relation, atom.table, atom.alias, _carrier(atom, first), _carrier(atom, second))
 
-    return oriented("r", r.alias, var_a, var_b), oriented("s", s.alias, var_b, var_c), oriented("t", t.alias, var_c, var_a)
+    return oriented("r", r, a, b), oriented("s", s, b, c), oriented("t", t, c, a)
 
 
 def _triangle_aggregate(output: Output) -> TriangleAggregate:
@@ -263,20 +294,24 @@ def as_three_path(cq: ConjunctiveQuery) -> ThreePathCount:
     one end, the ends sharing none. Orientation: the end written first is R. Or UnsupportedQuery
     saying why it is not one."""
     aggregate = _bare_path_count(cq, 3)
-    shape = ("not a 3-path join: R(b), S(b,c), T(c), each join column shared by exactly two tables, "
-             "the end tables joining the middle one on one column each")
-    if cq.has_outer_join or len(cq.variables) != 2 or any(len(v.columns) != 2 for v in cq.variables):
+    shape = ("not a 3-path join: R(b), S(b,c), T(c), the middle table joining each end table on columns "
+             "of its own, the end tables sharing none but columns of all three")
+    pairs = _pairs(cq)
+    if pairs is None:
         raise UnsupportedQuery(shape)
-    middles = [a for a in cq.atoms if len(a.columns) == 2 and len(set(a.variables)) == 2]
-    ends = [a for a in cq.atoms if len(a.columns) == 1]
-    if len(middles) != 1 or len(ends) != 2:
+    x, y, z = cq.atoms
+    # the middle table is the one both nonempty pairs join (A_RS and A_ST, [L] Appendix H.3)
+    middles = [m for m, (p, q) in ((x, (y, z)), (y, (x, z)), (z, (x, y))) if pairs.of(m, p) and pairs.of(m, q)]
+    if len(middles) != 1:
         raise UnsupportedQuery(shape)
-    (s,), (r, t) = middles, ends
-    (var_b,), (var_c,) = r.variables, t.variables
-    if var_b == var_c or set(s.variables) != {var_b, var_c}:
+    (s,) = middles
+    r, t = (a for a in cq.atoms if a is not s)
+    if pairs.of(r, t):
         raise UnsupportedQuery(shape)
-    letter = {var_b: "b", var_c: "c"}
-    atoms = tuple(_path_atom(k, written, letter) for k, written in zip("rst", (r, s, t)))
+    b, c = pairs.of(r, s) + pairs.shared, pairs.of(s, t) + pairs.shared
+    atoms = (PathAtom("r", r.table, r.alias, (_carrier(r, b),), ("b",)),
+             PathAtom("s", s.table, s.alias, (_carrier(s, b), _carrier(s, c)), ("b", "c")),
+             PathAtom("t", t.table, t.alias, (_carrier(t, c),), ("c",)))
     return ThreePathCount(atoms, aggregate, cq.outputs[0].name, cq.sql)
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pgivm.query.analysis import shapes
 from pgivm.query.analysis.hypergraph import hypergraph
 from pgivm.query.cq import Aggregate, ConjunctiveQuery, Const
 
@@ -37,6 +38,12 @@ class ThreeRelations:
 
     pairs: tuple[tuple[tuple[str, str], tuple[str, ...]], ...]  # ((alias, alias), variables), nonempty ones
     shared: tuple[str, ...]  # A_RST: the join variables of all three
+    # whether pgivm runs the appendix's strategy of this class for the query: 3R³ as the triangle
+    # count and 3R² as the 3-path count, over the tuples A_RS, A_ST, A_RT each extended by A_RST
+    # (``shapes.as_triangle``, ``shapes.as_three_path``; not when two columns of one table are
+    # equated, a selection inside it); the hierarchical classes whatever their variables (F-IVM's
+    # view tree)
+    strategy_built: bool = True
 
     @property
     def degree(self) -> int:
@@ -53,18 +60,11 @@ class ThreeRelations:
     def describe(self) -> str:
         kind = {3: "cyclic", 2: "acyclic, not hierarchical"}.get(self.degree, "hierarchical")
         pairs = "; ".join(f"{', '.join(vs)} of {a} and {b}" for (a, b), vs in self.pairs) or "none"
-        return f"{self.name} ({kind}; variables two of them share: {pairs})"
+        shared = f"; of all three: {', '.join(self.shared)}" if self.shared else ""
+        return f"{self.name} ({kind}; variables two of them share: {pairs}{shared})"
 
     def bounds(self) -> str:
         return BOUNDS[self.degree]
-
-    @property
-    def strategy_built(self) -> bool:
-        """Whether pgivm runs the appendix's strategy of this class: 3R³ only as the triangle count
-        and 3R² only as the 3-path count, one join column per pair and none shared by all three
-        (``shapes.as_triangle``, ``shapes.as_three_path``); the hierarchical classes whatever their
-        variables (F-IVM's view tree)."""
-        return self.hierarchical or (not self.shared and all(len(vs) == 1 for _, vs in self.pairs))
 
 
 def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
@@ -84,15 +84,17 @@ def three_relations(cq: ConjunctiveQuery) -> ThreeRelations | None:
     pairs = tuple(((a, b), tuple(sorted(by_atoms[(a, b)])))
                   for a, b in ((aliases[0], aliases[1]), (aliases[1], aliases[2]), (aliases[0], aliases[2]))
                   if (a, b) in by_atoms)
-    return ThreeRelations(pairs, tuple(sorted(by_atoms.get(tuple(aliases), []))))
+    shape = {3: shapes.triangle, 2: shapes.three_path}.get(len(pairs))
+    return ThreeRelations(pairs, tuple(sorted(by_atoms.get(tuple(aliases), []))), shape is None or shape(cq) is not None)
 
 
 # The system that runs each class's strategy of the appendix, where one is built: IVMε's for the
 # cyclic class; for the hierarchical ones F-IVM's view tree, whose single-tuple updates read O(1)
 # rows whatever the degrees (the class's bound; tests/systems/fivm/test_fivm_hierarchical.py).
 STRATEGIES = {3: "ivme", 2: "ivme", 1: "fivm", 0: "fivm"}
-HOW = {3: "heavy/light partitions and auxiliary views",
-       2: "the middle relation partitioned on one variable, two linear auxiliary views (H.3, Figure 22)",
+HOW = {3: "heavy/light partitions and auxiliary views over the tuples A_RT, A_RS, A_ST (each with A_RST)",
+       2: "the middle relation partitioned on the tuple it shares with R (with A_RST), two linear auxiliary views "
+          "(H.3, Figure 22)",
        1: "its view tree of a hierarchical query: O(1) lookups along one path",
        0: "its view tree of a hierarchical query: O(1) lookups along one path"}
 
@@ -107,6 +109,6 @@ def explain_lines(found: ThreeRelations | None, system: str) -> list[str]:
             f"  the class's worst-case optimal bounds: {found.bounds()}",
             f"  {system} runs this class's strategy ({HOW[found.degree]})" if runs
             else f"  {system} maintains it; {STRATEGIES[found.degree]} runs the class's strategy"
-            if found.strategy_built else f"  {system} maintains it; the appendix's {found.name} strategy is built for one "
-                                         "join column per pair of tables and none shared by all three (the triangle "
-                                         "count, the 3-path count)"]
+            if found.strategy_built else f"  {system} maintains it; the appendix's {found.name} strategy is built for "
+                                         "joins whose equalities each link two tables (here two columns of one table "
+                                         "are equated)"]

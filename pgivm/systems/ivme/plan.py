@@ -13,7 +13,9 @@ from typing import Any
 import psycopg
 from psycopg import sql
 
+from pgivm import capture
 from pgivm.capture import atom_columns
+from pgivm.errors import PgivmError
 from pgivm.query.model import MULTIPLICITY, VARIABLES, Atom, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
@@ -25,6 +27,7 @@ from pgivm.systems.common import (
     capture_triggers,
     capture_triggers_all,
     expose_plan,
+    pack_types_plan,
     render,
     triangle_view,
 )
@@ -190,8 +193,7 @@ def _load_params(names: Names, view: ResolvedView, atom: Atom) -> dict[str, sql.
         "base_guard": base.guard("base"),
         "base_x": base_x,
         "base_y": base_y,
-        "base_x_column": sql.Identifier(atom.first),
-        "base_y_column": sql.Identifier(atom.second),
+        "base_not_null": capture.all_not_null("base", atom.columns),
     }
 
 
@@ -217,7 +219,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     listing = bool(view.query.listing)
     view_params = _view_params(names, name, view.query.sql, listing)
     relation_params = {k: _relation_params(names, k, types, listing) for k in RELATIONS}
-    state: list[sql.Composable] = [_render("00_view_state.sql", view_params)]
+    state: list[sql.Composable] = [*pack_types_plan(view), _render("00_view_state.sql", view_params)]
     state.append(
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
             names("state"), sql.Literal(float(params["epsilon"])), names("result")
@@ -295,6 +297,10 @@ class SparkBuild:
 
         from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 
+        inexact = preprocess.inexact_type(view)
+        if inexact is not None:
+            raise PgivmError(f"--preprocess spark joins values of type {inexact} by their text, where equal values "
+                             "may print differently (1.0 and 1.00)", "create this view with the default --preprocess postgres")
         if loomis_whitney.matches(view):
             from pgivm.spark import preprocess_loomis
 

@@ -19,12 +19,13 @@ from typing import Any
 
 from psycopg import sql
 
+from pgivm import capture
 from pgivm.capture import atom_columns
 from pgivm.query.model import VARIABLES, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (Names, analyze_plan, capture_functions_all, capture_triggers, capture_triggers_all,
-                                  expose_plan, render, triangle_view)
+                                  expose_plan, pack_types_plan, render, triangle_view)
 from pgivm.systems.ivme import variant
 
 RELATIONS: tuple[RelationName, ...] = ("r", "s", "t")
@@ -134,6 +135,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     view_params = _view_params(names, name, view.query.sql)
     relation_params = {k: _relation_params(names, k, view.variable_types) for k in RELATIONS}
     state: list[sql.Composable] = [
+        *pack_types_plan(view),
         render(__package__, "00_view_state.sql", view_params),
         sql.SQL("INSERT INTO {} (epsilon, n, theta, db_size) VALUES ({}, 1, 1, 0); INSERT INTO {} (count) VALUES (0)").format(
             names("state"), sql.Literal(float(params["epsilon"])), names("result"))]
@@ -164,8 +166,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
         params = {"k": names(k), "columns": sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables),
                   "base_table": base.ident, "base_guard": base.guard("base"),
                   "base_columns": sql.SQL("{}, {}").format(base_x, base_y),
-                  "base_not_null": sql.SQL("base.{} IS NOT NULL AND base.{} IS NOT NULL").format(
-                      sql.Identifier(atom.first), sql.Identifier(atom.second))}
+                  "base_not_null": capture.all_not_null("base", atom.columns)}
         named += [(f"{k.upper()}.{check}", query) for check, query in checks(__package__, "88_verify_bag.sql", params)]
         for flag, variable in zip(("h1", "h2"), atom.variables):
             params = {"k": names(k), "var": sql.Identifier(variable), "flag": sql.Identifier(flag),

@@ -13,7 +13,7 @@ from psycopg import sql
 from pgivm import capture
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
-from pgivm.systems.common import Names, capture_functions_plan, expose_plan
+from pgivm.systems.common import Names, capture_functions_plan, expose_plan, pack_types_plan
 
 
 def reshaped(view: ResolvedView, model: type, shape: str) -> ResolvedView:
@@ -34,9 +34,8 @@ def has_shape(view: ResolvedView, model: type, shape: str) -> bool:
 def capture_atom(view: ResolvedView, atom: Any) -> capture.CaptureAtom:
     """A relation's net change as the capture layer hands it over: its join columns, cast to the
     variables' types, named by the variables (the order of apply_K's parameters)."""
-    return capture.CaptureAtom(atom.relation, tuple(
-        capture.CapturedColumn(column, letter, view.column_types[(atom.alias, column)], view.variable_types[letter])
-        for column, letter in zip(atom.columns, atom.variables)))
+    return capture.CaptureAtom(atom.relation, tuple(capture.captured_column(view, atom.alias, column, letter)
+                                                    for column, letter in zip(atom.columns, atom.variables)))
 
 
 def capture_atoms(view: ResolvedView) -> dict[Any, list[capture.CaptureAtom]]:
@@ -65,7 +64,7 @@ def install_plan(view: ResolvedView, name: str, view_schema: str, params: dict[s
     triggers: list[sql.Composable] = []
     for table in view.query.tables:
         triggers += capture.triggers_on(view.base_of(table), capture_triggers(view, name, table))
-    return InstallPlan.of(state=state, functions=functions, build=build, capture=triggers,
+    return InstallPlan.of(state=[*pack_types_plan(view), *state], functions=functions, build=build, capture=triggers,
                           expose=expose_plan(names, view.query, name, view_schema, "IVMε"))  # type: ignore[arg-type]
 
 
@@ -99,8 +98,7 @@ def flagged_state_checks(view: ResolvedView, names: Names, degrees: dict[tuple[s
         params = {"k": names(atom.relation), "columns": sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables),
                   "base_table": base.ident, "base_guard": base.guard("base"),
                   "base_columns": sql.SQL(", ").join(capture_atom(view, atom).read("base")),
-                  "base_not_null": sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c))
-                                                         for c in atom.columns)}
+                  "base_not_null": capture.all_not_null("base", atom.columns)}
         named += [(f"{atom.relation.upper()}.{check}", query) for check, query in checks(__package__, "88_verify_bag.sql", params)]
     for (relation, variable), degree in degrees.items():
         params = {"k": names(relation), "var": sql.Identifier(variable), "flag": sql.Identifier(f"h{variable}"),
@@ -132,7 +130,7 @@ def strict_load_plan(view: ResolvedView, names: Names, degrees: dict[tuple[str, 
         aggregated[atom.relation] = sql.SQL(
             "SELECT {columns}, count(*) AS mult FROM {table} base WHERE {guard} AND {not_null} GROUP BY {positions}").format(
             columns=sql.SQL(", ").join(capture_atom(view, atom).read("base")), table=base.ident, guard=base.guard("base"),
-            not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+            not_null=capture.all_not_null("base", atom.columns),
             positions=sql.SQL(", ").join(sql.SQL(str(p)) for p in range(1, len(atom.columns) + 1)))  # type: ignore[arg-type]
         if atom.relation not in partitioned:
             statements.append(sql.SQL("INSERT INTO {k} ({letters}, mult) {aggregated}").format(

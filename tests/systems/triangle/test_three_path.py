@@ -132,12 +132,13 @@ def test_shapes() -> None:
     one = shapes.as_three_path(parse_query(PATH3_ONE))
     assert [a.columns for a in one.relations] == [("dst",), ("src", "dst"), ("src",)]
     assert shapes.three_path(parse_query("SELECT count(*) FROM r, s, t WHERE s.c = t.c AND r.b = s.b")) is not None
+    # two columns a pair: B a tuple (tests/systems/triangle/test_tuples.py)
+    assert shapes.three_path(parse_query("SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c")).packed
     for refused in ("SELECT count(*) FROM r JOIN s ON r.b = s.b",
                     PATH3.replace("count(*)", "r.b, count(*)") + " GROUP BY r.b",
                     PATH3 + " WHERE r.x > 1",
                     PATH3 + " AND t.z = r.x",  # the ends share a variable: 3R³
                     "SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.b = t.c",  # one variable of all three: 3R⁰
-                    "SELECT count(*) FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c",  # two columns a pair
                     "SELECT count(*) FROM r LEFT JOIN s ON r.b = s.b JOIN t ON s.c = t.c"):
         assert shapes.three_path(parse_query(refused)) is None, refused
 
