@@ -30,7 +30,7 @@ FLAGS: list[tuple[str | None, dict[str, dict[str, Any]]]] = [
                  "Appendix E, a Loomis-Whitney count of degree 4, Appendix F, against first-order; the 4-path "
                  "count, Appendix G, against F-IVM and first-order, also on ego-Facebook and ca-GrQc with their "
                  "3-walk and 4-cycle counts; the 3-path count, the 3R² class of Appendix H, against F-IVM and "
-                 "first-order; the space of single and refined partitions, Appendix D); "
+                 "first-order, also with its tables joined on tuples (H.1); the space of single and refined partitions, Appendix D); "
                  "bulk: one large INSERT ... SELECT, DELETE and COPY, and the crossover of the "
                  "tuple-by-tuple and set-at-a-time paths; "
                  "load: pgivm load (Spark, JDBC) against psycopg COPY, create --preprocess spark against "

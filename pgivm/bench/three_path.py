@@ -27,10 +27,11 @@ HUBS = 5
 PROBES = 2
 
 
-def generate(n: int, inserts: int, seed: int = 1) -> Database:
-    """About ``n`` tuples over R, S, T (see the module docstring) and the stream of hub rows."""
+def generate(n: int, inserts: int, seed: int = 1, copies: int = 1) -> Database:
+    """About ``n`` tuples over R, S, T (see the module docstring) and the stream of hub rows; the
+    heavy b-values heavy in a database of ``copies`` such (the fifth part's labels)."""
     rnd = random.Random(seed * 1_000_003 + n)
-    heavy_degree = math.ceil(1.5 * math.sqrt(2 * n + 1))
+    heavy_degree = math.ceil(1.5 * math.sqrt(2 * n * copies + 1))
     heavy = max(2, math.ceil(math.sqrt(n) / 8))
     fan = max(10, n // 10)
     fan_c = range(1_000_000, 1_000_000 + fan)  # the hub b-values' c-values, degree 5 in S

@@ -19,8 +19,8 @@ LABELS = 2
 
 
 def generate(n: int, inserts: int, seed: int = 1) -> Database:
-    """The 3-path's database of about n / LABELS tuples under each label (its hubs heavy as there)."""
-    base = three_path.generate(n // LABELS, inserts, seed)
+    """The 3-path's database at size n under each label, its heavy b-values heavy at the N of all."""
+    base = three_path.generate(n, inserts, seed, copies=LABELS)
 
     def labelled(table: str, row: tuple[int, ...], g: int) -> tuple[int, ...]:
         if table == "r":

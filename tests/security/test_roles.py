@@ -222,6 +222,31 @@ def test_the_worker_runs_no_code_of_a_view_owner_with_its_own_rights(cast: Cast)
     assert cast.admin.execute("SELECT count(*) FROM evil.ran").fetchone()[0] == 0  # type: ignore[index]
 
 
+def test_a_tuple_type_the_owner_swapped_is_refused_before_a_superuser_casts_to_it(cast: Cast) -> None:
+    """A count over tuples keeps each tuple as a composite type of its state (pack_a, ...), which the
+    SQL of a superuser's verify casts base rows to, by name. An owner who renames it and makes
+    another under that name, whose field is a domain checked by the owner's function, would have
+    that function run as the superuser at the cast: verify refuses the state before it reads any of
+    it (state_problems: a type of the state uses a type outside it)."""
+    query = ("SELECT count(*) FROM views.p e1 JOIN views.p e2 ON e1.y = e2.x AND e1.g = e2.g "
+             "JOIN views.p e3 ON e2.y = e3.x AND e3.y = e1.x AND e3.g = e1.g")
+    with cast.as_(cast.owner) as o:
+        o.execute("CREATE TABLE views.p (x int, y int, g int); INSERT INTO views.p VALUES (1, 2, 0), (2, 3, 0), (3, 1, 0)")
+    create_as_owner(cast, "v", query)
+    assert cast.admin.execute("SELECT * FROM views.v").fetchone()[0] == 3  # type: ignore[index]
+    assert command.verify("v", target=cast.admin).ok
+    without_ddl_guard(cast)
+    with cast.as_(cast.owner) as o:
+        escalate = cast.escalate_function(o, "evil", cast.owner)
+        o.execute(f"CREATE DOMAIN evil.d AS int CHECK ({escalate}()); ALTER TYPE pgivm_v.pack_a RENAME TO pack_a_kept; "
+                  "CREATE TYPE pgivm_v.pack_a AS (f1 evil.d, f2 int)")
+    cast.admin.execute("ALTER EVENT TRIGGER pgivm_ddl_command_end ENABLE")  # (verify reads in a snapshot it trusts)
+    with pytest.raises(PgivmError, match=r"pgivm_v\.pack_a uses type evil\.d, which is neither part of the view's state"):
+        command.verify("v", target=cast.admin)
+    cast.assert_nobody_escalated("after a superuser's verify", ran_in=("evil",))
+    assert cast.admin.execute("SELECT count(*) FROM evil.ran").fetchone()[0] == 0  # type: ignore[index]
+
+
 # --- 3: names reach generated code only quoted ------------------------------------------------------
 
 
