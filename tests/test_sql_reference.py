@@ -32,6 +32,9 @@ EXAMPLES: dict[str, list[tuple[str, set[str]]] | str] = {
          {"ivme", "first-order", "recompute", "sample"}),
         ("SELECT s.c AS z, r.a, r.b, t.a AS a2 FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a",
          {"ivme", "first-order", "recompute", "sample"}),
+        # over tuples (a pair joined on two columns: Appendix H.1's)
+        ("SELECT r.a, r.b, s.c, s.x FROM r JOIN s ON r.b = s.b AND r.x = s.x JOIN t ON s.c = t.c AND t.a = r.a",
+         {"ivme", "first-order", "recompute", "sample"}),
         ("SELECT r.a, r.b, s.c FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a WHERE r.a > 1",
          {"first-order", "recompute", "sample"}),
         ("SELECT r.a, r.b, s.c, count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a GROUP BY r.a, r.b, s.c",

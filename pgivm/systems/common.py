@@ -384,7 +384,7 @@ def triangle_reason(cq: ConjunctiveQuery) -> str | None:
 def triangle_or_listing_reason(cq: ConjunctiveQuery) -> str | None:
     """None if the query is a triangle count or the triangles' listing (what ivme maintains), else why not."""
     count = triangle_reason(cq)
-    if count is None or (cq.aggregates and not cq.group_by) or shapes.cycle(cq) != 3:
+    if count is None or (cq.aggregates and not cq.group_by) or not shapes.triangle_join(cq):
         return count
     if outer_join_reason(cq) is not None or across_tables_reason(cq) is not None:
         return count

@@ -59,7 +59,8 @@ def as_triangle(cq: ConjunctiveQuery) -> TriangleCount:
 def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     """The full triangle query ``SELECT r.a, r.b, s.c FROM r JOIN s ... JOIN t ...`` (its rows, not
     their number: IVMε's listing, [L] Appendix E), or UnsupportedQuery saying why it is not one.
-    Every SELECT item is a join column as written, and the three variables are all shown.
+    Every SELECT item is a join column as written, and the three variables are all shown (a
+    variable that is a tuple of columns, Appendix H.1's, by any of its columns).
 
     Also the triangles grouped by all three variables (``GROUP BY r.a, r.b, s.c`` with ``count(*)``,
     or ``SELECT DISTINCT r.a, r.b, s.c``): Theorem 21 enumerates exactly that, each distinct
@@ -89,15 +90,17 @@ def as_triangle_listing(cq: ConjunctiveQuery) -> TriangleCount:
     for f in cq.filters:
         raise UnsupportedQuery(f"unsupported condition {f.sql}: only column = column equalities")
     r, s, t = _oriented_cycle(cq)
-    if any(isinstance(c, Packed) for atom in (r, s, t) for c in atom.columns):
-        raise UnsupportedQuery("a triangle listing joins each pair of tables on one column, and none on a column of all three")
-    letter = {}
+    # each column of an atom -> the variable it carries there (of a tuple, its first: a column of all
+    # three tables is in two of the atom's tuples, and either shows it); the query's join variables
+    where: dict[tuple[str, str], str] = {}
     for atom in (r, s, t):
-        for column, variable in ((atom.first, atom.variables[0]), (atom.second, atom.variables[1])):
-            letter[cq.atom(atom.alias).variable(column)] = variable
+        for carrier, variable in zip(atom.columns, atom.variables):
+            for column in (carrier.columns if isinstance(carrier, Packed) else (carrier,)):
+                where.setdefault((atom.alias, column), variable)
+    joined = {cq.atom(alias).variable(column) for alias, column in where}
     shown = tuple((o.name, MULTIPLICITY, "", "") if isinstance(o, Aggregate)
-                  else (o.name, letter[o.variable], o.column.alias, o.column.column) for o in items)
-    if grouped and {letter[cq.atom(c.alias).variable(c.column)] for c in cq.group_by} != {"a", "b", "c"}:
+                  else (o.name, where[(o.column.alias, o.column.column)], o.column.alias, o.column.column) for o in items)
+    if grouped and {cq.atom(c.alias).variable(c.column) for c in cq.group_by} != joined:
         raise UnsupportedQuery(
             "a triangle count grouped by fewer than its three join variables (per node, per edge) is not IVMε's: one "
             "update can change Θ(N) groups, and no bound below √N holds with free variables ([L] Corollary 15)",
@@ -141,6 +144,16 @@ def _carrier(atom: Any, variables: tuple[str, ...]) -> Column:
     of all three tables in each pair's tuple)."""
     columns = tuple(atom.columns[atom.variables.index(v)] for v in variables)
     return columns[0] if len(columns) == 1 else Packed(columns, variables)
+
+
+def triangle_join(cq: ConjunctiveQuery) -> bool:
+    """Whether three tables join as the triangle, each pair on columns of its own (one or several,
+    and columns of all three besides): the 3R³ class."""
+    try:
+        _oriented_cycle(cq)
+        return True
+    except UnsupportedQuery:
+        return False
 
 
 def _oriented_cycle(cq: ConjunctiveQuery) -> tuple[Atom, Atom, Atom]:

@@ -16,7 +16,7 @@ from psycopg import sql
 from pgivm import capture
 from pgivm.capture import atom_columns
 from pgivm.errors import PgivmError
-from pgivm.query.model import MULTIPLICITY, VARIABLES, Atom, RelationName
+from pgivm.query.model import MULTIPLICITY, VARIABLES, Atom, Packed, RelationName
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (
@@ -257,10 +257,19 @@ def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema
     columns named and typed as the query's SELECT list; grouped by the three variables (GROUP BY,
     DISTINCT), each triangle once, its count(*) the multiplicity."""
     query = view.query
+
+    def value(variable: str, alias: str, column: str) -> sql.Composable:
+        """The variable's value in ``rows``; of a tuple (a composite), the field that holds the column."""
+        atom = next(a for a in query.atoms if a.alias == alias)
+        carrier = dict(zip(atom.variables, atom.columns))[variable]
+        if not isinstance(carrier, Packed):
+            return sql.SQL("t.{}").format(sql.Identifier(variable))
+        return sql.SQL("(t.{}).{}").format(sql.Identifier(variable), sql.Identifier(f"f{carrier.columns.index(column) + 1}"))
+
     items = sql.SQL(", ").join(
         sql.SQL("t.mult::pg_catalog.int8 AS {}").format(sql.Identifier(shown)) if variable == MULTIPLICITY else
-        sql.SQL("t.{}::{} AS {}").format(sql.Identifier(variable), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
-                                          sql.Identifier(shown))
+        sql.SQL("{}::{} AS {}").format(value(variable, alias, column), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
+                                        sql.Identifier(shown))
         for shown, variable, alias, column in query.listing)
     each = sql.SQL("") if query.grouped else sql.SQL(" CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult)")
     create = sql.SQL(
