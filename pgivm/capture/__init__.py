@@ -11,8 +11,8 @@ triggers (``migrations/0002_base_tables_by_oid.sql``).
 from __future__ import annotations
 
 import secrets
-from dataclasses import asdict, dataclass
 from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 from psycopg import sql

@@ -391,7 +391,7 @@ def build_plan(view: ResolvedView, name: str) -> sql.Composable:
             light=names(f"{atom.relation}_light"), degree=names(f"{atom.relation}_degree"),
             letters=sql.SQL(", ").join(sql.Identifier(v) for v in atom.variables), columns=columns, table=base.ident,
             guard=base.guard("base"), pvar=sql.Identifier(view.query.variables[atom.index]),
-            not_null=sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c)) for c in atom.columns),
+            not_null=capture.all_not_null("base", atom.columns),
             positions=sql.SQL(", ").join(sql.SQL(str(p)) for p in range(1, len(atom.columns) + 1))))  # type: ignore[arg-type]
     return sql.SQL(";\n").join([*loads, sql.SQL("SELECT {}()").format(names("restart"))])
 
@@ -434,8 +434,7 @@ def verify(conn: Any, view: ResolvedView, name: str, strict: bool = False) -> li
         base = view.base_of(rel.atom.table)
         params = {**_relation_params(rel), "base_table": base.ident, "base_guard": base.guard("base"),
                   "base_columns": sql.SQL(", ").join(variant.capture_atom(view, rel.atom).read("base")),
-                  "base_not_null": sql.SQL(" AND ").join(sql.SQL("base.{} IS NOT NULL").format(sql.Identifier(c))
-                                                         for c in rel.atom.columns)}
+                  "base_not_null": capture.all_not_null("base", rel.atom.columns)}
         named += [(f"R{rel.i + 1}.{check}", query) for check, query in checks(__package__, "76_lw_verify_relation.sql", params)
                   if check != "strict_partition" or strict]
     return run_checks(conn, named)
