@@ -5,7 +5,8 @@ Followed: renaming a base table or moving it to another schema (tables are pinne
 renaming or adding columns the view does not read, a new empty partition (it gets the capture
 triggers), detaching an empty partition. Refused: renaming, retyping or dropping a column the
 view reads, dropping a base table, disabling or dropping a capture trigger, dropping the state
-schema by hand, inheritance, row-level security, attaching or detaching a partition with rows.
+schema by hand, inheritance, row-level security, attaching or detaching a partition with rows; a
+rule, trigger or row-level security on the view the user reads or on a table of its state.
 """
 
 from __future__ import annotations
@@ -86,6 +87,31 @@ def test_breaking_ddl_is_refused(conn: psycopg.Connection, ddl: str, words: tupl
     # Nothing changed: the view is still maintained and exact.
     conn.execute("INSERT INTO r VALUES (1, 2); INSERT INTO s VALUES (2, 3)")
     assert count(conn) > before
+    assert_verified(conn)
+
+
+@pytest.mark.parametrize("ddl,words", [
+    ("CREATE RULE quiet AS ON INSERT TO tri DO INSTEAD NOTHING", ("rule quiet on public.tri", "not made by pgivm")),
+    ("CREATE FUNCTION public.noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';"
+     "CREATE TRIGGER quiet INSTEAD OF INSERT ON tri FOR EACH ROW EXECUTE FUNCTION public.noop()",
+     ("trigger quiet on public.tri", "not made by pgivm")),
+    ("CREATE FUNCTION public.noop() RETURNS trigger LANGUAGE plpgsql AS 'BEGIN RETURN NULL; END';"
+     "CREATE TRIGGER quiet AFTER UPDATE ON pgivm_tri.state FOR EACH ROW EXECUTE FUNCTION public.noop()",
+     ("trigger quiet on pgivm_tri.state", "not made by pgivm")),
+    # (a policy alone runs nothing while row-level security is off, which the guard keeps off)
+    ("CREATE POLICY quiet ON pgivm_tri.state USING (true); ALTER TABLE pgivm_tri.state ENABLE ROW LEVEL SECURITY",
+     ("pgivm_tri.state has row-level security enabled",)),
+])
+def test_code_attached_to_the_view_or_its_state_is_refused(conn: psycopg.Connection, ddl: str, words: tuple[str, ...]) -> None:
+    """The DDL guard's second half: a rule, trigger or policy on the view the user reads or on a
+    table of its state (what another role reading the view or writing a base table would run) is
+    refused, and nothing of it is left."""
+    setup_view(conn)
+    refused(conn, ddl, *words)
+    assert conn.execute("SELECT count(*) FROM pg_rewrite WHERE rulename = 'quiet'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM pg_trigger WHERE tgname = 'quiet'").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM pg_policy WHERE polname = 'quiet'").fetchone()[0] == 0
+    conn.execute("INSERT INTO r VALUES (1, 2); INSERT INTO s VALUES (2, 3)")
     assert_verified(conn)
 
 
