@@ -4,8 +4,11 @@
 -- command and a base table (or a view of the catalog) through subqueries of its own. Measured on
 -- a triangle count's create and drop: 115 ms and 72 ms of about 400. Same checks, same results
 -- and messages; only how the rows are found changes:
--- - on_trust_changed finds a state schema's functions through pg_depend's index on the schema
---   (every function depends on its schema; pronamespace is checked too);
+-- - on_trust_changed finds a state schema's functions through pg_depend's index on the schema:
+--   PostgreSQL records that dependency for every function outside its pinned schemas (at its
+--   creation, and again when ALTER FUNCTION or ALTER EXTENSION moves it), and a state schema is
+--   never pinned; only a superuser editing pg_depend by hand could hide one (pronamespace is
+--   checked too);
 -- - on_ddl_command_end finds each command's related relations once (partition ancestors and
 --   tree, inheritance parents and children) and matches base tables by equality; the relation
 --   of a command, its schema and the catalog's shown views are looked up once, not per pair.
