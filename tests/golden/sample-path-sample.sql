@@ -153,7 +153,7 @@ CREATE TABLE "pgivm_v"."dict_1" (kid bigint PRIMARY KEY DEFAULT nextval('pgivm_v
 
 INSERT INTO "pgivm_v"."node" VALUES (0, 0, 0, NULL, NULL, ARRAY[1]::int[], ARRAY[0]::int[], true, true), (1, 0, 1, 0, 0, ARRAY[2]::int[], ARRAY[1]::int[], true, false), (2, 0, 2, 1, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (3, 1, 0, 4, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (4, 1, 1, NULL, NULL, ARRAY[3, 5]::int[], ARRAY[0, 1]::int[], false, false), (5, 1, 2, 4, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (6, 2, 0, 7, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (7, 2, 1, 8, 1, ARRAY[6]::int[], ARRAY[0]::int[], true, false), (8, 2, 2, NULL, NULL, ARRAY[7]::int[], ARRAY[1]::int[], false, false);
 
--- phase: functions (22 statements)
+-- phase: functions (24 statements)
 
 DO $pgivm$ BEGIN
     IF ARRAY(SELECT a.attname::text FROM pg_catalog.pg_attribute AS a
@@ -520,87 +520,126 @@ BEGIN
 END;
 $pgivm$;
 
--- Algorithm 9 (11 at a grouped node), a key: position z of the batch of key kid_ at node_ (its
--- entries in bucket order, each 2^exp positions, then c̃nt - cnt dummies). In a group's 2^exp
--- positions, block m of 2^h (h: its children's exponents) is the group's m-th row, and blocks
--- past feq are the group's padding. A result is its atoms' rids; NULL is a dummy.
-CREATE FUNCTION "pgivm_v"."retrieve_key"(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
-LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
-DECLARE
-    b record;
-    j numeric;
-    l numeric;
-    r bigint;
-    children int[];
-    cedges int[];
-    grouped boolean;
-    g record;
-    h numeric;
-    m numeric;
-BEGIN
-    -- The bucket whose span [start, start + size * 2^exp) holds z (the spans laid end to end in exp
-    -- order). The spans add up to cnt (verify checks it): no bucket means z is a dummy past cnt.
-    SELECT s.exp, z - s.start AS offset_ INTO b
-      FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING)
-                              - size * 2::numeric ^ exp AS start
-              FROM "pgivm_v"."bsize" WHERE node = node_ AND kid = kid_) s
-     WHERE z >= s.start AND z < s.start + s.size * 2::numeric ^ s.exp;
-    IF NOT FOUND THEN
-        RETURN NULL;
-    END IF;
-    j := floor(b.offset_ / 2::numeric ^ b.exp);
-    l := b.offset_ - j * 2::numeric ^ b.exp;
-    -- its entry j (bigint: a numeric j would not be an index key, every entry of the bucket read)
-    SELECT k.eid, n.children, n.cedges, n.grouped INTO r, children, cedges, grouped
-      FROM "pgivm_v"."bucket" k, "pgivm_v"."node" n
-     WHERE k.node = node_ AND k.kid = kid_ AND k.exp = b.exp AND k.pos = j::bigint AND n.node = node_;
-    IF grouped THEN
-        SELECT kids, feq INTO g FROM "pgivm_v"."grp" WHERE gid = r;
-        h := 2::numeric ^ "pgivm_v"."tuple_exp"(children, cedges, g.kids);
-        m := floor(l / h);
-        IF m >= g.feq THEN
-            RETURN NULL;
-        END IF;
-        SELECT rid INTO r FROM "pgivm_v"."gmem" WHERE gid = r AND pos = m::bigint;
-        l := l - m * h;
-    END IF;
-    RETURN "pgivm_v"."retrieve_tuple"(node_, r, l);
-END;
-$pgivm$;
+-- Algorithm 9 (Retrieve; 11 at a grouped node) is generated per view from the shapes of its trees,
+-- one statement a node: pgivm/systems/sample/retrieve.py.;
 
--- Algorithm 9, a row: position z of {t} × B_1 × ... × B_m (row-major: z in mixed radix over the
--- children's c̃nt, the last child fastest). A unit row brings the rows of all its atoms.
+-- Algorithm 9 at a tree's root: position z of {rid_} x its children's batches (retrieve.py)
 CREATE FUNCTION "pgivm_v"."retrieve_tuple"(node_ int, rid_ bigint, z numeric) RETURNS bigint[]
 LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
 DECLARE
-    nd record;
-    result bigint[];
-    part bigint[];
-    radix numeric;
-    i int;
-    a int;
-    e int;
+    "ct_1" int;
+    "ct_2" int;
+    "ct_3" int;
+    "ct_5" int;
+    "ct_6" int;
+    "ct_7" int;
+    "kids_0" bigint[];
+    "kids_1" bigint[];
+    "kids_2" bigint[];
+    "kids_3" bigint[];
+    "kids_4" bigint[];
+    "kids_5" bigint[];
+    "kids_6" bigint[];
+    "kids_7" bigint[];
+    "kids_8" bigint[];
+    "l_1" numeric;
+    "l_2" numeric;
+    "l_3" numeric;
+    "l_5" numeric;
+    "l_6" numeric;
+    "l_7" numeric;
+    "parts_0" bigint[];
+    "parts_1" bigint[];
+    "parts_2" bigint[];
+    "parts_3" bigint[];
+    "parts_4" bigint[];
+    "parts_5" bigint[];
+    "parts_6" bigint[];
+    "parts_7" bigint[];
+    "parts_8" bigint[];
+    "z_1" numeric;
+    "z_2" numeric;
+    "z_3" numeric;
+    "z_5" numeric;
+    "z_6" numeric;
+    "z_7" numeric;
 BEGIN
-    SELECT n.children, n.cedges, x.kids, x.parts INTO nd FROM "pgivm_v"."node" n, "pgivm_v"."rows" x WHERE n.node = node_ AND x.rid = rid_;
-    result := nd.parts;
-    FOR i IN REVERSE cardinality(nd.children)..1 LOOP
-        SELECT ct INTO e FROM "pgivm_v"."cnt" WHERE node = nd.children[i] AND kid = nd.kids[nd.cedges[i] + 1];
-        IF NOT FOUND THEN
-            RETURN NULL;
-        END IF;
-        radix := 2::numeric ^ e;
-        part := "pgivm_v"."retrieve_key"(nd.children[i], nd.kids[nd.cedges[i] + 1], mod(z, radix));
-        IF part IS NULL THEN
-            RETURN NULL;
-        END IF;
-        z := floor(z / radix);
-        FOR a IN 1..3 LOOP
-            IF part[a] IS NOT NULL THEN
-                result[a] := part[a];
-            END IF;
-        END LOOP;
-    END LOOP;
-    RETURN result;
+CASE node_
+WHEN 0 THEN
+    SELECT "x0".kids, "x0".parts, "c1".ct INTO "kids_0", "parts_0", "ct_1" FROM "pgivm_v"."rows" AS "x0" JOIN "pgivm_v"."cnt" AS "c1" ON "c1".node = 1 AND "c1".kid = "x0".kids[1] WHERE "x0".rid = "rid_";
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_1" := mod(floor("z" / 2::numeric ^ (0)), 2::numeric ^ "ct_1");
+    SELECT "x1".kids, "x1".parts, mod(b.off, 2::numeric ^ b.exp), "c2".ct INTO "kids_1", "parts_1", "l_1", "ct_2" FROM (SELECT s.exp, "z_1" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 1 AND kid = "kids_0"[1]) AS s WHERE "z_1" >= s.start AND "z_1" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 1 AND kid = "kids_0"[1] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x1" ON "x1".rid = k.eid JOIN "pgivm_v"."cnt" AS "c2" ON "c2".node = 2 AND "c2".kid = "x1".kids[2];
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_2" := mod(floor("l_1" / 2::numeric ^ (0)), 2::numeric ^ "ct_2");
+    SELECT "x2".kids, "x2".parts, mod(b.off, 2::numeric ^ b.exp) INTO "kids_2", "parts_2", "l_2" FROM (SELECT s.exp, "z_2" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 2 AND kid = "kids_1"[2]) AS s WHERE "z_2" >= s.start AND "z_2" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 2 AND kid = "kids_1"[2] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x2" ON "x2".rid = k.eid;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    RETURN ARRAY["parts_0"[1], "parts_1"[2], "parts_2"[3]]::bigint[];
+WHEN 4 THEN
+    SELECT "x4".kids, "x4".parts, "c3".ct, "c5".ct INTO "kids_4", "parts_4", "ct_3", "ct_5" FROM "pgivm_v"."rows" AS "x4" JOIN "pgivm_v"."cnt" AS "c3" ON "c3".node = 3 AND "c3".kid = "x4".kids[1] JOIN "pgivm_v"."cnt" AS "c5" ON "c5".node = 5 AND "c5".kid = "x4".kids[2] WHERE "x4".rid = "rid_";
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_3" := mod(floor("z" / 2::numeric ^ ("ct_5")), 2::numeric ^ "ct_3");
+    SELECT "x3".kids, "x3".parts, mod(b.off, 2::numeric ^ b.exp) INTO "kids_3", "parts_3", "l_3" FROM (SELECT s.exp, "z_3" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 3 AND kid = "kids_4"[1]) AS s WHERE "z_3" >= s.start AND "z_3" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 3 AND kid = "kids_4"[1] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x3" ON "x3".rid = k.eid;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_5" := mod(floor("z" / 2::numeric ^ (0)), 2::numeric ^ "ct_5");
+    SELECT "x5".kids, "x5".parts, mod(b.off, 2::numeric ^ b.exp) INTO "kids_5", "parts_5", "l_5" FROM (SELECT s.exp, "z_5" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 5 AND kid = "kids_4"[2]) AS s WHERE "z_5" >= s.start AND "z_5" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 5 AND kid = "kids_4"[2] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x5" ON "x5".rid = k.eid;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    RETURN ARRAY["parts_3"[1], "parts_4"[2], "parts_5"[3]]::bigint[];
+WHEN 8 THEN
+    SELECT "x8".kids, "x8".parts, "c7".ct INTO "kids_8", "parts_8", "ct_7" FROM "pgivm_v"."rows" AS "x8" JOIN "pgivm_v"."cnt" AS "c7" ON "c7".node = 7 AND "c7".kid = "x8".kids[2] WHERE "x8".rid = "rid_";
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_7" := mod(floor("z" / 2::numeric ^ (0)), 2::numeric ^ "ct_7");
+    SELECT "x7".kids, "x7".parts, mod(b.off, 2::numeric ^ b.exp), "c6".ct INTO "kids_7", "parts_7", "l_7", "ct_6" FROM (SELECT s.exp, "z_7" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 7 AND kid = "kids_8"[2]) AS s WHERE "z_7" >= s.start AND "z_7" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 7 AND kid = "kids_8"[2] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x7" ON "x7".rid = k.eid JOIN "pgivm_v"."cnt" AS "c6" ON "c6".node = 6 AND "c6".kid = "x7".kids[1];
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_6" := mod(floor("l_7" / 2::numeric ^ (0)), 2::numeric ^ "ct_6");
+    SELECT "x6".kids, "x6".parts, mod(b.off, 2::numeric ^ b.exp) INTO "kids_6", "parts_6", "l_6" FROM (SELECT s.exp, "z_6" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 6 AND kid = "kids_7"[1]) AS s WHERE "z_6" >= s.start AND "z_6" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 6 AND kid = "kids_7"[1] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x6" ON "x6".rid = k.eid;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    RETURN ARRAY["parts_6"[1], "parts_7"[2], "parts_8"[3]]::bigint[];
+END CASE;  -- any other node: CASE_NOT_FOUND (only these are asked)
+END;
+$pgivm$;
+
+-- Algorithm 9 (11 if grouped) over J0: position z of the whole join (retrieve.py)
+CREATE FUNCTION "pgivm_v"."retrieve_key"(node_ int, kid_ bigint, z numeric) RETURNS bigint[]
+LANGUAGE plpgsql SECURITY DEFINER STABLE SET search_path = pg_catalog, pg_temp AS $pgivm$
+DECLARE
+    "ct_1" int;
+    "ct_2" int;
+    "feq_0" bigint;
+    "gid_0" bigint;
+    "h_0" numeric;
+    "kids_0" bigint[];
+    "kids_1" bigint[];
+    "kids_2" bigint[];
+    "l_0" numeric;
+    "l_1" numeric;
+    "l_2" numeric;
+    "m_0" numeric;
+    "parts_0" bigint[];
+    "parts_1" bigint[];
+    "parts_2" bigint[];
+    "z_1" numeric;
+    "z_2" numeric;
+BEGIN
+CASE node_
+WHEN 0 THEN
+    IF kid_ <> 0 THEN RETURN NULL; END IF;  -- J0 has one key
+    SELECT "g0".gid, "g0".kids, "g0".feq, mod(b.off, 2::numeric ^ b.exp), "c1".ct INTO "gid_0", "kids_0", "feq_0", "l_0", "ct_1" FROM (SELECT s.exp, "z" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 0 AND kid = kid_) AS s WHERE "z" >= s.start AND "z" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 0 AND kid = kid_ AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."grp" AS "g0" ON "g0".gid = k.eid JOIN "pgivm_v"."cnt" AS "c1" ON "c1".node = 1 AND "c1".kid = "g0".kids[1];
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "h_0" := 2::numeric ^ ("ct_1");
+    "m_0" := floor("l_0" / "h_0");
+    IF "m_0" >= "feq_0" THEN RETURN NULL; END IF;  -- the group's padding
+    SELECT x.parts INTO "parts_0" FROM "pgivm_v"."gmem" AS gm JOIN "pgivm_v"."rows" AS x ON x.rid = gm.rid WHERE gm.gid = "gid_0" AND gm.pos = "m_0"::bigint;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "l_0" := "l_0" - "m_0" * "h_0";
+    "z_1" := mod(floor("l_0" / 2::numeric ^ (0)), 2::numeric ^ "ct_1");
+    SELECT "x1".kids, "x1".parts, mod(b.off, 2::numeric ^ b.exp), "c2".ct INTO "kids_1", "parts_1", "l_1", "ct_2" FROM (SELECT s.exp, "z_1" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 1 AND kid = "kids_0"[1]) AS s WHERE "z_1" >= s.start AND "z_1" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 1 AND kid = "kids_0"[1] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x1" ON "x1".rid = k.eid JOIN "pgivm_v"."cnt" AS "c2" ON "c2".node = 2 AND "c2".kid = "x1".kids[2];
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    "z_2" := mod(floor("l_1" / 2::numeric ^ (0)), 2::numeric ^ "ct_2");
+    SELECT "x2".kids, "x2".parts, mod(b.off, 2::numeric ^ b.exp) INTO "kids_2", "parts_2", "l_2" FROM (SELECT s.exp, "z_2" - s.start AS off FROM (SELECT exp, size, sum(size * 2::numeric ^ exp) OVER (ORDER BY exp ROWS UNBOUNDED PRECEDING) - size * 2::numeric ^ exp AS start FROM "pgivm_v"."bsize" WHERE node = 2 AND kid = "kids_1"[2]) AS s WHERE "z_2" >= s.start AND "z_2" < s.start + s.size * 2::numeric ^ s.exp) AS b CROSS JOIN LATERAL (SELECT eid FROM "pgivm_v"."bucket" WHERE node = 2 AND kid = "kids_1"[2] AND exp = b.exp AND pos = floor(b.off / 2::numeric ^ b.exp)::bigint OFFSET 0) AS k JOIN "pgivm_v"."rows" AS "x2" ON "x2".rid = k.eid;
+    IF NOT FOUND THEN RETURN NULL; END IF;
+    RETURN ARRAY["parts_0"[1], "parts_1"[2], "parts_2"[3]]::bigint[];
+END CASE;  -- any other node: CASE_NOT_FOUND (only these are asked)
 END;
 $pgivm$;
 

@@ -19,6 +19,7 @@ from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
 from pgivm.systems.sample.layout import Layout, foreign_key_units, layout, parse_merges
+from pgivm.systems.sample.retrieve import retrieve_functions
 
 # --- names -------------------------------------------------------------------------------------------
 
@@ -450,7 +451,8 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
     state_values = {**objects, "schema": names.schema_id,
                     "schema_comment": sql.Literal(f"pgivm state of view {name} (system sample): {cq.sql}")}
     functions: list[sql.Composable] = [
-        *_layouts(view, names), render(__package__, "10_index.sql", objects), render(__package__, "20_reservoir.sql", objects),
+        *_layouts(view, names), render(__package__, "10_index.sql", objects), *retrieve_functions(names, shape),
+        render(__package__, "20_reservoir.sql", objects),
         _pred_function(view, names), *_kid_functions(view, names, shape), _apply_pending(view, names, shape),
         *_per_atom_functions(view, names, shape), render(__package__, "30_restart.sql", objects)]
     for table in cq.tables:
