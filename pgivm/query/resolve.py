@@ -253,7 +253,9 @@ SELECT oc.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace AS in_catalog, n.
                          WHERE t.oid IN (rg.rngtypid, rg.rngmultitypid)
                            AND so.opcnamespace = 'pg_catalog'::pg_catalog.regnamespace
                            AND rg.rngsubtype < 16384 AND rg.rngcanonical::pg_catalog.oid < 16384)))
- ORDER BY 1 DESC, oc.opcintype = t.oid DESC
+-- the type's own operator class first, as PostgreSQL resolves `=` (citext's, not text's through
+-- the binary cast: 'abc' = 'ABC'), then pg_catalog's
+ ORDER BY oc.opcintype = t.oid DESC, 1 DESC
  LIMIT 1
 """
 

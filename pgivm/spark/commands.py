@@ -11,7 +11,7 @@ from psycopg import sql
 from pgivm.catalog import migrate
 from pgivm.compare import Row, bag_differences
 from pgivm.errors import PgivmError
-from pgivm.installed import InstalledView, open_view
+from pgivm.installed import InstalledView, open_view, operator_schemas
 from pgivm.systems import common
 from pgivm.transactions import LOCK_WAIT_S, Target, fixed_search_path, lock_base_tables, session, transaction
 
@@ -76,6 +76,11 @@ def validate_spark(name: str, *, master: str = "local[*]", target: Target = None
                 raise PgivmError(f"view {name} reads a subquery that aggregates, kept as a table of its state: "
                                  "validate --spark recounts joins of base tables only",
                                  f"pgivm verify {name} recounts the subquery and the view in SQL")
+            extensions = operator_schemas(conn, view.record)
+            if extensions:  # Spark would compare their text: citext's 'abc' <> 'ABC'
+                raise PgivmError(f"view {name} compares values of an extension's type (its equality is the "
+                                 f"extension's, in schema {', '.join(extensions)}): "
+                                 "validate --spark compares values as Spark does", f"pgivm verify {name} recounts it in SQL")
             lock_base_tables(conn, sorted(set(view.record.table_oids.values())), "SHARE", lock_wait)
             fixed_search_path(conn)
             triangle = view.record.query.analysis.triangle

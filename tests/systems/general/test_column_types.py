@@ -235,14 +235,29 @@ def test_a_composite_or_a_range_over_a_type_of_the_users_is_refused(conn: psycop
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0
 
 
-def _vector(conn: psycopg.Connection) -> None:
-    """pgvector in schema ext, which only superusers write (the embedded server ships it)."""
-    if conn.execute("SELECT count(*) FROM pg_available_extensions WHERE name = 'vector'").fetchone()[0] == 0:
-        pytest.skip("this server has no pgvector")
-    conn.execute("CREATE SCHEMA ext; CREATE EXTENSION vector SCHEMA ext; GRANT USAGE ON SCHEMA ext TO PUBLIC")
+def _extension(conn: psycopg.Connection, name: str = "vector") -> None:
+    """An extension (pgvector, or citext: contrib, which the embedded server does not ship) in
+    schema ext, which only superusers write."""
+    if conn.execute("SELECT count(*) FROM pg_available_extensions WHERE name = %s", [name]).fetchone()[0] == 0:
+        pytest.skip(f"this server has no {name}")
+    conn.execute(sql.SQL("CREATE SCHEMA ext; CREATE EXTENSION {} SCHEMA ext; GRANT USAGE ON SCHEMA ext TO PUBLIC")
+                 .format(sql.Identifier(name)))
     # the user's queries name its operator as its users would: ext on their search_path
     conn.execute(sql.SQL("ALTER DATABASE {} SET search_path = \"$user\", public, ext; SET search_path = \"$user\", public, ext")
                  .format(sql.Identifier(conn.info.dbname)))
+
+
+def _vector(conn: psycopg.Connection) -> None:
+    """pgvector in schema ext (the embedded server ships it)."""
+    _extension(conn, "vector")
+
+
+# Each extension's type as a column's, values of it (equal ones among them for citext: 'abc' = 'ABC'),
+# and the condition a delete takes rows by: citext's deletes one spelling, so the others stay.
+EXTENSION_VALUES = {
+    "vector": ("ext.vector(2)", "ext.vector", ["[1,2]", "[1,2.5]", "[0,0]", "[-1,2]", None], "v = %s::ext.vector"),
+    "citext": ("ext.citext", "ext.citext", ["abc", "ABC", "Abc", "x", "X", "y", None], "v::text = %s"),
+}
 
 
 VECTOR_QUERIES = {
@@ -254,16 +269,19 @@ VECTOR_QUERIES = {
 }
 
 
+@pytest.mark.parametrize("extension", ["vector", "citext"])
 @pytest.mark.parametrize("refresh", ["immediate", "deferred"])
 @pytest.mark.parametrize("system", list(VECTOR_QUERIES))
 def test_an_extensions_type_joins_and_groups_by_its_own_equality(conn: psycopg.Connection, dsn: str, system: str,
-                                                                 refresh: str) -> None:
-    """pgvector's vector, whose equality (ext.=, vector_ops) is the extension's: each system's
-    functions look operators up in ext after pg_catalog (ext is written only by superusers), and
-    the view equals the query after every statement (a deferred view after its refresh); verify
+                                                                 refresh: str, extension: str) -> None:
+    """pgvector's vector and citext, whose equality (ext.=: vector_ops, citext_ops, 'abc' = 'ABC')
+    is the extension's: each system's functions look operators up in ext after pg_catalog (ext is
+    written only by superusers), and the view equals the query after every statement (a deferred
+    view after its refresh; EXCEPT ALL compares by the type's equality, as GROUP BY groups); verify
     holds, as does a status and an upgrade (open_view and a reinstall find the path again)."""
-    _vector(conn)
-    conn.execute("CREATE TABLE r (v ext.vector(2), a int); CREATE TABLE s (v ext.vector(2), u int, w int); "
+    _extension(conn, extension)
+    column, cast, values, deleted = EXTENSION_VALUES[extension]
+    conn.execute(f"CREATE TABLE r (v {column}, a int); CREATE TABLE s (v {column}, u int, w int); "
                  "CREATE TABLE t (u int, a int)")
     query = VECTOR_QUERIES[system]
     options: dict[str, object] = {"size": 1000} if system == "sample" else {}
@@ -272,35 +290,50 @@ def test_an_extensions_type_joins_and_groups_by_its_own_equality(conn: psycopg.C
             pytest.skip(f"{system} has no deferred mode")
         options["refresh"] = "deferred"
     assert command.create("v", query, system=system, target=dsn, **options).system == system
-    rng = random.Random(f"vector-{system}-{refresh}")
-    vectors = ["[1,2]", "[1,2.5]", "[0,0]", "[-1,2]", None]
+    rng = random.Random(f"{extension}-{system}-{refresh}")
     read = "SELECT a, w FROM v" if system == "sample" else "SELECT * FROM v"
     for step in range(30):
         table = rng.choice("rrst" if system == "ivme" else "rs")
         if rng.random() < 0.7:
             if table == "r":
-                conn.execute("INSERT INTO r VALUES (%s::ext.vector, %s)", [rng.choice(vectors), rng.randint(0, 3)])
+                conn.execute(f"INSERT INTO r VALUES (%s::{cast}, %s)", [rng.choice(values), rng.randint(0, 3)])
             elif table == "s":
-                conn.execute("INSERT INTO s VALUES (%s::ext.vector, %s, %s)", [rng.choice(vectors), rng.randint(0, 3), step])
+                conn.execute(f"INSERT INTO s VALUES (%s::{cast}, %s, %s)", [rng.choice(values), rng.randint(0, 3), step])
             else:
                 conn.execute("INSERT INTO t VALUES (%s, %s)", [rng.randint(0, 3), rng.randint(0, 3)])
         elif table in "rs" and rng.random() < 0.5:
-            conn.execute(f"DELETE FROM {table} WHERE v = %s::ext.vector", [rng.choice(vectors[:-1])])
+            conn.execute(f"DELETE FROM {table} WHERE {deleted}", [rng.choice(values[:-1])])
         elif table == "r":
-            conn.execute("UPDATE r SET v = %s::ext.vector WHERE a = %s", [rng.choice(vectors), rng.randint(0, 3)])
+            conn.execute(f"UPDATE r SET v = %s::{cast} WHERE a = %s", [rng.choice(values), rng.randint(0, 3)])
         if refresh == "deferred":
             command.refresh("v", target=dsn)
         diff = conn.execute(f"(({read}) EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL ({read}))").fetchall()
         assert diff == [], f"{system} step {step}: {diff[:3]}"
-    assert conn.execute(f"SELECT count(*) FROM ({query}) q").fetchone()[0] > (0 if system == "ivme" else 1)
+    # the stream ends away from the start: rows of r and s that join by the type's equality
+    assert conn.execute("SELECT count(*) FROM r JOIN s ON r.v = s.v").fetchone()[0] > (0 if system == "ivme" else 1)
     assert command.verify("v", target=dsn).ok
     command.status("v", target=dsn)
     command.upgrade("v", force=True, target=dsn)
-    conn.execute("INSERT INTO r VALUES ('[1,2]', 1); INSERT INTO s VALUES ('[1,2]', 1, 99)")
+    conn.execute("INSERT INTO r VALUES (%s, 1)", [values[0]])
+    conn.execute("INSERT INTO s VALUES (%s, 1, 99)", [values[1]])
     if refresh == "deferred":
         command.refresh("v", target=dsn)
     assert conn.execute(f"(({read}) EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL ({read}))").fetchall() == []
     assert command.verify("v", target=dsn).ok
+
+
+def test_validate_spark_refuses_a_view_comparing_an_extensions_type(conn: psycopg.Connection, dsn: str) -> None:
+    """Spark compares values as Spark does (citext's as text: 'abc' <> 'ABC'): validate --spark
+    refuses a view whose equality is an extension's in one line, before Spark starts."""
+    from pgivm.spark import commands as spark_commands
+
+    _vector(conn)
+    conn.execute("CREATE TABLE r (v ext.vector(2), a int)")
+    command.create("v", "SELECT r.v, count(*) AS n FROM r GROUP BY r.v", target=dsn)
+    with pytest.raises(PgivmError) as info:
+        spark_commands.validate_spark("v", target=dsn)
+    assert "extension's type" in info.value.message and "schema ext" in info.value.message, info.value
+    assert "\n" not in info.value.message and len(info.value.message) < 200, info.value.message
 
 
 def test_an_extensions_type_in_a_schema_others_write_is_refused_and_the_guard_keeps_it_so(
