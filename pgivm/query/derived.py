@@ -45,7 +45,8 @@ _CORRELATED = "reads a column of the query around it"
 AGGREGATES = frozenset({"count", "sum", "avg", "min", "max", "bool_and", "bool_or", "every"})
 # sqlglot's names for some of PostgreSQL's functions and constructs
 _ALSO = {"logical_and": "bool_and", "logical_or": "bool_or", "substring": "substr", "extract": "date_part",
-         "trim": "btrim", "str_position": "strpos", "timestamp_trunc": "date_trunc"}
+         "trim": "btrim", "str_position": "strpos", "timestamp_trunc": "date_trunc", "pad": "lpad",
+         "array_size": "array_length"}
 # sqlglot nodes that are functions to it and operators or constructs to PostgreSQL (AND, OR, CASE, ~, ->>, ...)
 _NOT_FUNCTIONS = (exp.Connector, exp.Cast, exp.Case, exp.If, exp.Extract, exp.Distinct, exp.Paren, exp.Exists,
                   exp.AtTimeZone, *scalar.OPERATOR_NODES)

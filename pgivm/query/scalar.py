@@ -80,7 +80,9 @@ OPERATIONS: dict[str, str] = {
 FUNCTIONS = frozenset({"abs", "ceil", "floor", "round", "trunc", "sign", "mod", "power", "sqrt", "lower", "upper",
                        "length", "char_length", "substr", "btrim", "ltrim", "rtrim", "left", "right", "replace",
                        "strpos", "starts_with", "coalesce", "nullif", "greatest", "least", "date_part",
-                       "date_trunc", "timezone"})  # of a timestamptz, date_part and date_trunc are stable: create
+                       "date_trunc", "timezone", "split_part", "initcap", "reverse", "repeat", "md5", "lpad", "rpad",
+                       "translate", "regexp_replace", "octet_length", "array_length", "cardinality", "make_date",
+                       "age", "justify_days", "justify_hours", "justify_interval"})  # of a timestamptz, date_part and date_trunc are stable: create
 # refuses them (pgivm.install._NOT_IMMUTABLE), and timezone(zone, x), x AT TIME ZONE zone, is the way out
 _TRUNC_FIELDS = frozenset({"microseconds", "milliseconds", "second", "minute", "hour", "day", "week", "month",
                            "quarter", "year", "decade", "century", "millennium"})
@@ -109,7 +111,8 @@ _TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "is distinct from", "is not
                     "not in", "case", "extract", "fn:coalesce",
                     "fn:nullif", "fn:greatest", "fn:least", "fn:lower", "fn:upper", "fn:length", "fn:char_length",
                     "fn:btrim", "fn:ltrim", "fn:rtrim", "fn:starts_with", "fn:strpos", "fn:date_part", "fn:sign",
-                    "fn:ceil", "fn:floor", "fn:round", "fn:trunc",
+                    "fn:ceil", "fn:floor", "fn:round", "fn:trunc", "fn:initcap", "fn:reverse", "fn:md5",
+                    "fn:translate", "fn:octet_length", "fn:array_length", "fn:cardinality",
                     *(f"{op} {q}" for op in ("=", "<>", "<", "<=", ">", ">=") for q in ("any", "all"))})
 
 
@@ -220,6 +223,16 @@ _NAMED: dict[type[exp.Expression], str] = {
     exp.Sqrt: "sqrt", exp.Pow: "power", exp.Sign: "sign", exp.Trunc: "trunc", exp.Left: "left", exp.Right: "right",
     exp.Replace: "replace", exp.StrPosition: "strpos", exp.StartsWith: "starts_with",
 }
+# functions sqlglot reads as nodes of their own, with their arguments in PostgreSQL's order (sqlglot's
+# other arguments are other dialects' options: Initcap's default delimiters, SplitPart's flags)
+_PICKED: dict[type[exp.Expression], tuple[str, tuple[str, ...]]] = {
+    exp.SplitPart: ("split_part", ("this", "delimiter", "part_index")), exp.Initcap: ("initcap", ("this",)),
+    exp.Reverse: ("reverse", ("this",)), exp.Repeat: ("repeat", ("this", "times")), exp.MD5: ("md5", ("this",)),
+    exp.Translate: ("translate", ("this", "from_", "to")), exp.ArraySize: ("array_length", ("this", "expression")),
+    exp.RegexpReplace: ("regexp_replace", ("this", "expression", "replacement", "modifiers")),
+    exp.JustifyDays: ("justify_days", ("this",)), exp.JustifyHours: ("justify_hours", ("this",)),
+    exp.JustifyInterval: ("justify_interval", ("this",)),
+}
 
 
 def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> Node:
@@ -313,6 +326,10 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         return Op("fn:" + name, tuple(from_sqlglot(a, column) for a in _arguments(node)))
     if type(node) in _NAMED:
         return Op("fn:" + _NAMED[type(node)], tuple(from_sqlglot(a, column) for a in _arguments(node)))
+    if isinstance(node, exp.Pad) or (type(node) in _PICKED and not node.args.get("position") and not node.args.get("occurrence")):
+        name, keys = ("lpad" if node.args.get("is_left") else "rpad", ("this", "expression", "fill_pattern")) \
+            if isinstance(node, exp.Pad) else _PICKED[type(node)]
+        return Op("fn:" + name, tuple(from_sqlglot(node.args[k], column) for k in keys if node.args.get(k) is not None))
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
         return Op("fn:" + str(node.this).lower(), tuple(from_sqlglot(a, column) for a in node.expressions))
     if isinstance(node, exp.Func) or (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):

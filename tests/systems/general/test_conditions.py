@@ -123,6 +123,17 @@ NEGATED = {  # each spelling of a negated or symmetric test, in WHERE and in the
                          "strpos(r.name, 'o') AS p, btrim(r.name, 'b') AS bt, ltrim(r.name, 'a') AS lt, "
                          "rtrim(r.name) AS rtr, trunc(r.a / 3.0, 1) AS t FROM r "
                          "WHERE starts_with(r.name, 'b') OR trunc(r.a * 0.5) = 1"),
+    # refused before, seen by a held-out review: immutable string, array and date functions of PostgreSQL's
+    "more string functions": ("SELECT r.a, initcap(r.name) AS ic, reverse(r.name) AS rv, md5(r.name) AS h, "
+                              "translate(r.name, 'ab', 'AB') AS tr, octet_length(r.name) AS ol, "
+                              "split_part(r.name || '-' || r.a::text, '-', 2) AS sp, lpad(r.name, 4, '*') AS lp, "
+                              "rpad(r.name, 4) AS rp, repeat(r.name, 2) AS rep, regexp_replace(r.name, '[ae]', '_', 'g') AS rx, "
+                              "cardinality(ARRAY[r.a, r.b]) AS card, array_length(ARRAY[r.a], 1) AS al FROM r "
+                              "WHERE split_part(r.name, 'e', 1) <> 'b' OR reverse(r.name) LIKE 'n%'"),
+    "date functions": ("SELECT r.a, make_date(2024, 1 + abs(r.b) % 12, 1) AS md, age(r.d::timestamp, TIMESTAMP '2024-01-01') AS ag, "
+                       "justify_days(INTERVAL '1 day' * (r.d - DATE '2024-01-01')) AS jd, "
+                       "justify_hours(INTERVAL '30 hours') AS jh, justify_interval(INTERVAL '40 days') AS ji FROM r "
+                       "WHERE r.d IS NOT NULL AND r.b IS NOT NULL"),
 }
 
 

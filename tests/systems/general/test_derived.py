@@ -507,8 +507,14 @@ def test_the_functions_and_names_conditions_take_are_taken_inside() -> None:
     arguments = {"mod": "q.d, 2", "power": "q.d, 2", "substr": "q.t, 1, 2", "left": "q.t, 1", "right": "q.t, 1",
                  "replace": "q.t, 'a', 'b'", "strpos": "q.t, 'a'", "starts_with": "q.t, 'a'", "coalesce": "q.d, 1",
                  "nullif": "q.d, 1", "greatest": "q.d, 1", "least": "q.d, 1", "date_part": "'year', DATE '2020-01-01'",
-                 "date_trunc": "'month', TIMESTAMP '2020-01-01'", "timezone": "'UTC', TIMESTAMPTZ '2020-01-01'"}
-    of_text = {"lower", "upper", "length", "char_length", "btrim", "ltrim", "rtrim"}
+                 "date_trunc": "'month', TIMESTAMP '2020-01-01'", "timezone": "'UTC', TIMESTAMPTZ '2020-01-01'",
+                 "split_part": "q.t, '-', 2", "repeat": "q.t, 2", "lpad": "q.t, 3", "rpad": "q.t, 3, '*'",
+                 "translate": "q.t, 'a', 'b'", "regexp_replace": "q.t, 'a', 'b'", "array_length": "'{1,2}'::int[], 1",
+                 "cardinality": "'{1,2}'::int[]", "make_date": "q.d, 1, 1", "age": "TIMESTAMP '2020-01-01', TIMESTAMP '2019-01-01'",
+                 "justify_days": "INTERVAL '40 days'", "justify_hours": "INTERVAL '30 hours'",
+                 "justify_interval": "INTERVAL '40 days'"}
+    of_text = {"lower", "upper", "length", "char_length", "btrim", "ltrim", "rtrim", "initcap", "reverse", "md5",
+               "octet_length"}
     for function in sorted(scalar.FUNCTIONS):
         text = f"{function}({arguments.get(function, 'q.t' if function in of_text else 'q.d')})"
         query = parse_query(f"SELECT x.c, x.m FROM (SELECT sch.q.c, max({text}) AS m FROM sch.q GROUP BY sch.q.c) x",
