@@ -206,7 +206,7 @@ def explain_lines(view: ResolvedView, state: dict[str, Any]) -> list[str]:
 def relation_rows(conn: Any, name: str) -> list[list[Any]]:
     """Per partitioned relation and variable of a 4-path view: values, heavy values, heavy and light tuples."""
     names = Names.of(name)
-    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{names.schema}.s_a_degree"]).fetchone()[0]:
+    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(names.schema, "s_a_degree").as_string(conn)]).fetchone()[0]:
         return []
     rows = []
     for (relation, variable), degree in DEGREES.items():

@@ -36,7 +36,7 @@ def status(conn: psycopg.Connection, name: str) -> SystemStatus:
     figures = {k: info[k] for k in ("epsilon", "n", "theta", "db_size", "updates_applied", "major_rebalances",
                                     "minor_rebalances")}
     sections = [Section("relations", ["relation", "values", "heavy values", "heavy tuples", "light tuples"], relations)]
-    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{names.schema}.listing"]).fetchone()[0]:  # type: ignore[index]
+    if conn.execute("SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(names.schema, "listing").as_string(conn)]).fetchone()[0]:  # type: ignore[index]
         # a listing: how its triangles are kept, materialized (hhh, lll) or factorized (P and W of each relation)
         parts = [["Q^L (hhh, lll)", *_size(conn, names("listing"))]]
         parts += [[f"P_{k.upper()}{l.upper()}, W_{k.upper()}{l.upper()}", *_size(conn, names(f"p_{k}{l}"), names(f"w_{k}{l}"))]

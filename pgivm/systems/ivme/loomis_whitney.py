@@ -458,7 +458,7 @@ def relation_rows(conn: Any, name: str) -> list[list[Any]]:
     names = Names.of(name)
     rows = []
     j = 1
-    while conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{names.schema}.k{j}_degree"]).fetchone()[0]:
+    while conn.execute("SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(names.schema, f"k{j}_degree").as_string(conn)]).fetchone()[0]:
         row = conn.execute(sql.SQL("SELECT count(*) FILTER (WHERE heavy), count(*), (SELECT count(*) FROM {h}), "
                                    "(SELECT count(*) FROM {l}) FROM {d}").format(
             h=names(f"k{j}_heavy"), l=names(f"k{j}_light"), d=names(f"k{j}_degree"))).fetchone()

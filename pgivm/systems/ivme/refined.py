@@ -208,4 +208,4 @@ def relation_rows(conn: Any, name: str) -> list[list[Any]]:
 
 
 def is_refined_state(conn: Any, name: str) -> bool:
-    return bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{Names.of(name).schema}.r_a_degree"]).fetchone()[0])
+    return bool(conn.execute("SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(Names.of(name).schema, "r_a_degree").as_string(conn)]).fetchone()[0])

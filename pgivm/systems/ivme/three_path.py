@@ -132,7 +132,7 @@ def explain_lines(view: ResolvedView, state: dict[str, Any]) -> list[str]:
 def relation_rows(conn: Any, name: str) -> list[list[Any]]:
     """S's partition on B of a 3-path view: values, heavy values, heavy and light tuples."""
     names = Names.of(name)
-    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [f"{names.schema}.rs_light"]).fetchone()[0]:
+    if not conn.execute("SELECT to_regclass(%s) IS NOT NULL", [sql.Identifier(names.schema, "rs_light").as_string(conn)]).fetchone()[0]:
         return []
     row = conn.execute(sql.SQL("SELECT (SELECT count(*) FILTER (WHERE heavy) FROM {d}), (SELECT count(*) FROM {d}), "
                                "count(*) FILTER (WHERE hb), count(*) FILTER (WHERE NOT hb) FROM {s}").format(
