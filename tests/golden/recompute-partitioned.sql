@@ -57,31 +57,31 @@ INSERT INTO "pgivm_triangles"."result" (count) VALUES ((SELECT count(*) FROM "pu
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."r" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_1 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON public.r_2_2 FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."s" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 CREATE TRIGGER "pgivm_triangles_lock" BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_catalog"."lock_writes"();
 
-CREATE TRIGGER "pgivm_triangles_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
+CREATE TRIGGER "pgivm_triangles_zz_refresh" AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON "public"."t" FOR EACH STATEMENT EXECUTE FUNCTION "pgivm_triangles"."refresh"();
 
 -- phase: expose (2 statements)
 

@@ -17,9 +17,11 @@ from pgivm.systems.common import Names, count_query, expose_plan, is_triangle, r
 
 def capture_triggers(view: ResolvedView, name: str, table: TableRef) -> list[capture.CaptureTrigger]:
     """The writers' locks, then one statement trigger per base table (and partition): any write
-    refreshes the count."""
+    refreshes the view. Named to fire after a derived table's triggers on the same table (AFTER
+    triggers fire in name order, ``pgivm_NAME_zdN_...``): the refresh then reads the derived tables
+    recounted, not as they were before the statement (a division by a count that was 0 failed)."""
     return [capture.lock_trigger(name),
-            capture.CaptureTrigger(f"pgivm_{name}_refresh", "AFTER", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"),
+            capture.CaptureTrigger(f"pgivm_{name}_zz_refresh", "AFTER", ("INSERT", "UPDATE", "DELETE", "TRUNCATE"),
                                    (state_schema_for(name), "refresh"))]
 
 
