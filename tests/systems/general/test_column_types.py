@@ -370,3 +370,22 @@ def test_an_extensions_type_in_a_schema_others_write_is_refused_and_the_guard_ke
     finally:
         conn.execute("ALTER EVENT TRIGGER pgivm_trust_changed ENABLE; REVOKE ALL ON SCHEMA ext FROM pgivm_t_someone; "
                      "DROP ROLE IF EXISTS pgivm_t_someone")
+
+
+# Known bug (a held-out review): F-IVM's and first-order's rings keep a numeric sum as one numeric,
+# and numeric has NaN and ±Infinity as float8 has: once such a value entered the sum, taking it out
+# again leaves NaN (float8 sums are kept classified, floats.py: exact). Until numeric sums are kept
+# the same way, `verify` reports it (result_equals_plain_sql) and recompute is exact.
+@pytest.mark.parametrize("system", [
+    pytest.param("fivm", marks=pytest.mark.xfail(strict=True, reason="numeric NaN/Infinity in a ring's sum (known bug)")),
+    pytest.param("first-order", marks=pytest.mark.xfail(strict=True, reason="numeric NaN/Infinity in a ring's sum (known bug)")),
+    "recompute"])
+def test_a_numeric_nan_or_infinity_that_leaves_a_sum(conn: psycopg.Connection, dsn: str, system: str) -> None:
+    conn.execute("CREATE TABLE m (g int, x numeric); INSERT INTO m VALUES (1, 1), (1, 2), (2, 5)")
+    query = "SELECT g, sum(x) AS s, avg(x) AS a, count(*) AS n FROM m GROUP BY g"
+    command.create("v", query, system=system, target=dsn)
+    for statement in ["INSERT INTO m VALUES (1, 'NaN')", "DELETE FROM m WHERE x = 'NaN'",
+                      "INSERT INTO m VALUES (2, 'Infinity'), (2, '-Infinity')", "DELETE FROM m WHERE x = '-Infinity'",
+                      "DELETE FROM m WHERE x = 'Infinity'"]:
+        conn.execute(statement)
+        assert conn.execute(f"({query}) EXCEPT ALL SELECT * FROM v").fetchall() == [], statement
