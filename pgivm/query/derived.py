@@ -31,6 +31,7 @@ from typing import Any
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
+from sqlglot.optimizer.merge_subqueries import merge_subqueries
 from sqlglot.optimizer.qualify import qualify
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
@@ -121,6 +122,8 @@ def derived_relations(select: exp.Expression, schema: str, columns_of: ColumnsOf
         if columns_of is None:
             raise NeedsColumns("a subquery that aggregates needs the tables' columns: give pgivm a database to read them from")
         _read_kept_tables(inner, reads)
+        # a subquery in its FROM that only filters and renames (a WITH query too) is merged into it first
+        merge_subqueries(inner)
         alias = sub.args.get("alias")
         read_as = sub.alias or f"subquery_{len(found) + 1}"  # its name (or its place), which refusals say
         table = TableRef(f"derived_{len(found) + 1}", schema)
