@@ -160,6 +160,10 @@ def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: boo
         first = (str(err).strip().splitlines() or ["error"])[0]
         raise PgivmError(f"PostgreSQL rejects the view SQL: {first}") from None
     if calling is not None:
+        if "anynonarray" in calling[0] or "anyelement" in calling[0]:  # || of text and a value: its text form is the type's
+            raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: it writes a value of any type as text, which may depend "
+                                   "on the writer's session (DateStyle, TimeZone, ...), so a maintained view calls only "
+                                   "immutable ones", "cast the value to text first (x::text || 'y')")
         raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: its value depends on the writer's session (TimeZone, ...), "
                                "so a maintained view calls only immutable ones",
                                "give the time zone (ts AT TIME ZONE 'UTC'), or cast a date to timestamp (d::timestamp): "
