@@ -684,6 +684,10 @@ class _Resolver:
             if len(self.aliases) != 1 and self.layout is not None and self.layout.table_columns is None and self.general:
                 raise NeedsColumns(f"column {column} without its table needs the tables' columns: give pgivm a "
                                    "database to read them from")
+            if column in self.aliases and (self.layout is None or self.layout.table_columns is None or not any(
+                    column in cols for cols in self.layout.table_columns.values())):  # count(o): o's whole row
+                raise UnsupportedQuery(f"{column} is a whole row of table {column} here: a maintained view reads columns",
+                                       f"count a column of {column} that is never NULL (count({column}.id)), or count(*)")
             if len(self.aliases) != 1:
                 example = ColumnRef(next(iter(self.aliases)), column)
                 raise UnsupportedQuery(f"qualify column {column} with its table or alias (e.g. {example})")

@@ -439,3 +439,15 @@ def test_rejects_constructs_that_change_the_result(sql: str, words: list[str]) -
         parse_view_sql(sql)
     for word in words:
         assert word.lower() in str(info.value).lower()
+
+
+def test_a_whole_row_counted_is_named_so_with_the_column_to_count_instead() -> None:
+    """``count(o)`` of a table alias (a held-out review: the message asked to qualify column o):
+    said to be o's whole row, with the hint to count a column or rows."""
+    from pgivm.query.parse import parse_query
+
+    columns = {"c": ["id", "name"], "o": ["id", "cust"]}
+    for join in ("LEFT JOIN", "JOIN"):
+        with pytest.raises(UnsupportedQuery) as info:
+            parse_query(f"SELECT c.id, count(o) FROM c {join} o ON o.cust = c.id GROUP BY c.id", lambda t: columns[t.name])
+        assert "o is a whole row of table o" in info.value.message and "count(o.id)" in (info.value.hint or "")
