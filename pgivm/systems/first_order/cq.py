@@ -536,6 +536,13 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
             t=names(f"{captured.name}_delta"),
             cols=sql.SQL(", ").join(sql.SQL("{} {}").format(sql.Identifier(c.name), sql.SQL(c.target_type))  # type: ignore[arg-type]
                                     for c in captured.columns)))
+        if len(cq.atoms_of(atom.table)) > 1:
+            # a self-join reads its table as it was before the statement: the table UNION ALL this
+            # change, probed by its join columns. Up to PostgreSQL 17 a sequential scan that
+            # enable_seqscan = off disables adds its penalty at every rescan, so without an index
+            # here the union was materialized whole (a 4-cycle's insert read all of its table)
+            state += [sql.SQL("CREATE INDEX ON {t} ({c})").format(t=names(f"{captured.name}_delta"), c=sql.Identifier(c.name))
+                      for c in captured.columns if c.key]
     functions: list[sql.Composable] = [*maintain.delta_layouts(ctx),
                                        render("pgivm.systems.fivm", "40_restart.sql", {"restart": names("restart")})]
     tables = cq.tables
