@@ -121,6 +121,18 @@ def _all_not_null(values: list[str]) -> str:
     return " AND ".join(f"{v} IS NOT NULL" for v in values)
 
 
+def _among_touched(values: list[str], relation: DerivedRelation, touched_table: str) -> str:
+    """``values`` (the keys of a row) are those of a touched group with no NULL key. The first key is
+    matched by ``= ANY (an array of the touched keys)``, an index condition whatever the plan
+    (PostgreSQL 15 read ``k IN (SELECT ...)`` by scanning the whole index on k and filtering); the
+    others, if any, by IN beside it."""
+    keys, not_null = _keys("t", relation), _all_not_null(_keys("t", relation))
+    first = f"{values[0]} = ANY (ARRAY(SELECT {keys[0]} FROM {touched_table} AS t WHERE {not_null}))"
+    if len(values) == 1:
+        return first
+    return f"({', '.join(values)}) IN (SELECT {', '.join(keys)} FROM {touched_table} AS t WHERE {not_null}) AND {first}"
+
+
 def _shown_keys(relation: DerivedRelation) -> list[str]:
     """The subquery's outputs that show a GROUP BY value (``SELECT b, sum(c) ... GROUP BY b``), in
     the keys' order."""
@@ -226,11 +238,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
                 "on_change": function, "refill": names("_refill"), "on_change_comment": comment}))
             continue
         touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
-        # the first key also as "= ANY (an array of the touched keys)": an index condition on it whatever
-        # the plan of the IN (PostgreSQL 15 scanned the whole index on the GROUP BY column, filtering)
-        keys_in = (f"({', '.join(_key_expressions(relation))}) IN (SELECT {', '.join(_keys('t', relation))} "
-                   f"FROM {touched_table} AS t WHERE {touched_not_null}) AND {_key_expressions(relation)[0]} = ANY "
-                   f"(ARRAY(SELECT {_keys('t', relation)[0]} FROM {touched_table} AS t WHERE {touched_not_null}))")
+        keys_in = _among_touched(_key_expressions(relation), relation, touched_table)
         gone = [names.ident(names.gone(t)) for t in tables_of(relation)]
         statements.append(render(__name__, "20_on_change.sql", {
             **common, "on_change": function, "touched": names("_touched"),
@@ -246,9 +254,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
             "recount_null_keys": _text(_recount(names, condition=f"NOT ({not_null})")),
             "touched_keys_not_null": sql.SQL(touched_not_null),
             "derived_keys_not_null": sql.SQL(_all_not_null(_keys("d", relation))),
-            "derived_keys": sql.SQL(", ".join(_keys("d", relation))),
-            "touched_keys": sql.SQL(", ".join(_keys("t", relation))),
-            "derived_first_key": sql.SQL(_keys("d", relation)[0]), "touched_first_key": sql.SQL(_keys("t", relation)[0]),
+            "derived_touched": sql.SQL(_among_touched(_keys("d", relation), relation, touched_table)),
             "on_change_comment": comment}))
     return statements
 

@@ -36,9 +36,7 @@ BEGIN
         DELETE FROM {derived} AS d WHERE NOT ({derived_keys_not_null});
     END IF;
     DELETE FROM {derived} AS d
-     WHERE ({derived_keys}) IN (SELECT {touched_keys} FROM {touched} AS t WHERE {touched_keys_not_null})
-       -- (an index condition on the first key whatever the plan of the IN, as in the recount)
-       AND {derived_first_key} = ANY (ARRAY(SELECT {touched_first_key} FROM {touched} AS t WHERE {touched_keys_not_null}))
+     WHERE {derived_touched}
        AND NOT EXISTS (SELECT FROM {fresh} AS f WHERE {keys_equal} AND ROW(f.*) IS NOT DISTINCT FROM ROW(d.*));
     INSERT INTO {derived} SELECT * FROM {fresh} AS f WHERE NOT EXISTS (SELECT FROM {derived} AS d WHERE {keys_equal});
     DELETE FROM {touched};

@@ -21,11 +21,9 @@ from psycopg import sql
 from pgivm.systems.common import Names
 from pgivm.systems.sample.layout import Layout, Node
 
-_POW = "2::numeric ^ {}"  # c̃nt and bucket weights are powers of two, exact in numeric
-
-
 def _pow(exponent: sql.Composable) -> sql.Composable:
-    return sql.SQL(_POW).format(exponent)
+    """2^exponent: c̃nt and bucket weights are powers of two, exact in numeric."""
+    return sql.SQL("2::numeric ^ {}").format(exponent)
 
 
 class _Descent:
@@ -71,10 +69,10 @@ class _Descent:
 
     def tuple(self, node: Node, rid: sql.Composable, offset: sql.Identifier) -> None:
         """Position ``offset`` of {rid} x the batches of the node's children."""
-        kids = sql.Identifier(f"x{node.node}")
-        joins, items, into = self.child_counts(node, sql.SQL("{}.kids").format(kids))
+        row = sql.Identifier(f"x{node.node}")
+        joins, items, into = self.child_counts(node, sql.SQL("{}.kids").format(row))
         self.emit("SELECT {x}.kids, {x}.parts{items} INTO {k}, {p}{into} FROM {rows} AS {x}{joins} WHERE {x}.rid = {rid};",
-                  x=kids, items=sql.SQL("").join(items), k=self.var("kids", node.node, "bigint[]"),
+                  x=row, items=sql.SQL("").join(items), k=self.var("kids", node.node, "bigint[]"),
                   p=self.var("parts", node.node, "bigint[]"), into=sql.SQL("").join(into), rows=self.names("rows"),
                   joins=sql.SQL("").join(joins), rid=rid)
         self.emit("IF NOT FOUND THEN RETURN NULL; END IF;")
