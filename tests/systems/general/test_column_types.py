@@ -309,8 +309,11 @@ def test_an_extensions_type_joins_and_groups_by_its_own_equality(conn: psycopg.C
             command.refresh("v", target=dsn)
         diff = conn.execute(f"(({read}) EXCEPT ALL ({query})) UNION ALL (({query}) EXCEPT ALL ({read}))").fetchall()
         assert diff == [], f"{system} step {step}: {diff[:3]}"
-    # the stream ends away from the start: rows of r and s that join by the type's equality
+    # the stream ends away from the start: rows of r and s that join by the type's equality, and rows of
+    # the query (citext's spellings of one value make one group: there may be one)
     assert conn.execute("SELECT count(*) FROM r JOIN s ON r.v = s.v").fetchone()[0] > (0 if system == "ivme" else 1)
+    assert conn.execute(f"SELECT count(*) FROM ({query}) q").fetchone()[0] > (
+        0 if system == "ivme" or extension == "citext" else 1)
     assert command.verify("v", target=dsn).ok
     command.status("v", target=dsn)
     command.upgrade("v", force=True, target=dsn)
