@@ -190,6 +190,16 @@ class Computed:
 Expr = Union[Const, Var, BinOp, Computed]
 
 
+def computed_in(expr: Expr | None) -> list[Computed]:
+    """The computed values of an aggregate's argument: the argument itself, or the factors of its
+    products that are (``r.x * (1 - r.d)`` inside ``sum(r.x * (1 - r.d) * s.y)``)."""
+    if isinstance(expr, Computed):
+        return [expr]
+    if isinstance(expr, BinOp):
+        return computed_in(expr.left) + computed_in(expr.right)
+    return []
+
+
 # ------------------------------------------------------------------------------ outputs
 
 

@@ -1155,10 +1155,37 @@ def _argument(node: exp.Expression, resolver: _Resolver, variable_of: dict[Colum
     return Computed("computed_" + hashlib.sha256(text.encode()).hexdigest()[:12], tree, tuple(refs.values()), text)
 
 
+def _bare(node: exp.Expression) -> exp.Expression:
+    return _bare(node.this) if isinstance(node, exp.Paren) else node
+
+
+def _adds_columns(node: exp.Expression) -> bool:
+    """Whether ``node`` adds or subtracts something that holds a column (``1 - r.d``)."""
+    node = _bare(node)
+    return isinstance(node, (exp.Add, exp.Sub)) and node.find(exp.Column) is not None
+
+
+def _one_table(node: exp.Expression, resolver: _Resolver) -> bool:
+    return len({resolver.column(c).alias for c in node.find_all(exp.Column)}) == 1
+
+
 def _expression(node: exp.Expression, resolver: _Resolver, variable_of: dict[ColumnRef, str]) -> Expr:
-    """The arithmetic inside sum/avg (already checked by ``_is_arithmetic``) as an Expr."""
+    """The arithmetic inside sum/avg (already checked by ``_is_arithmetic``) as an Expr.
+
+    A product with a sum of columns in it, ``r.x * (1 - r.d)``, is one value of the table's row,
+    computed as PostgreSQL computes it, where its columns are one table's (else that sum alone is,
+    where its columns are): expanded into monomials (x − x·d) it would differ from PostgreSQL's
+    row-by-row value once a column is ±Infinity or NaN (float8, real, numeric: rings.py), and a
+    sum of x − x·d keeps two sums where one does."""
     if isinstance(node, exp.Paren):
         return _expression(node.this, resolver, variable_of)
+    if isinstance(node, exp.Mul) and node.this.find(exp.Column) and node.expression.find(exp.Column) \
+            and (_adds_columns(node.this) or _adds_columns(node.expression)):
+        if _one_table(node, resolver):
+            return _argument(node, resolver, variable_of, value=True)
+        return BinOp("*", *(_argument(_bare(side), resolver, variable_of, value=True)
+                            if _adds_columns(side) and _one_table(side, resolver)
+                            else _expression(side, resolver, variable_of) for side in (node.this, node.expression)))
     if isinstance(node, exp.Neg):
         if isinstance(node.this, exp.Literal):
             return Const("-" + node.this.this)

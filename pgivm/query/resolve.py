@@ -538,6 +538,8 @@ def _unique_keys_of(conn: psycopg.Connection, base: Mapping[TableRef, BaseTable]
 
 
 def _columns_of(expr: Any) -> list[Any]:
+    if hasattr(expr, "refs"):  # a computed value
+        return [r.column for r in expr.refs]
     if hasattr(expr, "column"):
         return [expr.column]
     if hasattr(expr, "left"):
@@ -558,10 +560,10 @@ def _typed_null(column_types: dict[tuple[str, str], str]) -> Any:
 
 def _computed_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
     """The type of each computed aggregate argument (a value of the joined row, like a column)."""
-    from pgivm.query.cq import Computed
+    from pgivm.query.cq import computed_in
 
     typed = _typed_null(column_types)
-    computed = [a.argument for a in query.aggregates if isinstance(a.argument, Computed)] + list(query.group_computed)
+    computed = [c for a in query.aggregates for c in computed_in(a.argument)] + list(query.group_computed)
     return {c.variable: _type_of(conn, c.render(lambda v: typed(v.column))) for c in computed}
 
 

@@ -116,18 +116,32 @@ _TOTAL = frozenset({"=", "<>", "<", "<=", ">", ">=", "is distinct from", "is not
                     *(f"{op} {q}" for op in ("=", "<>", "<", "<=", ">", ">=") for q in ("any", "all"))})
 
 
-def may_raise(node: Node, kinds: frozenset[str]) -> Op | None:
+def _in_numeric(node: Node, kind_of: Callable[[Col], str]) -> bool:
+    """Whether PostgreSQL computes ``node`` in numeric: a numeric column, a constant with a point
+    or an exponent, or + - * with such an operand (integer + numeric is numeric)."""
+    if isinstance(node, Col):
+        return kind_of(node) == "numeric"
+    if isinstance(node, Lit):
+        return not node.is_string and node.text is not None and _NUMBER.fullmatch(node.text) is not None \
+            and any(c in node.text for c in ".eE")
+    return node.op in ("+", "-", "*", "neg") and any(_in_numeric(a, kind_of) for a in node.args)
+
+
+def may_raise(node: Node, kinds: frozenset[str], kind_of: Callable[[Col], str] | None = None) -> Op | None:
     """An operation of ``node`` that may raise an error on some row (division by zero, integer or
     float overflow, a failing cast), or None: a conservative rule, for systems that evaluate an
     expression on rows PostgreSQL's query never evaluates it on (F-IVM, on every row of a table,
     joining or not). ``kinds``: what the columns it reads are ("integer", "float", "numeric",
-    "other"). Sums and products never overflow in numeric, negation and abs only in integers,
-    ``x % c`` by a non-zero integer constant is safe for any integer x, and every value has a text."""
+    "other"); ``kind_of``, if given, each column's. Sums and products never overflow in numeric
+    (an integer column beside a numeric operand is computed in numeric: ``1.5 - r.b``), negation
+    and abs only in integers, ``x % c`` by a non-zero integer constant is safe for any integer x,
+    and every value has a text."""
     if not isinstance(node, Op):
         return None
     divisor = node.args[-1] if node.args else None
     safe = (node.op in _TOTAL
-            or (node.op in ("+", "-", "*") and kinds <= {"numeric"})
+            or (node.op in ("+", "-", "*") and (kinds <= {"numeric"} or (
+                kind_of is not None and kinds <= {"numeric", "integer"} and _in_numeric(node, kind_of))))
             or (node.op in ("neg", "fn:abs") and kinds <= {"numeric", "float"})
             or (node.op in ("like", "not like", "ilike", "not ilike") and isinstance(divisor, Lit)
                 and divisor.is_string and not (divisor.text or "").endswith("\\"))  # a well-formed pattern
@@ -138,7 +152,7 @@ def may_raise(node: Node, kinds: frozenset[str]) -> Op | None:
                 and re.fullmatch(r"-?\d+", divisor.text) is not None and int(divisor.text) != 0))
     if not safe:
         return node
-    return next((bad for bad in (may_raise(a, kinds) for a in node.args) if bad is not None), None)
+    return next((bad for bad in (may_raise(a, kinds, kind_of) for a in node.args) if bad is not None), None)
 
 
 def render(node: Node, column: Callable[[Col], sql.Composable], qualify: bool = True) -> sql.Composable:

@@ -86,6 +86,29 @@ def spark_recount(conn: psycopg.Connection, view: ResolvedView, master: str = "l
 # --- join-aggregates: the result recomputed with Spark's DataFrame API --------------------------
 
 
+def _arithmetic(node: scalar.Node) -> bool:
+    """Whether a computed value is + - * over columns and numbers (``r.x * (1 - r.d)``)."""
+    if isinstance(node, scalar.Col):
+        return True
+    if isinstance(node, scalar.Lit):
+        return node.text is not None and not node.is_string
+    return node.op in ("+", "-", "*", "neg") and all(_arithmetic(a) for a in node.args)
+
+
+def _spark_arithmetic(node: scalar.Node, column: Any) -> Any:
+    """Such a value as a Spark column, each column as ``column`` gives it."""
+    from pyspark.sql import functions as F
+
+    if isinstance(node, scalar.Col):
+        return column(node)
+    if isinstance(node, scalar.Lit):
+        return F.lit(_spark_value(node.text or "", False))
+    args = [_spark_arithmetic(a, column) for a in node.args]
+    if node.op == "neg":
+        return -args[0]
+    return args[0] + args[1] if node.op == "+" else args[0] - args[1] if node.op == "-" else args[0] * args[1]
+
+
 def _spark_value(literal: str, is_string: bool) -> Any:
     if is_string:
         return literal
@@ -102,9 +125,10 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     their equated columns, filtered, grouped and aggregated with Spark's own operators, from the
     query model alone (no code of any maintenance system). A listing gives its row count only,
     as ``[(count,)]``: collecting a flat join to the driver is not a check worth its cost."""
-    from pgivm.query.cq import Computed
+    from pgivm.query.cq import computed_in
 
-    computed = any(isinstance(a.argument, Computed) for a in view.query.aggregates) or bool(view.query.group_computed)
+    computed = any(not _arithmetic(c.node) for a in view.query.aggregates for c in computed_in(a.argument)) \
+        or bool(view.query.group_computed)
     if view.query.projection is not None or computed or view.query.has_outer_join:
         from pgivm.errors import PgivmError
 
@@ -114,7 +138,7 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
     from pyspark.sql import Column
     from pyspark.sql import functions as F
 
-    from pgivm.query.cq import BinOp, Const, GroupColumn, Var
+    from pgivm.query.cq import BinOp, Computed, Const, GroupColumn, Var
     from pgivm.spark.session import get_spark
     from psycopg import sql
 
@@ -170,6 +194,9 @@ def cq_result(conn: psycopg.Connection, view: ResolvedView, master: str = "local
             return F.lit(_spark_value(e.text, False))
         if isinstance(e, Var):
             return col(e.column)
+        if isinstance(e, Computed):  # + - * over one table's columns (checked above: _arithmetic)
+            by_column = {(v.column.alias, v.column.column): v.column for v in e.refs}
+            return _spark_arithmetic(e.node, lambda c: col(by_column[(c.alias, c.column)]))
         assert isinstance(e, BinOp)
         left, right = expr(e.left), expr(e.right)
         return left + right if e.op == "+" else left - right if e.op == "-" else left * right

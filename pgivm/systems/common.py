@@ -446,7 +446,7 @@ def may_fail(view: ResolvedView, computed: Computed) -> str | None:
     query never computes it on (F-IVM's leaves, a deferred view's older states) takes only a value
     that cannot fail."""
     kinds = frozenset(_kind(view.column_types[(r.column.alias, r.column.column)]) for r in computed.refs)
-    node = scalar.may_raise(computed.node, kinds)
+    node = scalar.may_raise(computed.node, kinds, lambda c: _kind(view.column_types[(c.alias, c.column)]))
     if node is None:
         return None
     if node.op in ("/", "%"):

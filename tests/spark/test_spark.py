@@ -512,7 +512,8 @@ def test_validate_spark_recomputes_join_aggregates(conn: psycopg.Connection, dsn
     conn.execute("CREATE TABLE f (k int, g int, x int, y float8); CREATE TABLE d (k int, z int)")
     conn.execute("INSERT INTO f SELECT i % 7, i % 3, i % 5, i * 0.5 FROM generate_series(1, 60) i; "
                  "INSERT INTO d SELECT i % 9, i FROM generate_series(1, 20) i")
-    views = {"agg": "SELECT f.g, count(*), sum(1.0 * f.x * d.z) AS xz, avg(f.y) FROM f JOIN d ON f.k = d.k WHERE d.z > 2 GROUP BY f.g",
+    views = {"agg": "SELECT f.g, count(*), sum(1.0 * f.x * d.z) AS xz, avg(f.y), sum(1.0 * f.x * (1.5 - f.g) * d.z) AS xgz "
+                    "FROM f JOIN d ON f.k = d.k WHERE d.z > 2 GROUP BY f.g",
              "flat": "SELECT * FROM f JOIN d USING (k)"}
     if system == "fivm":
         views["model"] = "SELECT cofactor(f.x, f.y, d.z) FROM f JOIN d ON f.k = d.k"

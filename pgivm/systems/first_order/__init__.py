@@ -9,6 +9,7 @@ status and verify.
 from __future__ import annotations
 
 from pgivm.query.cq import ConjunctiveQuery
+from pgivm.query.resolve import ResolvedView
 from pgivm.systems import ivme
 from pgivm.systems.base import FunctionSystem
 from pgivm.systems.common import is_triangle_count, triangle_reason
@@ -32,6 +33,11 @@ def _accepts(query: ConjunctiveQuery) -> str | None:
     return None if general is None else f"{reason}; and {general}"
 
 
+def _accepts_types(view: ResolvedView) -> str | None:
+    """The join-aggregates' ring, given the columns' types (``cq.ring_problem``)."""
+    return None if is_triangle_count(view.query) else cq.ring_problem(view)
+
+
 SYSTEM = FunctionSystem(
     name=NAME,
     summary="first-order IVM: the classical delta query per update over the base tables (every join the model "
@@ -40,5 +46,5 @@ SYSTEM = FunctionSystem(
     status=status, verify=verify_view,
     options=(ivme.BATCH,),
     deferred_atoms=deferred_atoms,
-    one_value=is_triangle_count,
+    one_value=is_triangle_count, accepts_types=_accepts_types,
 )

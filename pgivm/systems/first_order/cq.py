@@ -79,6 +79,16 @@ def _value_tables(extremes: list[tuple[int, Aggregate]]) -> list[tuple[int, Aggr
     return list(first.items())
 
 
+def _ring_query(cq: ConjunctiveQuery) -> ConjunctiveQuery:
+    """The query without its min, max and count(DISTINCT): what the ring keeps."""
+    return replace(cq, outputs=tuple(o for o in cq.outputs if not (isinstance(o, Aggregate) and o.function in EXTREMES)))
+
+
+def ring_problem(view: ResolvedView) -> str | None:
+    """Why the ring cannot keep the view's sums given its columns' types (rings.ring_problem), or None."""
+    return rings.ring_problem(_ring_query(view.query), lambda v: view.variable_types[v])
+
+
 def _value_type(ctx: maintain.Context, aggregate: Aggregate) -> str:
     """The type of a min/max/count(DISTINCT) argument's values (not count's bigint): a column's or a
     computed value's (a domain as its base type), numeric for integer arithmetic (``_in_numeric``),
@@ -108,8 +118,7 @@ def _context(view: ResolvedView, name: str) -> maintain.Context:
         c.variable for c in computed_values(cq) if c.variable not in keys)
     root = View("maintained", None, None, keys, marginalized=bound, materialized=True)
     order = VariableOrder((), {}, {}, {}, {}, {v: 0 for v in keys})
-    ring = rings.ring_for(replace(cq, outputs=tuple(o for o in cq.outputs if not (
-        isinstance(o, Aggregate) and o.function in EXTREMES))), lambda v: view.variable_types[v])
+    ring = rings.ring_for(_ring_query(cq), lambda v: view.variable_types[v])
     return maintain.Context(cq, ViewTree(root, order, frozenset(a.alias for a in cq.atoms), False), ring, view,
                             Names.of(name))
 

@@ -20,7 +20,7 @@ from pgivm.systems.base import FunctionSystem, Option
 from pgivm.systems.common import across_tables_reason, bare_atom_reason, may_fail, outer_join_reason, shape_of
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.order import computed_values, home
-from pgivm.systems.fivm.rings import integer_arithmetic
+from pgivm.systems.fivm.rings import integer_arithmetic, ring_problem
 from pgivm.systems.fivm.plan import BULK_ROWS, capture_triggers, context, deferred_atoms, plan, view_tree
 
 __all__ = ["BULK_ROWS", "NAME", "SYSTEM", "accepts", "context", "plan", "status", "verify", "view_tree"]
@@ -68,7 +68,7 @@ def accepts_types(view: ResolvedView) -> str | None:
         if operation:
             return (f"{aggregate.sql}: {operation} is integer arithmetic, which fails in a row where it overflows: "
                     "F-IVM cannot tell, first-order can (1.0 * ... makes it numeric)")
-    return None
+    return ring_problem(view.query, lambda v: view.variable_types[v])
 
 
 SYSTEM = FunctionSystem(

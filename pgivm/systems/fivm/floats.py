@@ -20,7 +20,7 @@ its factors are; it is finite and non-zero, or non-zero and not NaN, iff they al
 multiply), so over a join Σ_{i,j} χ(x_i·y_j) = Σ_i χ(x_i) · Σ_j χ(y_j): the product of two
 classified sums is component-wise, like every entry of F-IVM's sum ring (the factorized
 Σ_a L(a)·R(a) of §4 of the paper). Addition is component-wise, a delete the additive inverse. A
-sum without float variables needs only value, nonzero_finite and sign_finite (finite = total,
+sum without such variables (integers) needs only value, nonzero_finite and sign_finite (finite = total,
 nonzero = nonzero_finite, sign = sign_finite). From the components:
 
     infinite terms i = nonzero − nonzero_finite,  signed σ = sign − sign_finite,
@@ -40,6 +40,13 @@ to the root. Not followed, as no sum can follow it: PostgreSQL raises when a *fi
 one row overflows or underflows float8, when its running float sum overflows on the way (the order
 of the rows decides), and in avg(float8) when its running sum of squares overflows (|x| > ~1e154);
 the view raises only if the exact result is out of range, and otherwise answers.
+
+numeric has the same three special values (PostgreSQL 14 on) with the same arithmetic (NaN·x and
+±Inf·0 are NaN, Inf − Inf is NaN, signs multiply) and its sum keeps the same counts, so a sum over a
+numeric column is classified the same way; its finite value is the column itself, and it reads as
+numeric. A numeric(p,s) column cannot hold ±Inf (numeric field overflow), only NaN, which spoils
+every term it enters: there only a column that vanishes from the expansion (0·x, x − x) would be
+lost (``specials_of``).
 """
 
 from __future__ import annotations
@@ -69,14 +76,27 @@ def is_float(kind: str) -> bool:
     return kind in FLOAT_TYPES
 
 
-def kept_parts(has_float: bool) -> tuple[str, ...]:
+def specials_of(kind: str) -> str:
+    """Which special values a column of this type holds: "all" (NaN and ±Inf: float8, real,
+    numeric), "nan" (numeric(p,s): ±Inf overflows its precision) or "" (integers and the rest)."""
+    if kind in FLOAT_TYPES or kind == "numeric":
+        return "all"
+    return "nan" if kind.startswith("numeric(") else ""
+
+
+def may_be_special(kind: str) -> bool:
+    """Whether a value of this type can be NaN or ±Inf: its sums are classified."""
+    return specials_of(kind) != ""
+
+
+def kept_parts(special: bool) -> tuple[str, ...]:
     """The characters a sum keeps as columns beside its value while it is still multiplied."""
-    return (FINITE, NONZERO_FINITE, SIGN_FINITE, NONZERO, SIGN) if has_float else (NONZERO_FINITE, SIGN_FINITE)
+    return (FINITE, NONZERO_FINITE, SIGN_FINITE, NONZERO, SIGN) if special else (NONZERO_FINITE, SIGN_FINITE)
 
 
-def stored_as(part: str, has_float: bool) -> str:
-    """The column a character is read from: without a float variable some characters coincide."""
-    if has_float:
+def stored_as(part: str, special: bool) -> str:
+    """The column a character is read from: without a variable that can be special some characters coincide."""
+    if special:
         return part
     return {FINITE: TOTAL, NONZERO: NONZERO_FINITE, SIGN: SIGN_FINITE}.get(part, part)
 
@@ -89,8 +109,14 @@ def _float8(text: str) -> sql.Composable:
     return sql.SQL("{}::double precision").format(sql.Literal(text))
 
 
-def _is_finite(value: sql.Composable) -> sql.Composable:
-    return sql.SQL("pg_catalog.abs({}) < {}").format(value, _float8("Infinity"))
+def _special(text: str, kind: str) -> sql.Composable:
+    """'NaN', 'Infinity' or '-Infinity' as a value of the column's type (float8 for a float)."""
+    return sql.SQL("{}::numeric").format(sql.Literal(text)) if kind.startswith("numeric") else _float8(text)
+
+
+def _is_finite(value: sql.Composable, kind: str = "double precision") -> sql.Composable:
+    # NaN sorts above Infinity in both types: abs(NaN) < Infinity is false
+    return sql.SQL("pg_catalog.abs({}) < {}").format(value, _special("Infinity", kind))
 
 
 def _times(factor: sql.Composable, exponent: int) -> sql.Composable:
@@ -121,29 +147,37 @@ def function_setting() -> sql.Composable:
 
 def character(part: str, value: sql.Composable, kind: str, exponent: int) -> sql.Composable:
     """χ(v^exponent) for one value v of type ``kind`` (0 or NULL when v is NULL: callers coalesce)."""
-    floating = is_float(kind)
+    special = may_be_special(kind)
     v = sql.SQL("{}::double precision").format(value) if kind == "real" else value
     if part in (SIGN_FINITE, SIGN) and exponent % 2 == 0:
         part = NONZERO_FINITE if part == SIGN_FINITE else NONZERO
+    finite = _is_finite(v, kind)
     if part == VALUE:
-        if not floating:
+        if not special:
             return _times(sql.SQL("({})::numeric").format(value), exponent)
-        return sql.SQL("CASE WHEN {} THEN {} ELSE 0 END").format(_is_finite(v), _times(exact_numeric(v), exponent))
+        exact = exact_numeric(v) if is_float(kind) else sql.SQL("({})::numeric").format(v)
+        return sql.SQL("CASE WHEN {} THEN {} ELSE 0 END").format(finite, _times(exact, exponent))
     if part == FINITE:
-        return sql.SQL("({})::int").format(_is_finite(v) if floating else sql.SQL("{} IS NOT NULL").format(v))
+        return sql.SQL("({})::int").format(finite if special else sql.SQL("{} IS NOT NULL").format(v))
     if part == NONZERO_FINITE:
-        if floating:
-            return sql.SQL("({} AND {} <> 0)::int").format(_is_finite(v), v)
+        if special:
+            return sql.SQL("({} AND {} <> 0)::int").format(finite, v)
         return sql.SQL("({} <> 0)::int").format(v)
     if part == SIGN_FINITE:
-        if floating:
-            return sql.SQL("(CASE WHEN {} THEN pg_catalog.sign({}) ELSE 0 END)::int").format(_is_finite(v), v)
+        if special:
+            return sql.SQL("(CASE WHEN {} THEN pg_catalog.sign({}) ELSE 0 END)::int").format(finite, v)
         return sql.SQL("pg_catalog.sign({})::int").format(v)
-    if part == NONZERO:  # sign(NaN) is 0 in PostgreSQL, sign(±Inf) is ±1
-        if floating:
+    # sign(NaN) is 0 for float8 but NaN for numeric, sign(±Inf) is ±1 for both
+    not_nan = sql.SQL("{} <> {}").format(v, _special("NaN", kind))
+    if part == NONZERO:
+        if is_float(kind):
             return sql.SQL("pg_catalog.abs(pg_catalog.sign({}))::int").format(v)
+        if special:
+            return sql.SQL("({} <> 0 AND {})::int").format(v, not_nan)
         return sql.SQL("({} <> 0)::int").format(v)
     if part == SIGN:
+        if special and not is_float(kind):
+            return sql.SQL("(CASE WHEN {} THEN pg_catalog.sign({}) ELSE 0 END)::int").format(not_nan, v)
         return sql.SQL("pg_catalog.sign({})::int").format(v)
     raise AssertionError(part)
 
@@ -151,9 +185,9 @@ def character(part: str, value: sql.Composable, kind: str, exponent: int) -> sql
 def row_specials(values: list[tuple[sql.Composable, str, int]], scale: list[sql.Composable]) -> sql.Composable:
     """``specials`` of one row's term Π v^e, from its values (v, type, e), times ``scale`` (the
     row's multiplicity and non-NULL indicators): 1 for NaN, B for +Inf, B² for −Inf, else 0."""
-    floats = [v for v, kind, _ in values if is_float(kind)]
-    finite = sql.SQL(" AND ").join(_is_finite(v) for v in floats)
-    nan = sql.SQL(" OR ").join(sql.SQL("{} = {}").format(v, _float8("NaN")) for v in floats)
+    specials = [(v, kind) for v, kind, _ in values if may_be_special(kind)]
+    finite = sql.SQL(" AND ").join(_is_finite(v, kind) for v, kind in specials)
+    nan = sql.SQL(" OR ").join(sql.SQL("{} = {}").format(v, _special("NaN", kind)) for v, kind in specials)
     if len(values) > 1:  # ±Inf times 0 in the same row
         zero = sql.SQL(" OR ").join(sql.SQL("{} = 0").format(v) for v, _, _ in values)
         nan = sql.SQL("{} OR {}").format(nan, zero)  # not all finite: a zero makes NaN
@@ -210,13 +244,15 @@ def from_characters(c: dict[str, sql.Composable]) -> Specials:
                     sql.SQL("{} - {} > 0").format(infinite, signed))
 
 
-def read(finite: sql.Composable, specials: list[Specials]) -> sql.Composable:
-    """The float8 PostgreSQL's row-by-row sum gives: NaN, ±Inf, or ``finite`` (a float8 expression)."""
+def read(finite: sql.Composable, specials: list[Specials], kind: str = "double precision") -> sql.Composable:
+    """What PostgreSQL's row-by-row sum gives: NaN, ±Inf, or ``finite`` (of type ``kind``: float8,
+    real or numeric)."""
     if not specials:
         return finite
     nan = sql.SQL(" OR ").join(s.nan for s in specials)
     positive = sql.SQL(" OR ").join(s.positive for s in specials)
     negative = sql.SQL(" OR ").join(s.negative for s in specials)
     return sql.SQL("(CASE WHEN {nan} OR (({pos}) AND ({neg})) THEN {n} WHEN {pos} THEN {pi} WHEN {neg} THEN {ni} "
-                   "ELSE {finite} END)").format(nan=nan, pos=positive, neg=negative, n=_float8("NaN"),
-                                                pi=_float8("Infinity"), ni=_float8("-Infinity"), finite=finite)
+                   "ELSE {finite} END)").format(nan=nan, pos=positive, neg=negative, n=_special("NaN", kind),
+                                                pi=_special("Infinity", kind), ni=_special("-Infinity", kind),
+                                                finite=finite)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from pgivm.errors import UnsupportedQuery
-from pgivm.query.cq import Atom, Computed, ConjunctiveQuery
+from pgivm.query.cq import Atom, Computed, ConjunctiveQuery, computed_in
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class VariableOrder:
 
 def computed_values(cq: ConjunctiveQuery) -> list[Computed]:
     """The aggregates' computed arguments (CASE, coalesce, FILTER, ...) and GROUP BY's expressions."""
-    arguments = [a.argument for a in cq.aggregates if isinstance(a.argument, Computed)]
+    arguments = [c for a in cq.aggregates for c in computed_in(a.argument)]
     return list({c.variable: c for c in [*cq.group_computed, *arguments]}.values())
 
 

@@ -9,11 +9,11 @@ from a trivial value below it (the paper's "only store blocks with non-zero valu
   no row has the expression non-NULL) is the sum [x not NULL]·[y not NULL]. Ring operations are
   component-wise. A sum that depends on no variable summed at or below a view equals that view's
   count there.
-- A sum PostgreSQL computes in float8 or real (a float column in it) is a *classified sum*
+- A sum over a column that can hold NaN or ±Inf (float8, real, numeric) is a *classified sum*
   (``floats.py``): besides its exact value it keeps sums of the characters of its terms (finite,
   non-zero, sign, ...), each multiplicative, so products stay component-wise; once every variable
   of the sum is summed, one numeric counts its NaN, +Inf and −Inf terms instead. The value is read
-  as PostgreSQL's row-by-row float sum would be: NaN, ±Inf, or the exact sum cast to the type.
+  as PostgreSQL's row-by-row sum would be: NaN, ±Inf, or the exact sum cast to the type.
 - ``CofactorRing``: the degree-m matrix ring of Definition 7.2, (c, s ∈ R^m, Q ∈ R^{m×m}),
       a + b = (c_a + c_b, s_a + s_b, Q_a + Q_b)
       a * b = (c_a c_b, c_b s_a + c_a s_b, c_b Q_a + c_a Q_b + s_a s_bᵀ + s_b s_aᵀ)
@@ -129,15 +129,15 @@ class Sum:
 
     key: SumKey
     value: Entry
-    has_float: bool = False  # a float variable in its monomial
+    special: bool = False  # a variable in its monomial that can be NaN or ±Inf (floats.may_be_special)
     parts: dict[str, Entry] = field(default_factory=dict)
 
     @classmethod
-    def make(cls, key: SumKey, name: str, kind: str, describe: str, has_float: bool) -> Sum:
+    def make(cls, key: SumKey, name: str, kind: str, describe: str, special: bool) -> Sum:
         """A sum with its columns: ``name`` for the value, ``name_<part>`` for the others."""
-        made = cls(key, Entry(name, kind, key.support, describe), has_float)
+        made = cls(key, Entry(name, kind, key.support, describe), special)
         if key.classified:
-            parts = [*floats.kept_parts(has_float), *([SPECIALS] if key.classified == "specials" else [])]
+            parts = [*floats.kept_parts(special), *([SPECIALS] if key.classified == "specials" else [])]
             made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", key.support,
                                    f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
         return made
@@ -149,7 +149,7 @@ class Sum:
             return [self.value]
         if self.key.classified == "specials" and self.key.support <= view.marginalized:
             return [self.value, self.parts[SPECIALS]]
-        return [self.value, *(self.parts[p] for p in floats.kept_parts(self.has_float))]
+        return [self.value, *(self.parts[p] for p in floats.kept_parts(self.special))]
 
 
 @dataclass(frozen=True)
@@ -170,7 +170,7 @@ class AggregatePlan:
     terms: tuple[OutputTerm, ...]
     nonnull: Entry
     free_nonnull: frozenset[str]
-    float_result: bool
+    classified: bool  # a column in it can be NaN or ±Inf: read through floats.read
 
 
 def _polynomial(expr: Expr) -> Polynomial:
@@ -226,6 +226,13 @@ def _float_expansion_problem(expr: Expr) -> str | None:
     return None
 
 
+def _vanishing(expr: Expr, watched: set[str]) -> str | None:
+    """A watched column that occurs in ``expr`` but not in its expansion (0·x, x − x), or None."""
+    kept = {v for monomial in _polynomial(expr) for v, _ in monomial}
+    lost = sorted(watched - kept)
+    return lost[0] if lost else None
+
+
 def _has_sum(expr: Expr) -> bool:
     if not isinstance(expr, BinOp) or not expr.variables:
         return False
@@ -271,8 +278,8 @@ class SumRing:
 
     def _sum(self, key: SumKey, kind: str, describe: str) -> Sum:
         if key not in self._sums:
-            has_float = any(floats.is_float(self.kind(v)) for v, _ in key.monomial)
-            made = Sum.make(key, f"p{len(self._sums)}", kind, describe, has_float)
+            special = any(floats.may_be_special(self.kind(v)) for v, _ in key.monomial)
+            made = Sum.make(key, f"p{len(self._sums)}", kind, describe, special)
             self._sums[key] = made
             self.entries += [made.value, *made.parts.values()]
         return self._sums[key]
@@ -288,13 +295,19 @@ class SumRing:
         variables = aggregate.argument.variables
         for v in sorted(variables):
             _check_number(aggregate, v, self.kind(v))
-        float_result = any(floats.is_float(self.kind(v)) for v in variables)
-        if float_result:
+        specials = {floats.specials_of(self.kind(v)) for v in variables}
+        if "all" in specials:
             problem = _float_expansion_problem(aggregate.argument)
             if problem:
-                raise UnsupportedQuery(f"{aggregate.sql}: over float columns the argument must be a sum of products "
+                over = "float columns" if any(floats.is_float(self.kind(v)) for v in variables) else "numeric columns"
+                raise UnsupportedQuery(f"{aggregate.sql}: over {over} the argument must be a sum of products "
                                        f"of columns and constants ({problem}: with Infinity or NaN that changes "
                                        "PostgreSQL's result)")
+        elif "nan" in specials:
+            lost = _vanishing(aggregate.argument, {v for v in variables if floats.may_be_special(self.kind(v))})
+            if lost:
+                raise UnsupportedQuery(f"{aggregate.sql}: {lost} cancels out of the argument, but a NaN in it "
+                                       "makes PostgreSQL's sum NaN: write the argument without it")
         bound = frozenset(variables - self.free)
         nonnull = self._sum(SumKey(bound, ()), "bigint",
                             f"rows with {', '.join(sorted(variables)) or 'a constant'} not NULL")
@@ -303,9 +316,9 @@ class SumRing:
             bound_part = tuple((v, e) for v, e in monomial if v not in self.free)
             free_part = tuple((v, e) for v, e in monomial if v in self.free)
             if bound_part:
-                if any(floats.is_float(self.kind(v)) for v, _ in free_part):
+                if any(floats.may_be_special(self.kind(v)) for v, _ in free_part):
                     classified = "signs"
-                elif any(floats.is_float(self.kind(v)) for v, _ in bound_part):
+                elif any(floats.may_be_special(self.kind(v)) for v, _ in bound_part):
                     classified = "specials"
                 else:
                     classified = ""
@@ -314,12 +327,12 @@ class SumRing:
             else:
                 term_sum = nonnull
             terms.append(OutputTerm(coefficient, term_sum, free_part))
-        return AggregatePlan(aggregate, tuple(terms), nonnull.value, frozenset(variables & self.free), float_result)
+        return AggregatePlan(aggregate, tuple(terms), nonnull.value, frozenset(variables & self.free), bool(specials - {""}))
 
     @property
     def converts_floats(self) -> bool:
         """Whether its SQL reads float values as exact numeric (floats.exact_numeric)."""
-        return any(s.has_float for s in self._sums.values())
+        return any(floats.is_float(self.kind(v)) for s in self._sums.values() for v, _ in s.key.monomial)
 
     def _stored(self, view: View) -> list[tuple[Entry, Sum]]:
         """The columns a view's table keeps (count first), each with its sum."""
@@ -343,7 +356,7 @@ class SumRing:
         if not s.key.support & factor.view.marginalized:
             return column(factor.alias, "count")
         kept = {e.part: e for e in s.columns_at(factor.view)}
-        where = floats.stored_as(part, s.has_float)
+        where = floats.stored_as(part, s.special)
         if where == TOTAL:
             return column(factor.alias, self._nonnull(s).value.name)
         return column(factor.alias, kept[where].name)
@@ -401,7 +414,7 @@ class SumRing:
     def read(self, plan: AggregatePlan, at: Callable[[str], sql.Composable], kind: str) -> sql.Composable:
         """A sum or avg from the root's row (``at`` gives a root column or a GROUP BY value), for a
         group where it is not NULL; ``kind`` is its SQL type."""
-        if not plan.float_result:
+        if not plan.classified:
             total = sql.SQL(" + ").join(self._exact_term(t, at) for t in plan.terms) if plan.terms else sql.SQL("0")
             if plan.aggregate.function == "avg":
                 return sql.SQL("({}) / {}").format(total, at(plan.nonnull.name))
@@ -409,10 +422,12 @@ class SumRing:
         values = sql.SQL(" + ").join(self._float_term_value(t, at) for t in plan.terms) if plan.terms else sql.SQL("0")
         specials = [s for s in (self._float_term_specials(t, at) for t in plan.terms) if s is not None]
         if plan.aggregate.function == "avg":
-            finite = sql.SQL("({})::double precision / {}").format(values, at(plan.nonnull.name))
+            over_floats = any(floats.is_float(self.kind(v)) for v in plan.aggregate.variables)
+            finite = sql.SQL("({}){} / {}").format(values, sql.SQL("::double precision" if over_floats else ""),
+                                                   at(plan.nonnull.name))
         else:
             finite = _cast(values, kind)
-        return floats.read(finite, specials)
+        return floats.read(finite, specials, "numeric" if kind.startswith("numeric") else "double precision")
 
     @staticmethod
     def _exact_term(term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
@@ -421,7 +436,8 @@ class SumRing:
         return sql.SQL(" * ").join(parts)
 
     def _float_free(self, term: OutputTerm) -> bool:
-        return any(floats.is_float(self.kind(v)) for v, _ in term.free_monomial)
+        """Whether a GROUP BY value multiplying the term can be NaN or ±Inf."""
+        return any(floats.may_be_special(self.kind(v)) for v, _ in term.free_monomial)
 
     def _float_term_value(self, term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
         parts = [_fraction_sql(term.coefficient), at(term.sum.value.name)]
@@ -434,7 +450,7 @@ class SumRing:
         if self._float_free(term):  # characters of the sum times those of the GROUP BY values
             characters = {}
             for c in floats.CHARACTERS:
-                where = TOTAL if s.value is self._nonnull(s).value else floats.stored_as(c, s.has_float)
+                where = TOTAL if s.value is self._nonnull(s).value else floats.stored_as(c, s.special)
                 stored = self._nonnull(s).value if where == TOTAL else s.parts[where]
                 parts = [at(stored.name)]
                 if c != TOTAL:
@@ -475,7 +491,7 @@ class CofactorRing:
             if f.variable in cq.free:
                 raise UnsupportedQuery(f"{aggregate.sql}: {f.column} is a GROUP BY column; a feature must be summed")
         m = len(self.features)
-        floating = [floats.is_float(column_type(v)) for v in self.features]
+        floating = [floats.may_be_special(column_type(v)) for v in self.features]
         # with a float feature every s_j keeps its characters: it is a factor of some Q_jk
         self.count = Entry("count", "bigint", frozenset(), "c: count")
         self.s = [self._sum(f"s{j + 1}", frozenset({self.features[j]}), f"s{j + 1}: sum of {self.features[j]}",
@@ -488,13 +504,13 @@ class CofactorRing:
         self.entries = [self.count, *(e for s in [*self.s, *self.q.values()] for e in [s.value, *s.parts.values()])]
 
     @staticmethod
-    def _sum(name: str, support: frozenset[str], describe: str, has_float: bool, classified: str) -> Sum:
-        return Sum.make(SumKey(support, (), classified), name, "numeric", describe, has_float)
+    def _sum(name: str, support: frozenset[str], describe: str, special: bool, classified: str) -> Sum:
+        return Sum.make(SumKey(support, (), classified), name, "numeric", describe, special)
 
     @property
     def converts_floats(self) -> bool:
         """Whether its SQL reads float values as exact numeric (floats.exact_numeric)."""
-        return any(s.has_float for s in self.s)
+        return any(floats.is_float(self.kind(v)) for v in self.features)
 
     def stored(self, view: View) -> list[Entry]:
         sums = [s for s in [*self.s, *self.q.values()] if s.key.support <= view.marginalized]
@@ -516,7 +532,7 @@ class CofactorRing:
         if f.view is None:
             assert f.value is not None
             return floats.character(part, f.value, self.kind(self.features[j]), 1)
-        where = floats.stored_as(part, s.has_float)
+        where = floats.stored_as(part, s.special)
         if where == TOTAL:
             return column(f.alias, "count")
         return column(f.alias, s.value.name if where == VALUE else s.parts[where].name)
@@ -591,14 +607,14 @@ class CofactorRing:
         """s_j as float8 (the sum of x_j over the joined rows)."""
         s = self.s[j]
         finite = sql.SQL("{}::double precision").format(at(s.value.name))
-        if not s.has_float:
+        if not s.special:
             return finite
         return floats.read(finite, [self._s_specials(j, at)])
 
     def read_q(self, j: int, k: int, at: Callable[[str], sql.Composable]) -> sql.Composable:
         q = self.q[(min(j, k), max(j, k))]
         finite = sql.SQL("{}::double precision").format(at(q.value.name))
-        if not q.has_float:
+        if not q.special:
             return finite
         if j == k:  # x_j² from x_j's terms: NaN stays NaN, either infinity becomes +Inf
             terms = self._s_specials(j, at)
@@ -619,3 +635,13 @@ def ring_for(cq: ConjunctiveQuery, column_type: Callable[[str], str]) -> SumRing
                                    "and its sums entries (0, j)")
         return CofactorRing(cq, column_type)
     return SumRing(cq, column_type)
+
+
+def ring_problem(cq: ConjunctiveQuery, column_type: Callable[[str], str]) -> str | None:
+    """Why the query's aggregates make no ring given its columns' types (an argument over float or
+    numeric columns that expands into monomials PostgreSQL's row-by-row value differs from), or None."""
+    try:
+        ring_for(cq, column_type)
+    except UnsupportedQuery as refused:
+        return refused.message
+    return None

@@ -40,6 +40,11 @@ QUERIES = {
     "having and a projection": (
         "SELECT (r.a % 3) * 10 AS tens, count(*) AS n, sum(s.c) FILTER (WHERE s.c IN (1, 2)) AS f "
         "FROM r JOIN s ON r.b = s.b GROUP BY r.a % 3 HAVING count(*) > 1", 1),
+    # a product with a sum in it over one table's columns: one value of the row (integers beside a
+    # numeric constant are computed in numeric, which never overflows)
+    "products over one table": (
+        "SELECT s.c, sum(r.n * (1 - r.n)) AS nn, sum(1.0 * r.a * (1.5 - r.b) * s.c) AS abc FROM r JOIN s ON r.b = s.b "
+        "GROUP BY s.c", 1),
     "distinct": ("SELECT DISTINCT r.a % 2 AS parity, coalesce(s.t, '?') AS t FROM r JOIN s ON r.b = s.b", 2),
     "three tables": (
         "SELECT lower(u.name) AS who, sum(CASE WHEN r.a IS NULL THEN 0 ELSE 1 END) AS known, count(*) AS n "

@@ -151,18 +151,37 @@ def test_sum_of_int_beyond_bigint_raises_instead_of_a_wrong_number(conn: psycopg
         conn.execute(exact)
 
 
-@pytest.mark.parametrize(("system", "argument"), [("fivm", "(r.f + 1) * s.g"), ("first-order", "(r.f + 1) * s.g"),
-                                                  ("fivm", "0 * r.f"), ("fivm", "r.f * s.g - s.g * r.f")])
+@pytest.mark.parametrize(("system", "argument", "reason"), [
+    ("fivm", "(r.f + s.g) * r.f", "sum of products"), ("first-order", "(r.f + s.g) * r.f", "sum of products"),
+    ("fivm", "0 * r.f", "sum of products"), ("fivm", "r.f * s.g - s.g * r.f", "sum of products"),
+    ("fivm", "(r.f + 1) * s.g", r"r.f \+ 1: \+ \(overflow of an integer or a float\) may fail")])
 def test_float_argument_expansion_would_change_is_refused(conn: psycopg.Connection, dsn: str, system: str,
-                                                          argument: str) -> None:
-    """Row-wise (f + 1)·g is NaN for f = -1, g = Inf, expanded f·g + g is -Inf + Inf: also NaN, but
-    for f = -2 it is -Inf against NaN. Such an argument over floats is refused in one line."""
+                                                          argument: str, reason: str) -> None:
+    """Row-wise (f + g)·f is NaN for f = Inf, g = -Inf, expanded f² + g·f is Inf - Inf: also NaN, but
+    for f = -Inf, g = 1 it is Inf against NaN. Such an argument over floats is refused in one line.
+    A sum over one table's columns, (f + 1), is one value of its row instead, which F-IVM computes
+    on every row of r and would overflow where PostgreSQL's query never computes it: refused too."""
     conn.execute(R_S)
-    with pytest.raises(PgivmError, match="sum of products") as info:
+    with pytest.raises(PgivmError, match=reason) as info:
         command.create("v", f"SELECT sum({argument}) FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
     assert "\n" not in str(info.value)
     command.create("w", "SELECT sum((r.x + 1.0) * r.x) AS s FROM r JOIN s ON r.k = s.k", system=system, target=dsn)
     assert conn.execute("SELECT s FROM w").fetchone() == (None,)
+
+
+def test_first_order_takes_a_sum_over_one_tables_floats_as_one_value(conn: psycopg.Connection, dsn: str) -> None:
+    """(f + 1)·g: f + 1 is one value of r's row, computed as PostgreSQL computes it, so the sum
+    follows PostgreSQL's row-by-row value through f = -1 and g = ±Inf (NaN), f = -2 (-Inf), NaN."""
+    conn.execute(R_S)
+    query = "SELECT sum((r.f + 1) * s.g) AS p, count(*) AS n FROM r JOIN s ON r.k = s.k"
+    assert command.create("v", query, target=dsn).system == "first-order"
+    for statement in ["INSERT INTO r (k, f) VALUES (1, 2), (1, -1); INSERT INTO s VALUES (1, 3)",
+                      "INSERT INTO s VALUES (1, 'Infinity')", "DELETE FROM r WHERE f = -1",
+                      "INSERT INTO r (k, f) VALUES (1, -2)", "DELETE FROM s WHERE g = 'Infinity'",
+                      "INSERT INTO r (k, f) VALUES (1, 'NaN')", "DELETE FROM r WHERE f = 'NaN'"]:
+        conn.execute(statement)
+        assert conn.execute("SELECT p::text, n FROM v").fetchone() == \
+            conn.execute(f"SELECT p::text, n FROM ({query}) q").fetchone(), statement
 
 
 @pytest.mark.parametrize(("system", "refresh"), [(s, r) for s in ("fivm", "first-order") for r in ("immediate", "deferred")])
