@@ -458,8 +458,9 @@ def _upgrade(args: argparse.Namespace) -> int:
         raise PgivmError("name one view, or pass --all")
     names = [v.name for v in command.list_views(target=args.dsn)] if args.all else [args.name]
     for name in names:
-        result = command.upgrade(name, force=args.force, target=args.dsn, lock_wait=args.lock_wait)
-        done = "reinstalled from the current templates" if result.upgraded else "already current"
+        result = command.upgrade(name, force=args.force, rebuild=args.rebuild, target=args.dsn, lock_wait=args.lock_wait)
+        done = "state laid out afresh and built from the base tables" if result.rebuilt else \
+            "reinstalled from the current templates" if result.upgraded else "already current"
         print(f"{name}: {done} ({result.template_version}, {result.seconds:.2f} s)")
     return 0
 
@@ -620,8 +621,11 @@ COMMANDS: list[Command | Callable[[], list[Command]]] = [
     Command("verify", command.verify, args=("name", "strict"), printer=_print_verify,
             note=" (exit 1 on a difference)", own={"name": Arg(help="name of the view to check")}),
     _action_commands,
-    Command("upgrade", command.upgrade, handler=_upgrade, args=("name", "all", "force", "lock_wait"),
+    Command("upgrade", command.upgrade, handler=_upgrade, args=("name", "all", "force", "rebuild", "lock_wait"),
             own={"name": Arg(nargs="?", help="name of the view to upgrade"),
+                 "rebuild": Arg("--rebuild", action="store_true",
+                                help="lay the state out afresh and build it from the base tables (for a view whose "
+                                     "state an earlier pgivm laid out otherwise: upgrade says when)"),
                  "all": Arg("--all", action="store_true", help="upgrade every view of the database")}),
     Command("demo", demo.run, args=("nodes", "edges", "updates", "epsilon", "seed", "port"),
             own={"nodes": Arg("--nodes", type=int, help="nodes of the generated graph (default %(default)s)"),

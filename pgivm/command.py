@@ -311,27 +311,44 @@ class UpgradeResult:
     upgraded: bool  # False: its templates were current already
     template_version: str
     seconds: float
+    rebuilt: bool = False  # its state laid out afresh and built from the base tables
 
 
-def upgrade(name: str, *, force: bool = False, target: Target = None, lock_wait: float = LOCK_WAIT_S) -> UpgradeResult:
+def upgrade(name: str, *, force: bool = False, rebuild: bool = False, target: Target = None,
+            lock_wait: float = LOCK_WAIT_S) -> UpgradeResult:
     """Reinstall a view's functions and triggers from the current SQL templates (state kept; done
     only if they changed, unless ``force``).
 
     The base tables are locked against writers meanwhile; the state's tables, and so the result,
-    are kept.
+    are kept. Where an earlier pgivm laid the state out otherwise, upgrade says so and changes
+    nothing; ``rebuild`` then lays it out afresh and builds it from the base tables (name,
+    definition, system, options, owner and the user view's grants stay).
     """
     started = time.perf_counter()
     version = template_version()
     with _changing(target) as conn:
         view = open_view(conn, name, replacing_functions=True)
-        if view.record.template_version == version and not force:
+        if view.record.template_version == version and not (force or rebuild):
             return UpgradeResult(name, False, version, time.perf_counter() - started)
+        if rebuild and view.deferred:
+            raise PgivmError(f"view {name} is deferred: --rebuild builds only an immediate view's state",
+                             f"pgivm alter {name} --refresh immediate, then upgrade --rebuild, then alter it back")
         oids = install.existing(conn, sorted(set(view.record.table_oids.values())))
         lock_base_tables(conn, oids, "ACCESS EXCLUSIVE", lock_wait)
         fixed_search_path(conn)
-        install.reinstall(conn, view.record, view.system, view.resolved, view.params, oids, view.deferred)
+        try:
+            install.reinstall(conn, view.record, view.system, view.resolved, view.params, oids, view.deferred, rebuild)
+        except UnsupportedQuery as refused:
+            raise PgivmError(f"view {name}: {refused.message}",
+                             "this pgivm maintains such a view otherwise: drop it and create it again") from None
+        except (psycopg.errors.UndefinedColumn, psycopg.errors.UndefinedTable) as err:
+            if rebuild:
+                raise
+            raise PgivmError(f"view {name}: an earlier pgivm laid its state out otherwise ({err.diag.message_primary})",
+                             f"`pgivm upgrade {name} --rebuild` lays it out afresh and builds it from the base "
+                             "tables; writers wait meanwhile") from None
         catalog.set_template_version(conn, name, version)
-    return UpgradeResult(name, True, version, time.perf_counter() - started)
+    return UpgradeResult(name, True, version, time.perf_counter() - started, rebuild)
 
 
 def alter_refresh(name: str, *, refresh: str | None = None, budget: Any = None, planner: str | None = None,

@@ -324,9 +324,10 @@ def record(conn: psycopg.Connection, system: System, name: str, view_schema: str
 
 
 def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: System, resolved: ResolvedView,
-              params: dict[str, Any], oids: list[int], deferring: bool) -> None:
+              params: dict[str, Any], oids: list[int], deferring: bool, rebuild: bool = False) -> None:
     """The view's functions, triggers and user view from the current templates, state kept (the
-    base tables locked ACCESS EXCLUSIVE by the caller); ``deferring``: with the deferred layer."""
+    base tables locked ACCESS EXCLUSIVE by the caller); ``deferring``: with the deferred layer.
+    ``rebuild``: the state laid out afresh and built from the base tables (``_clear_state``)."""
     name = record.name
     plan = system.plan(resolved, name, record.view_schema, params)
     names = common.Names.of(name)
@@ -335,15 +336,51 @@ def reinstall(conn: psycopg.Connection, record: catalog.ViewRecord, system: Syst
         deferred.unwrap_views(conn, names, name, record.view_schema)
     remove(conn, record, oids, keep_state=True)  # as the caller: a base table's triggers are its owner's
     with owners.acting_as(conn, record):  # what is created belongs to the view's owner, whoever upgrades
+        if rebuild:
+            _clear_state(conn, record, resolved)
+            run_phases(conn, plan, "state")
         conn.execute(common.state_logged(record.state_schema))
         run_phases(conn, plan, "functions")
         functions, on_sources = derived_objects(resolved, name)
         for statement in [*functions, *on_sources]:
             conn.execute(statement)
-        run_phases(conn, plan, "capture", "expose")
+        run_phases(conn, plan, "capture")
+    if rebuild:  # as create builds, as whoever runs it: no base table has row security (resolve refuses it)
+        run_phases(conn, plan, "build")
+    with owners.acting_as(conn, record):
+        run_phases(conn, plan, "expose")
         if deferring:
             deferred.wrap(conn, names, deferred_tables(system, resolved, name, params), name, record.view_schema)
         catalog.insert_base_tables(conn, name, resolved, all_triggers(system, resolved, name))
+
+
+def _clear_state(conn: psycopg.Connection, record: catalog.ViewRecord, resolved: ResolvedView) -> None:
+    """Drop the state the system laid out (its tables and views), so that its plan lays it out
+    again: an earlier pgivm may have laid it out otherwise. The tables of constant rows and the
+    derived tables stay (their rows are the base tables' now). The user view is first replaced by
+    one of the same columns over no state table, so that what users built on it stays."""
+    columns = conn.execute(
+        "SELECT pg_catalog.quote_ident(a.attname), pg_catalog.format_type(a.atttypid, a.atttypmod), "
+        "       CASE WHEN a.attcollation <> 0 THEN pg_catalog.quote_ident(c.collname) END "
+        "  FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation "
+        " WHERE a.attrelid = pg_catalog.to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+        [sql.Identifier(record.view_schema, record.name).as_string(conn)]).fetchall()
+    if columns:
+        items = sql.SQL(", ").join(
+            sql.SQL("NULL::{}{} AS {}").format(sql.SQL(kind), sql.SQL(f" COLLATE {collation}" if collation else ""),  # type: ignore[arg-type]
+                                             sql.SQL(column)) for column, kind, collation in columns)  # type: ignore[arg-type]
+        conn.execute(sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} WHERE false").format(
+            sql.Identifier(record.view_schema, record.name), items))
+    own = {b.ref.name for b in [*resolved.base.values(), *resolved.sources.values()] if b.ref.schema == record.state_schema}
+    kept = lambda table: table in own or any(table.startswith(f"{t}_") for t in own)  # noqa: E731  (a derived table's own)
+    for kind, drop in (("v", "VIEW"), ("m", "MATERIALIZED VIEW"), ("r", "TABLE"), ("p", "TABLE"), ("S", "SEQUENCE")):
+        found = [r[0] for r in conn.execute(
+            "SELECT c.relname FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = %s AND c.relkind = %s AND NOT c.relispartition ORDER BY c.relname",
+            [record.state_schema, kind]).fetchall() if not kept(r[0])]
+        if found:
+            conn.execute(sql.SQL("DROP {} {}").format(sql.SQL(drop), sql.SQL(", ").join(  # type: ignore[arg-type]
+                sql.Identifier(record.state_schema, t) for t in found)))
 
 
 def _lock_state(conn: psycopg.Connection, state_schema: str) -> None:

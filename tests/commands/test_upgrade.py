@@ -20,6 +20,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from pgivm import command
+from pgivm.errors import PgivmError
 
 DUMP = Path(__file__).resolve().parents[1] / "data" / "catalog_v1.sql.gz"
 VIEWS = ["edges", "tri_fo", "tri_ivme", "tri_rc"]
@@ -152,3 +153,70 @@ def test_upgrade_keeps_the_state(conn: psycopg.Connection) -> None:
     report = command.verify("tri", target=conn)
     assert report.ok, [str(f) for f in report.failures]
     assert report.maintained != before
+
+
+REBUILT = {  # one view per system, and the state layers beside them (derived tables, constant rows)
+    "tri": ("SELECT count(*) FROM r JOIN s ON r.b = s.b JOIN t ON s.c = t.c AND t.a = r.a", {"epsilon": 0.25}),
+    "sums": ("SELECT r.a, sum(n.x) AS s, avg(n.x) AS m, count(*) AS c FROM r JOIN n ON r.b = n.b GROUP BY r.a", {"system": "fivm"}),
+    "extremes": ("SELECT r.a, max(n.x) AS top, sum(n.x) AS s FROM r JOIN n ON r.b = n.b GROUP BY r.a", {"system": "first-order"}),
+    "whole": ("SELECT r.a, count(*) AS c FROM r JOIN s ON r.b = s.b GROUP BY r.a", {"system": "recompute"}),
+    "sampled": ("SELECT r.a, s.c FROM r JOIN s ON r.b = s.b", {"system": "sample", "size": 5}),
+    "shares": ("SELECT r.a, count(*) AS c FROM r WHERE r.b IN (SELECT b FROM s GROUP BY b HAVING count(*) > 30) "
+               "GROUP BY r.a", {}),
+    "series": ("SELECT g.v, count(*) AS c FROM r JOIN generate_series(0, 3) AS g(v) ON r.b = g.v GROUP BY g.v", {}),
+}
+
+
+def test_upgrade_rebuild_lays_out_every_systems_state_afresh(conn: psycopg.Connection) -> None:
+    """`upgrade --rebuild` (for a state an earlier pgivm laid out otherwise) drops what each system
+    laid out, lays it out and builds it again from the base tables: every view then equals its
+    recount through later writes, its parameters, the user view's grants and a view a user built on
+    it stay. Where the state no longer fits the templates (simulated: a column of the numeric sum's
+    state gone), upgrade refuses in one line naming --rebuild and changes nothing."""
+    conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int); CREATE TABLE t (c int, a int);"
+                 "CREATE TABLE n (b int, x numeric)")
+    conn.execute("INSERT INTO r SELECT g % 7, g % 5 FROM generate_series(1, 200) g;"
+                 "INSERT INTO s SELECT g % 5, g % 3 FROM generate_series(1, 200) g;"
+                 "INSERT INTO t SELECT g % 3, g % 7 FROM generate_series(1, 200) g;"
+                 "INSERT INTO n SELECT g % 5, g * 1.5 FROM generate_series(1, 50) g")
+    for name, (query, options) in REBUILT.items():
+        command.create(name, query, target=conn, **options)
+    conn.execute("DROP ROLE IF EXISTS pgivm_t_reader; CREATE ROLE pgivm_t_reader; GRANT SELECT ON sums TO pgivm_t_reader;"
+                 "CREATE VIEW on_top AS SELECT sum(s) AS total FROM sums")
+    gone = conn.execute("SELECT table_name, column_name FROM information_schema.columns "
+                        "WHERE table_schema = 'pgivm_sums' AND column_name LIKE 'p%specials'").fetchall()
+    assert gone
+    for table, column in gone:  # as an earlier pgivm laid it out: numeric sums not classified
+        conn.execute(f"ALTER TABLE pgivm_sums.{table} RENAME COLUMN {column} TO gone_{column}")
+    with pytest.raises(PgivmError, match="--rebuild") as info:
+        command.upgrade("sums", force=True, target=conn)
+    assert "\n" not in str(info.value) and "specials" in info.value.message
+    assert conn.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pgivm_sums' "
+                        "AND column_name LIKE 'p%specials'").fetchone()[0] == 0  # nothing changed
+    laid_out = "SELECT count(*) FROM pg_class WHERE relnamespace = 'pgivm_tri'::regnamespace AND oid < %s"
+    newest = conn.execute("SELECT max(oid::int8) + 1 FROM pg_class").fetchone()[0]
+    assert conn.execute(laid_out, [newest]).fetchone()[0] > 0
+    for name in REBUILT:
+        assert command.upgrade(name, rebuild=True, target=conn).rebuilt
+    assert conn.execute(laid_out, [newest]).fetchone()[0] == 0  # every relation of the state made again
+    assert conn.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pgivm_sums' "
+                        "AND column_name LIKE '%specials'").fetchone()[0] == len(gone)  # as the templates lay it out
+    assert conn.execute("SELECT epsilon FROM pgivm_tri.state").fetchone()[0] == 0.25
+    assert conn.execute("SELECT has_table_privilege('pgivm_t_reader', 'sums', 'SELECT')").fetchone()[0]
+    for step in range(3):
+        conn.execute("INSERT INTO r SELECT a + %s, b FROM r WHERE a = %s", [step, step])
+        conn.execute("DELETE FROM s WHERE c = %s", [step])
+        conn.execute("INSERT INTO n VALUES (%s, 'NaN'), (%s, %s)", [step, step + 1, step * 7])
+        conn.execute("DELETE FROM n WHERE x = 'NaN' AND b = %s", [step])
+        for name in REBUILT:
+            report = command.verify(name, target=conn)
+            assert report.ok, (name, [str(f) for f in report.failures])
+    assert conn.execute("SELECT total FROM on_top").fetchone()[0] == conn.execute("SELECT sum(s) FROM sums").fetchone()[0]
+    conn.execute("DROP VIEW on_top; DROP OWNED BY pgivm_t_reader; DROP ROLE pgivm_t_reader")
+
+
+def test_upgrade_rebuild_refuses_a_deferred_view(conn: psycopg.Connection) -> None:
+    conn.execute("CREATE TABLE r (a int, b int); INSERT INTO r VALUES (1, 2)")
+    command.create("d", "SELECT r.a, count(*) AS c FROM r GROUP BY r.a", refresh="deferred", target=conn)
+    with pytest.raises(PgivmError, match="--refresh immediate"):
+        command.upgrade("d", rebuild=True, target=conn)

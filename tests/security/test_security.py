@@ -157,9 +157,13 @@ def write_every_way(c: psycopg.Connection, table: str, letter: str, after: Calla
 def admin_commands(admin: psycopg.Connection, strategy: str, target: psycopg.Connection,
                    check: Callable[[str], None], expected: int, drop_target: psycopg.Connection | None = None) -> None:
     """verify, rebalance (ivme), status, then drop, each run on ``target`` (drop on ``drop_target``
-    if given) and followed by ``check``."""
+    if given), and upgrade --rebuild by ``admin`` (it drops triggers: the tables' owner's or a
+    superuser's), each followed by ``check``."""
     assert_verified(admin, expected, target)
     check("after verify")
+    assert command.upgrade("tri", rebuild=True, target=admin).rebuilt
+    check("after upgrade --rebuild")
+    assert_verified(admin, expected, target)
     if strategy == "ivme":
         command.action("tri", "rebalance", target=target)
         check("after rebalance")
@@ -414,3 +418,4 @@ def test_identifiers_with_newlines_stay_identifiers(conn: psycopg.Connection, st
     assert conn.execute("SELECT to_regclass('victim') IS NOT NULL").fetchone()[0]
     report = command.verify("tri", target=conn)
     assert report.ok and report.maintained == 2, (report.maintained, [str(f) for f in report.failures])
+
