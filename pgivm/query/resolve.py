@@ -547,10 +547,17 @@ def _columns_of(expr: Any) -> list[Any]:
     return []
 
 
+# A type without its typmod, as a cast to it reads: format_type names bpchar "character", which as
+# a cast is character(1) and cuts 'ab ' to 'a' (max of a char(3) column is a bpchar of any length).
+_UNCONSTRAINED = ("CASE WHEN {t} = 'pg_catalog.bpchar'::pg_catalog.regtype THEN 'bpchar' "
+                  "ELSE pg_catalog.format_type({t}, NULL) END")
+
+
 def _type_of(conn: psycopg.Connection, expression: sql.Composable) -> str:
     """The type PostgreSQL gives an expression over typed NULLs (planned, never run)."""
     description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(expression)).description or []
-    row = conn.execute("SELECT pg_catalog.format_type(%s, NULL)", [description[0].type_code]).fetchone()
+    row = conn.execute(f"SELECT {_UNCONSTRAINED.format(t='t')} FROM (SELECT %s::pg_catalog.oid AS t) AS u",
+                       [description[0].type_code]).fetchone()
     return row[0] if row else "text"
 
 
@@ -614,7 +621,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     if not items:
         return {}
     description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(sql.SQL(", ").join(items))).description or []
-    formatted = conn.execute("SELECT pg_catalog.format_type(t, NULL) FROM pg_catalog.unnest(%s::pg_catalog.oid[]) "
+    formatted = conn.execute(f"SELECT {_UNCONSTRAINED.format(t='t')} FROM pg_catalog.unnest(%s::pg_catalog.oid[]) "
                              "WITH ORDINALITY AS u(t, i) ORDER BY i", [[c.type_code for c in description]]).fetchall()
     types = {name: row[0] or "text" for name, row in zip(names, formatted)}
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same

@@ -476,3 +476,22 @@ def test_a_product_with_a_sum_over_one_tables_float_columns_is_exact(conn: psyco
         with pytest.raises(PgivmError, match="must be a sum of products") as info:
             command.create("w2", across, system=system, target=dsn)
         assert "\n" not in info.value.message
+
+
+@pytest.mark.parametrize("system", ["fivm", "first-order", "recompute"])
+def test_a_char_value_of_any_length_keeps_its_characters(conn: psycopg.Connection, dsn: str, system: str) -> None:
+    """max of a char(5) column, and a CASE over it, are bpchar of any length: kept as bpchar, not as
+    'character' (which as a cast is char(1): 'abc' was cut to 'a')."""
+    conn.execute("CREATE TABLE c (g int, v char(5), w int); INSERT INTO c VALUES (1, 'abc', 1), (1, 'abd', 2), (2, 'xy', 3)")
+    queries = {"fivm": "SELECT CASE WHEN c.w > 1 THEN c.v END AS picked, count(*) AS n FROM c GROUP BY 1",
+               "first-order": "SELECT c.g, max(c.v) AS top, min(c.v) AS bottom, count(*) AS n FROM c GROUP BY c.g",
+               "recompute": "SELECT c.g, max(c.v) AS top, count(*) AS n FROM c GROUP BY c.g"}
+    query = queries[system]
+    command.create("v", query, system=system, target=dsn)
+    for statement in ["INSERT INTO c VALUES (1, 'abz', 4), (2, 'xyzzy', 5)", "DELETE FROM c WHERE v = 'abz'",
+                      "UPDATE c SET w = 0 WHERE v = 'abd'"]:
+        conn.execute(statement)
+        for a, b in (("SELECT * FROM v", query), (query, "SELECT * FROM v")):
+            assert conn.execute(f"({a}) EXCEPT ALL ({b})").fetchall() == [], statement
+    assert any(len(str(value).strip()) > 1 for row in conn.execute("SELECT * FROM v").fetchall() for value in row[:-1]
+               if isinstance(value, str))
