@@ -20,6 +20,7 @@ from sqlglot import exp
 from pgivm import capture
 from pgivm.capture import CaptureTrigger
 from pgivm.query.derived import DerivedRelation, Source, parsed_recount
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 from pgivm.query.resolve import BaseTable
 from pgivm.systems.common import CheckFailure, render
@@ -95,7 +96,7 @@ def _recount(names: _Names, place: Callable[[Source], exp.Expression] | None = N
         else:
             table.replace(exp.Subquery(this=place(source), alias=exp.TableAlias(this=exp.to_identifier(source.alias, quoted=True))))
     if condition is not None:
-        tree = tree.where(condition, dialect="postgres", copy=False)
+        tree = tree.where(condition, dialect=DIALECT, copy=False)
     if keys_only:
         tree.set("expressions", tree.expressions[:relation.keys])
         tree.set("group", None)
@@ -110,7 +111,7 @@ def _column_list(relation: DerivedRelation, table: TableRef) -> sql.Composable:
 
 
 def _text(node: exp.Expression) -> sql.SQL:
-    return sql.SQL(node.sql(dialect="postgres", identify=True))  # type: ignore[arg-type]
+    return sql.SQL(node.sql(dialect=DIALECT, identify=True))  # type: ignore[arg-type]
 
 
 def _keys(alias: str, relation: DerivedRelation) -> list[str]:
@@ -143,7 +144,7 @@ def _shown_keys(relation: DerivedRelation) -> list[str]:
 
 
 def _key_expressions(relation: DerivedRelation) -> list[str]:
-    return [item.this.sql(dialect="postgres", identify=True) for item in parsed_recount(relation).expressions[:relation.keys]]
+    return [item.this.sql(dialect=DIALECT, identify=True) for item in parsed_recount(relation).expressions[:relation.keys]]
 
 
 def _touched(names: _Names, table: TableRef, event: str) -> exp.Expression:
@@ -237,7 +238,7 @@ def functions(relation: DerivedRelation, bases: Mapping[TableRef, BaseTable], vi
             statements.append(render(__name__, "21_on_change_whole.sql", {
                 "on_change": function, "refill": names("_refill"), "on_change_comment": comment}))
             continue
-        touched_table = names.qualified(names.stem + "_touched").sql(dialect="postgres", identify=True)
+        touched_table = names.qualified(names.stem + "_touched").sql(dialect=DIALECT, identify=True)
         keys_in = _among_touched(_key_expressions(relation), relation, touched_table)
         gone = [names.ident(names.gone(t)) for t in tables_of(relation)]
         statements.append(render(__name__, "20_on_change.sql", {

@@ -36,6 +36,7 @@ from sqlglot.optimizer.qualify import qualify
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query import scalar
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 from pgivm.query.scalar_subqueries import and_terms
 
@@ -188,7 +189,7 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
         t.set("db", None)
         known[f'"{stand_in}"'] = {'"' + c.replace('"', '""') + '"': "text" for c in columns_of(ref)}
     try:
-        body = qualify(body, schema=known, dialect="postgres", quote_identifiers=True, validate_qualify_columns=True)
+        body = qualify(body, schema=known, dialect=DIALECT, quote_identifiers=True, validate_qualify_columns=True)
     except SqlglotError as err:
         first = (str(err).splitlines() or ["error"])[0]
         raise UnsupportedQuery(f"subquery {name} aggregates and {_CORRELATED}, or one "
@@ -198,6 +199,11 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
         ref = written[t.name]
         alias = t.alias_or_name
         sources.append(Source(alias, ref, tuple(sorted({c.name for c in body.find_all(exp.Column) if c.table == alias}))))
+        taken = sorted(set(sources[-1].columns) & _BOOKKEEPING)
+        if taken:  # the table's rows a statement took are kept beside these columns (pgivm.derived)
+            raise UnsupportedQuery(f"subquery {name} aggregates over column {taken[0]} of {ref}, a name pgivm's table "
+                                   "of the rows a statement took uses for itself: not supported yet",
+                                   f"rename the column (ALTER TABLE {ref} RENAME COLUMN {taken[0]} TO ...)")
         t.set("this", exp.to_identifier(ref.name, quoted=True))  # as written, for the catalog and messages
         t.set("db", exp.to_identifier(ref.schema, quoted=True) if ref.schema else None)
     assert isinstance(body, exp.Select)
@@ -227,7 +233,10 @@ def _derived(inner: exp.Select, table: TableRef, columns_of: ColumnsOf, written_
     recount.set("expressions", [*(k.copy().as_(f"{KEY}{i + 1}", quoted=True) for i, k in enumerate(keys)),
                                 *(exp.alias_(i.this.copy() if isinstance(i, exp.Alias) else i.copy(), o, quoted=True)
                                   for i, o in zip(body.expressions, outputs))])
-    return DerivedRelation(table, tuple(outputs), len(keys), recount.sql(dialect="postgres"), tuple(sources))
+    return DerivedRelation(table, tuple(outputs), len(keys), recount.sql(dialect=DIALECT), tuple(sources))
+
+
+_BOOKKEEPING = frozenset({"xid", "at", "pgivm_row"})  # pgivm.derived's columns beside a table's own
 
 
 def _check_sources(body: exp.Select, name: str) -> list[exp.Expression]:
@@ -294,6 +303,6 @@ def _check_calls(body: exp.Select, name: str) -> None:
 
 
 def parsed_recount(relation: DerivedRelation) -> exp.Select:
-    statement = sqlglot.parse_one(relation.select, read="postgres")
+    statement = sqlglot.parse_one(relation.select, read=DIALECT)
     assert isinstance(statement, exp.Select)
     return statement

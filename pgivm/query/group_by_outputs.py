@@ -20,6 +20,7 @@ from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -29,7 +30,7 @@ def group_by_outputs(sql: str, columns_of: ColumnsOf | None) -> str | None:
     """The query with each GROUP BY position or output name replaced by the SELECT item's
     expression, or None if it has none."""
     try:
-        statement = sqlglot.parse_one(sql, read="postgres")
+        statement = sqlglot.parse_one(sql, read=DIALECT)
     except SqlglotError:
         return None  # the parser proper says what is wrong
     changed = False
@@ -40,7 +41,7 @@ def group_by_outputs(sql: str, columns_of: ColumnsOf | None) -> str | None:
             if item is not None:
                 node.replace(item.unalias().copy())
                 changed = True
-    return statement.sql(dialect="postgres") if changed else None
+    return statement.sql(dialect=DIALECT) if changed else None
 
 
 def _named_item(select: exp.Select, node: exp.Expression, columns_of: ColumnsOf | None) -> exp.Expression | None:

@@ -23,6 +23,7 @@ from sqlglot.optimizer.qualify import qualify
 from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.derived import DerivedRelation, derived_relations
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 from pgivm.query.exists_as_values import exists_as_values, has_valued_exists
 from pgivm.query.exists_over_joins import exists_over_joins, has_joined_exists
@@ -65,7 +66,7 @@ def _figured_name(node: exp.Expression) -> tuple[str, int]:
         inner = _figured_name(node.this)
         if inner[1] > 1:
             return inner
-        written = node.to.sql(dialect="postgres").lower().split("(")[0].strip()
+        written = node.to.sql(dialect=DIALECT).lower().split("(")[0].strip()
         return _TYPE_NAMES.get(written, written.split(".")[-1].strip('"')), 1
     if isinstance(node, exp.Count) and isinstance(node.this, exp.Distinct):
         return "count", 2
@@ -116,7 +117,7 @@ def _unparenthesize(select: exp.Select) -> bool:
     changed. A parenthesized join on the right of a join stays: a step of its own
     (``JoinStep.width``), its own leading parentheses read so too (``_leading_joins_inside``)."""
     from_ = select.args.get("from_") or select.args.get("from")
-    written = select.sql(dialect="postgres")
+    written = select.sql(dialect=DIALECT)
     if from_ is not None:
         from_.set("this", _leading_joins_inside(from_.this))
     while from_ is not None and is_join_tree(from_.this):
@@ -127,7 +128,7 @@ def _unparenthesize(select: exp.Select) -> bool:
         select.set("joins", [*inner, *(select.args.get("joins") or [])])
     for join in select.args.get("joins") or []:
         join.set("this", _leading_joins_inside(join.this))
-    return select.sql(dialect="postgres") != written
+    return select.sql(dialect=DIALECT) != written
 
 
 def _leading_joins_inside(node: exp.Expression) -> exp.Expression:
@@ -208,9 +209,9 @@ def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | 
             if definition is None:
                 continue
             try:
-                body = sqlglot.parse_one(definition.rstrip().rstrip(";"), read="postgres")
+                body = sqlglot.parse_one(definition.rstrip().rstrip(";"), read=DIALECT)
             except SqlglotError as err:
-                raise UnsupportedQuery(f"could not read the definition of view {table.sql(dialect='postgres')}: "
+                raise UnsupportedQuery(f"could not read the definition of view {table.sql(dialect=DIALECT)}: "
                                        f"{(str(err).splitlines() or ['error'])[0]}") from None
             table.replace(_as_subquery(table, body))
             found = expanded = True
@@ -222,7 +223,7 @@ def _expand_views(select: exp.Select, definition_of: Callable[[TableRef], str | 
 def _select_of(sql: str) -> exp.Select | None:
     """The statement as sqlglot reads it, if it is one SELECT (else the parser proper says what is wrong)."""
     try:
-        select = sqlglot.parse_one(sql, read="postgres")
+        select = sqlglot.parse_one(sql, read=DIALECT)
     except SqlglotError:
         return None
     return select if isinstance(select, exp.Select) else None
@@ -249,7 +250,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
             has_scalar(select) or has_joined_exists(select) or has_valued_exists(select) or has_valued_in(select))):
         # but x IN (a subquery that aggregates): its table, read as any other
         kept = derived_relations(select, derived_schema, columns_of, lambda t: _written(t, {})) if derived_schema else ()
-        return select.sql(dialect="postgres") if flattened or kept else None, kept
+        return select.sql(dialect=DIALECT) if flattened or kept else None, kept
     with_ = select.args.get("with_") or select.args.get("with")
     if with_ is not None and with_.args.get("recursive"):
         raise UnsupportedQuery("WITH RECURSIVE is not supported in a maintained view")
@@ -292,7 +293,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
             folded = name if table.this.quoted and not written else name.lower()
             exact[_quoted_name(folded)] = {_quoted_name(c): t for c, t in schema[name].items()}
     try:
-        qualified = qualify(select, schema=exact, dialect="postgres", quote_identifiers=False,
+        qualified = qualify(select, schema=exact, dialect=DIALECT, quote_identifiers=False,
                             validate_qualify_columns=True)
         _check_stars_expanded(qualified)
         lateral_as_joins(qualified)  # LATERAL that joins and filters: a subquery joined on its correlations
@@ -326,7 +327,7 @@ def inline_deriving(sql: str, columns_of: ColumnsOf | None, definition_of: Calla
             db, written = stand_ins[table.name]
             table.set("this", written.copy())
             table.set("db", db.copy())
-    return merged.sql(dialect="postgres"), kept
+    return merged.sql(dialect=DIALECT), kept
 
 
 def _written(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.Identifier]]) -> TableRef:
@@ -390,7 +391,7 @@ def _stand_in(table: exp.Table, stand_ins: dict[str, tuple[exp.Identifier, exp.I
     """A schema-qualified table renamed to a name of one part, the same for each mention of it,
     under its own name as alias if it had none (``sales.orders`` is ``orders`` in the query)."""
     if table.args.get("catalog"):
-        raise UnsupportedQuery(f"cross-database reference {table.sql(dialect='postgres')} is not supported")
+        raise UnsupportedQuery(f"cross-database reference {table.sql(dialect=DIALECT)} is not supported")
     db, written = table.args["db"], table.this
     key = (db.name, written.name)
     name = next((n for n, (d, w) in stand_ins.items() if (d.name, w.name) == key), None) or f"pgivm_qualified_{len(stand_ins) + 1}"
@@ -524,7 +525,7 @@ def _check_null_extended_outputs(select: exp.Select) -> None:
         for column in select.find_all(exp.Column):
             value = outputs.get(column.name) if column.table == sub.alias and not _inside(column, sub) else None
             if value is not None and not _null_on_null(value):
-                raise UnsupportedQuery(f"subquery {sub.alias} computes {column.name} ({value.sql(dialect='postgres')}) where an "
+                raise UnsupportedQuery(f"subquery {sub.alias} computes {column.name} ({value.sql(dialect=DIALECT)}) where an "
                                        "outer join NULL-extends it: not supported yet (compute it in the outer query)")
 
 
@@ -713,7 +714,7 @@ def name_columns(sql: str, columns: list[str]) -> str | None:
         raise UnsupportedQuery(f"{len(columns)} column names for a view of {len(items)} columns")
     for item, name in zip(list(items), columns):
         item.replace(exp.alias_(item.this.copy() if isinstance(item, exp.Alias) else item.copy(), name, quoted=True))
-    return select.sql(dialect="postgres")
+    return select.sql(dialect=DIALECT)
 
 
 def renamed_outputs(query: ConjunctiveQuery, columns: list[str]) -> ConjunctiveQuery:

@@ -28,6 +28,7 @@ from pgivm.errors import NeedsColumns, UnsupportedQuery
 from pgivm.query.analysis.shapes import as_triangle
 from pgivm.query import scalar
 from pgivm.query.derived import DerivedRelation
+from pgivm.query.dialect import DIALECT
 from pgivm.query.group_by_outputs import group_by_outputs
 from pgivm.query.inline import inline_deriving, is_join_tree, output_name
 from pgivm.query.static import StaticRelation, static_relations
@@ -114,7 +115,7 @@ _TRIANGLE = _Wording(
 
 
 def _sql(node: exp.Expression) -> str:
-    return node.sql(dialect="postgres")
+    return node.sql(dialect=DIALECT)
 
 
 def _name(identifier: exp.Identifier | str | None) -> str | None:
@@ -314,7 +315,7 @@ def _distinct_as_group_by(select: exp.Select, items: list[tuple[str | None, exp.
 
 def _select(sql: str, wording: _Wording) -> exp.Select:
     try:
-        statements = [s for s in sqlglot.parse(sql, read="postgres") if s is not None]
+        statements = [s for s in sqlglot.parse(sql, read=DIALECT) if s is not None]
     except ParseError as err:
         first = str(err).splitlines()[0] if str(err) else "syntax error"
         raise UnsupportedQuery(f"could not parse the view SQL: {first}") from None

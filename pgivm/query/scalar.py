@@ -23,6 +23,7 @@ from psycopg import sql
 from sqlglot import exp
 
 from pgivm.errors import UnsupportedQuery
+from pgivm.query.dialect import DIALECT, is_date_part
 
 _NUMBER = re.compile(r"-?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 
@@ -298,23 +299,25 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, exp.Array):
         return Op("array", tuple(from_sqlglot(e, column) for e in node.expressions))
     if isinstance(node, exp.Cast):
-        type_name = node.to.sql(dialect="postgres").lower()
+        type_name = node.to.sql(dialect=DIALECT).lower()
         return Op("cast", (from_sqlglot(node.this, column),), _checked_type(type_name))
     if isinstance(node, exp.Interval):  # INTERVAL '90' DAY: the constant CAST('90 DAY' AS interval)
         unit = node.args.get("unit")
         if not isinstance(node.this, exp.Literal) or (unit is not None and not isinstance(unit, exp.Var)):
-            raise UnsupportedQuery(f"unsupported interval {node.sql(dialect='postgres')}: write INTERVAL '3 days'")
+            raise UnsupportedQuery(f"unsupported interval {node.sql(dialect=DIALECT)}: write INTERVAL '3 days'")
         return Op("cast", (Lit(f"{node.this.name} {unit.name}" if unit is not None else node.this.name, True),), "interval")
     if isinstance(node, exp.Extract):
         field = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Identifier)) else str(node.this).lower()
         if field not in _FIELDS:
             raise UnsupportedQuery(f"unsupported EXTRACT field {field}")
+        if is_date_part(node):  # date_part('day', x): double precision, where EXTRACT is numeric
+            return Op("fn:date_part", (Lit(field, True), from_sqlglot(node.expression, column)))
         return Op("extract", (from_sqlglot(node.expression, column),), field)
     if isinstance(node, (exp.TimestampTrunc, exp.DateTrunc)):  # date_trunc('month', x)
         unit = node.args.get("unit")
         field = unit.name.lower() if isinstance(unit, (exp.Var, exp.Literal)) else ""
         if field not in _TRUNC_FIELDS:
-            raise UnsupportedQuery(f"unsupported date_trunc field {field or node.sql(dialect='postgres')}")
+            raise UnsupportedQuery(f"unsupported date_trunc field {field or node.sql(dialect=DIALECT)}")
         return Op("fn:date_trunc", (Lit(field, True), from_sqlglot(node.this, column)))
     if type(node) in _OPERATORS:
         return Op(_OPERATORS[type(node)], (from_sqlglot(node.this, column), _json_key(node.expression, column)))
@@ -334,7 +337,7 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         parts = [node.this, node.args.get("start"), node.args.get("length")]
         return Op("fn:substr", tuple(from_sqlglot(a, column) for a in parts if a is not None))
     if isinstance(node, exp.StrPosition) and (node.args.get("position") or node.args.get("occurrence")):
-        raise UnsupportedQuery(f"unsupported expression {node.sql(dialect='postgres')}: strpos(string, substring) is")
+        raise UnsupportedQuery(f"unsupported expression {node.sql(dialect=DIALECT)}: strpos(string, substring) is")
     if isinstance(node, exp.Trim) and not node.args.get("collation"):  # btrim, ltrim, rtrim; TRIM([BOTH|LEADING|TRAILING] ...)
         name = {"LEADING": "ltrim", "TRAILING": "rtrim"}.get(str(node.args.get("position") or "").upper(), "btrim")
         return Op("fn:" + name, tuple(from_sqlglot(a, column) for a in _arguments(node)))
@@ -347,10 +350,10 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
         return Op("fn:" + str(node.this).lower(), tuple(from_sqlglot(a, column) for a in node.expressions))
     if isinstance(node, exp.Func) or (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
-        raise UnsupportedQuery(f"function {node.sql(dialect='postgres')} is not supported in a maintained view: "
+        raise UnsupportedQuery(f"function {node.sql(dialect=DIALECT)} is not supported in a maintained view: "
                                "only immutable functions of PostgreSQL's own (abs, coalesce, lower, length, round, "
                                "substr, ...: pgivm.query.scalar.FUNCTIONS)")
-    raise UnsupportedQuery(f"unsupported expression {node.sql(dialect='postgres')}")
+    raise UnsupportedQuery(f"unsupported expression {node.sql(dialect=DIALECT)}")
 
 
 # operators sqlglot reads as nodes of their own
@@ -370,7 +373,7 @@ def _json_key(node: exp.Expression, column: Callable[[exp.Column], Col]) -> Node
         parts = node.expressions[1:] if node.expressions and isinstance(node.expressions[0], exp.JSONPathRoot) else []
         if len(parts) != 1 or not isinstance(parts[0], (exp.JSONPathKey, exp.JSONPathSubscript)) \
                 or not isinstance(parts[0].this, (str, int)):
-            raise UnsupportedQuery(f"unsupported JSON path {node.sql(dialect='postgres')}: write x -> 'key' or x -> 0")
+            raise UnsupportedQuery(f"unsupported JSON path {node.sql(dialect=DIALECT)}: write x -> 'key' or x -> 0")
         key = parts[0].this
         return Lit(str(key), isinstance(key, str))
     return from_sqlglot(node, column)
@@ -393,12 +396,12 @@ def _is(node: exp.Is, column: Callable[[exp.Column], Col], negated: bool) -> Nod
     if isinstance(target, exp.Boolean):
         kind = "is true" if target.this else "is false"
         return Op("not", (Op(kind, (subject,)),)) if negated else Op(kind, (subject,))
-    raise UnsupportedQuery(f"unsupported IS {target.sql(dialect='postgres')}")
+    raise UnsupportedQuery(f"unsupported IS {target.sql(dialect=DIALECT)}")
 
 
 def _in(node: exp.In, column: Callable[[exp.Column], Col], op: str) -> Node:
     if node.args.get("query") is not None or not node.expressions:
-        raise UnsupportedQuery(f"IN with a subquery is not supported: {node.sql(dialect='postgres')}")
+        raise UnsupportedQuery(f"IN with a subquery is not supported: {node.sql(dialect=DIALECT)}")
     return Op(op, (from_sqlglot(node.this, column), *(from_sqlglot(e, column) for e in node.expressions)))
 
 
@@ -417,7 +420,7 @@ def _quantified_comparison(node: exp.Expression, column: Callable[[exp.Column], 
     operand = node.expression.this if isinstance(node.expression, (exp.Any, exp.All)) else node.expression.expressions[0]
     operand = operand.this if isinstance(operand, exp.Paren) else operand
     if isinstance(operand, (exp.Select, exp.Subquery, exp.Union)):
-        raise UnsupportedQuery(f"{node.sql(dialect='postgres')}: ANY and ALL over a subquery are not supported: "
+        raise UnsupportedQuery(f"{node.sql(dialect=DIALECT)}: ANY and ALL over a subquery are not supported: "
                                "write IN (subquery) or NOT IN (subquery)")
     op = ("like" if isinstance(node, exp.Like) else "ilike" if isinstance(node, exp.ILike) else _BINARY[type(node)])
     op = "not " + op if node.args.get("negate") else op  # sqlglot writes NOT LIKE as LIKE with negate set
@@ -439,4 +442,4 @@ def _between(node: exp.Between, column: Callable[[exp.Column], Col], negated: bo
 def spark_text(node: Node, column: Callable[[Col], str]) -> str:
     """The node as Spark SQL (for ``validate --spark``): PostgreSQL's text, transpiled by sqlglot;
     ``column`` gives each column's name in the DataFrame."""
-    return sqlglot.transpile(text(node, column), read="postgres", write="spark")[0]
+    return sqlglot.transpile(text(node, column), read=DIALECT, write="spark")[0]

@@ -33,6 +33,7 @@ import sqlglot
 from sqlglot import exp
 
 from pgivm.errors import UnsupportedQuery
+from pgivm.query.dialect import DIALECT
 
 VALUE = "pgivm_value"
 KEY = "pgivm_c"  # the correlation keys: pgivm_c1, pgivm_c2, ...
@@ -87,10 +88,10 @@ def sources_of(body: exp.Select) -> list[exp.Expression]:
 def as_written(recount: str) -> str:
     """The recount of a scalar subquery's values (its derived table's) as the subquery reads in a
     message: its value alone, without the columns it is grouped and joined by."""
-    select = sqlglot.parse_one(recount, dialect="postgres")
+    select = sqlglot.parse_one(recount, dialect=DIALECT)
     value = next(e for e in select.expressions if e.alias_or_name == VALUE)
     select.set("expressions", [value.this])
-    return select.sql(dialect="postgres")
+    return select.sql(dialect=DIALECT)
 
 
 def _scalar(node: exp.Expression) -> exp.Select | None:
@@ -133,7 +134,7 @@ def _join_values(select: exp.Select, side: exp.Subquery, body: exp.Select, name:
                      if _reads_only(mine, own, True) and _reads_only(other, own, False)), None)
         if pair is None:
             raise UnsupportedQuery(f"scalar subquery ({_short(body)}) reads the query around it other than by an equality "
-                                   f"of its WHERE joined by AND ({term.sql(dialect='postgres')}): not supported yet")
+                                   f"of its WHERE joined by AND ({term.sql(dialect=DIALECT)}): not supported yet")
         keys.append(pair)
     value = body.expressions[0].this if isinstance(body.expressions[0], exp.Alias) else body.expressions[0]
     if any(c.table not in own for c in value.find_all(exp.Column)):
@@ -203,7 +204,7 @@ def _over_no_rows(value: exp.Expression, body: exp.Select) -> exp.Expression:
         if isinstance(node, _NULL_ON_EMPTY):
             return exp.Null()
         if isinstance(node, exp.AggFunc):
-            raise UnsupportedQuery(f"scalar subquery ({_short(body)}) is correlated and calls {node.sql(dialect='postgres')}, "
+            raise UnsupportedQuery(f"scalar subquery ({_short(body)}) is correlated and calls {node.sql(dialect=DIALECT)}, "
                                    "whose value over no rows pgivm does not know: count, sum, avg, min, max, "
                                    "bool_and and bool_or are taken")
         return node
@@ -231,5 +232,5 @@ def and_terms(condition: exp.Expression | None) -> list[exp.Expression]:
 
 
 def _short(body: exp.Select) -> str:
-    text = body.sql(dialect="postgres")
+    text = body.sql(dialect=DIALECT)
     return text if len(text) <= 40 else text[:37] + "..."

@@ -18,6 +18,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from pgivm.errors import UnsupportedQuery
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 
 NO_FROM = "pgivm_one"  # the alias of the one-row relation a SELECT without FROM reads
@@ -39,7 +40,7 @@ def static_relations(sql: str, schema: str) -> tuple[str, tuple[StaticRelation, 
     """The view's SQL with each static relation replaced by its table in ``schema`` (``static_1``,
     ...), and those relations; the SQL unchanged and none if it has none."""
     try:
-        statement = sqlglot.parse_one(sql, read="postgres")
+        statement = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError:
         return sql, ()  # the parser says what is wrong
     if not isinstance(statement, exp.Select):
@@ -59,7 +60,7 @@ def static_relations(sql: str, schema: str) -> tuple[str, tuple[StaticRelation, 
             select.set("from_" if "from_" in select.arg_types else "from", exp.From(this=exp.Table(
                 this=exp.to_identifier(table.name, quoted=True), db=exp.to_identifier(schema, quoted=True),
                 alias=exp.TableAlias(this=exp.to_identifier(alias)))))
-    return (statement.sql(dialect="postgres"), tuple(found)) if found else (sql, ())
+    return (statement.sql(dialect=DIALECT), tuple(found)) if found else (sql, ())
 
 
 def _series(node: exp.Table) -> tuple[exp.Identifier, list[str], str]:
@@ -72,9 +73,9 @@ def _series(node: exp.Table) -> tuple[exp.Identifier, list[str], str]:
     name = alias.this.copy() if alias is not None and alias.this else exp.to_identifier("generate_series")
     columns = [_folded(c) for c in alias.args.get("columns") or []] if alias is not None else []
     if len(columns) > 1:
-        raise UnsupportedQuery(f"generate_series gives one column, {len(columns)} are named: {node.sql(dialect='postgres')}")
+        raise UnsupportedQuery(f"generate_series gives one column, {len(columns)} are named: {node.sql(dialect=DIALECT)}")
     column = columns[0] if columns else _folded(name)
-    rendered = ", ".join(a.sql(dialect="postgres") for a in arguments)
+    rendered = ", ".join(a.sql(dialect=DIALECT) for a in arguments)
     return name, [column], f'SELECT * FROM pg_catalog.generate_series({rendered}) AS s("{_quoted(column)}")'
 
 
@@ -94,7 +95,7 @@ def _values(node: exp.Values) -> tuple[exp.Identifier, list[str], str]:
         raise UnsupportedQuery(f"VALUES {alias.name} has {width} columns, {len(named)} are named")
     columns = named + [f"column{i}" for i in range(len(named) + 1, width + 1)]
     listed = ", ".join(f'"{_quoted(c)}"' for c in columns)
-    return alias.this.copy(), columns, f"SELECT * FROM ({exp.Values(expressions=rows).sql(dialect='postgres')}) AS s({listed})"
+    return alias.this.copy(), columns, f"SELECT * FROM ({exp.Values(expressions=rows).sql(dialect=DIALECT)}) AS s({listed})"
 
 
 def _replace(node: exp.Expression, schema: str, number: int, alias: exp.Identifier, columns: list[str], select: str
@@ -111,7 +112,7 @@ def _check_constants(values: list[exp.Expression], where: str) -> None:
         for sub in value.walk():
             if not isinstance(sub, _CONSTANT) or isinstance(sub, exp.DataType) and sub.this == exp.DataType.Type.USERDEFINED:
                 raise UnsupportedQuery(f"{where} is kept as constant rows: its values must be constants (literals, "
-                                       f"casts of them to built-in types), not {value.sql(dialect='postgres')}")
+                                       f"casts of them to built-in types), not {value.sql(dialect=DIALECT)}")
 
 
 def _folded(identifier: exp.Expression) -> str:

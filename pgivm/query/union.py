@@ -25,6 +25,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from pgivm.errors import NeedsColumns, UnsupportedQuery
+from pgivm.query.dialect import DIALECT
 from pgivm.query.model import TableRef
 
 BRANCH = "pgivm_branch"  # the alias of the relation of branch numbers
@@ -39,7 +40,7 @@ def union_as_joins(sql: str, columns_of: Callable[[TableRef], list[str]] | None
                    ) -> tuple[str, tuple[tuple[str, ...], ...]] | None:
     """The query read as one SELECT, and the aliases of each branch's tables; None if it is no union."""
     try:
-        statement = sqlglot.parse_one(sql, read="postgres")
+        statement = sqlglot.parse_one(sql, read=DIALECT)
     except ParseError:
         return None  # the parser says what is wrong
     if not isinstance(statement, exp.Union) or isinstance(statement, (exp.Except, exp.Intersect)):
@@ -66,9 +67,9 @@ def union_as_joins(sql: str, columns_of: Callable[[TableRef], list[str]] | None
         arms.append([item.this if isinstance(item, exp.Alias) else item for item in branch.expressions])
     items = []
     for position, first in enumerate(branches[0].expressions):
-        cases = " ".join(f"WHEN {BRANCH}.n = {n} THEN {arm[position].sql(dialect='postgres')}"
+        cases = " ".join(f"WHEN {BRANCH}.n = {n} THEN {arm[position].sql(dialect=DIALECT)}"
                          for n, arm in enumerate(arms, start=1))
-        items.append(f"CASE {cases} END AS {_output_name(first).sql(dialect='postgres')}")
+        items.append(f"CASE {cases} END AS {_output_name(first).sql(dialect=DIALECT)}")
     numbers = ", ".join(f"({n})" for n in range(1, len(branches) + 1))
     found = " OR ".join(f'"{marker(n)}".m IS NOT NULL' for n in range(1, len(branches) + 1))
     text = (f"SELECT {'DISTINCT ' if distinct else ''}{', '.join(items)} FROM (VALUES {numbers}) AS {BRANCH}(n) "
@@ -107,8 +108,8 @@ def _inlined(branch: exp.Select, with_: exp.With | None, columns_of: Callable[[T
         mine = branch.args.get("with") or branch.args.get("with_")
         merged = exp.With(expressions=[*(c.copy() for c in with_.expressions), *(mine.expressions if mine else [])])
         branch.set("with_" if "with_" in branch.arg_types else "with", merged)
-    text = inline(branch.sql(dialect="postgres"), columns_of)
-    flat = sqlglot.parse_one(text, read="postgres") if text is not None else branch
+    text = inline(branch.sql(dialect=DIALECT), columns_of)
+    flat = sqlglot.parse_one(text, read=DIALECT) if text is not None else branch
     if not isinstance(flat, exp.Select):
         raise UnsupportedQuery("a branch of UNION must be a SELECT")
     return flat
@@ -232,15 +233,15 @@ def _group(branch: exp.Select, n: int) -> str:
     """The branch's FROM, parenthesized, with its marker, as a LEFT JOIN on its branch number and
     its WHERE."""
     from_ = branch.args.get("from_") or branch.args.get("from")
-    parts = [from_.this.sql(dialect="postgres")]
-    parts += [f"CROSS JOIN {t.sql(dialect='postgres')}" for t in getattr(from_, "expressions", None) or []]
+    parts = [from_.this.sql(dialect=DIALECT)]
+    parts += [f"CROSS JOIN {t.sql(dialect=DIALECT)}" for t in getattr(from_, "expressions", None) or []]
     for join in branch.args.get("joins") or []:  # a comma is a join of no kind, no condition: a CROSS JOIN here
         comma = not (join.side or join.kind or join.args.get("on") or join.args.get("using") or join.args.get("method"))
-        parts.append(f"CROSS JOIN {join.this.sql(dialect='postgres')}" if comma else join.sql(dialect="postgres"))
+        parts.append(f"CROSS JOIN {join.this.sql(dialect=DIALECT)}" if comma else join.sql(dialect=DIALECT))
     parts.append(f'CROSS JOIN (VALUES ({n})) AS "{marker(n)}"(m)')
     where = branch.args.get("where")
     # an equality with the marker's n, not a constant: a delta that knows the branch then reads none of the others
-    condition = f'{BRANCH}.n = "{marker(n)}".m' + (f" AND ({where.this.sql(dialect='postgres')})" if where is not None else "")
+    condition = f'{BRANCH}.n = "{marker(n)}".m' + (f" AND ({where.this.sql(dialect=DIALECT)})" if where is not None else "")
     return f"LEFT JOIN ({' '.join(parts)}) ON {condition}"
 
 

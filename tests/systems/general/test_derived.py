@@ -331,6 +331,16 @@ def test_what_is_not_kept_is_refused_in_one_line(conn: psycopg.Connection, dsn: 
     assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0  # type: ignore[index]
 
 
+def test_a_column_named_as_pgivms_own_beside_it_is_refused_in_one_line(conn: psycopg.Connection, dsn: str) -> None:
+    """The rows a statement took from a table a derived table reads are kept with columns xid and
+    at beside the table's: a column of that name was PostgreSQL's raw 'column already exists'."""
+    conn.execute("CREATE TABLE ev (at date, n int)")
+    with pytest.raises(PgivmError) as info:
+        command.create("v", "SELECT x.n FROM (SELECT ev.at, count(*) AS n FROM ev GROUP BY ev.at) AS x", target=dsn)
+    assert "column at of ev" in info.value.message and "\n" not in info.value.message
+    assert conn.execute("SELECT count(*) FROM pg_namespace WHERE nspname = 'pgivm_v'").fetchone()[0] == 0  # type: ignore[index]
+
+
 @pytest.mark.parametrize("system", ["fivm", "ivme"])
 def test_a_refused_scalar_subquery_is_named_as_written(conn: psycopg.Connection, dsn: str, system: str) -> None:
     """Not as the derived table it is joined as (``"scalar_1"."pgivm_value"``: pgivm's names)."""
