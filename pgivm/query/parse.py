@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import sqlglot
 from sqlglot import exp
@@ -184,11 +184,13 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
     select = _select(sql, wording)
     items = _select_items(select, wording)
     aliases, using, kinds = _tables(select, wording)
+    layout = _layout(aliases, using, columns_of, kinds)
+    if _write_out_coalesced(select, layout):
+        items = _select_items(select, wording)
     where = _where(select)
     subqueries = [c for c in where if _subquery_test(c) is not None] if wording is _GENERAL else []
     where = [c for c in where if not any(c is q for q in subqueries)]
     outer = any(k in OUTER for k in kinds.values()) or bool(subqueries)
-    layout = _layout(aliases, using, columns_of)
     items = _expand_stars(items, layout)
     if distinct_as_groups:
         _distinct_as_group_by(select, items)
@@ -550,9 +552,8 @@ def flat_joins(select: exp.Expression) -> list[tuple[exp.Join, int]]:
 
 def _check_outer_joins(kinds: JoinKinds, using: dict[int, list[str]], aliases: list[str], widths: dict[int, int]) -> None:
     """What pgivm's left-to-right reading of the joins does not hold: a comma binds looser than
-    JOIN, so ``a, b RIGHT JOIN c`` keeps c's rows once per row of a, not once; a USING column of a
-    RIGHT or FULL join stands for either side's value. In or of parentheses, USING and NATURAL
-    would read the columns of the tables joined so far: refused there too."""
+    JOIN, so ``a, b RIGHT JOIN c`` keeps c's rows once per row of a, not once. In or of
+    parentheses, USING and NATURAL would read the columns of the tables joined so far: refused."""
     grouped = sorted({p for start, width in widths.items() for p in range(start, start + width)} & set(using))
     if grouped:
         raise UnsupportedQuery(f"JOIN {aliases[grouped[0]]} USING or NATURAL, in or of a parenthesized join: write the "
@@ -562,10 +563,6 @@ def _check_outer_joins(kinds: JoinKinds, using: dict[int, list[str]], aliases: l
     if outer and comma and min(comma) < max(outer):
         raise UnsupportedQuery(f"a comma in FROM before a {kinds[max(outer)].upper()} JOIN: write the comma as "
                                "CROSS JOIN or JOIN ... ON, so that the joins read left to right")
-    for position in outer:
-        if position in using:
-            raise UnsupportedQuery(f"{kinds[position].upper()} JOIN {aliases[position]} USING or NATURAL: write the "
-                                   "join as ON a.x = b.x and name each side's column")
 
 
 ColumnsOf = Callable[[TableRef], list[str]]
@@ -578,7 +575,9 @@ class _Layout:
     tables' columns are known), what each USING column stands for, and the equalities USING implies.
 
     ``a JOIN b USING (k)`` lists k once, first, then a's other columns, then b's; an unqualified
-    ``k`` means a's. A USING after several tables names the one column of that name on its left.
+    ``k`` means a's (b's after a RIGHT JOIN, coalesce(a.k, b.k) after a FULL JOIN: ``coalesced``,
+    which a maintained view reads only as written out). A USING after several tables names the one
+    column of that name on its left.
     """
 
     aliases: dict[str, TableRef]
@@ -586,6 +585,20 @@ class _Layout:
     merged: dict[str, ColumnRef]
     equalities: list[tuple[ColumnRef, ColumnRef]]
     table_columns: dict[str, list[str]] | None
+    coalesced: dict[str, tuple[ColumnRef, ColumnRef, str]] = field(default_factory=dict)  # name -> a.k, b.k, b
+
+    def written_out(self, name: str) -> exp.Expression:
+        """The FULL JOIN's USING column ``name`` as PostgreSQL reads it: coalesce(a.k, b.k)."""
+        left, right, _ = self.coalesced[name]
+        return exp.Coalesce(this=exp.column(left.column, table=left.alias, quoted=True),
+                            expressions=[exp.column(right.column, table=right.alias, quoted=True)])
+
+    def refuse_coalesced(self, name: str) -> None:
+        """The FULL JOIN's USING column ``name`` where it was not written out (``_write_out_coalesced``)."""
+        if name in self.coalesced:
+            left, right, alias = self.coalesced[name]
+            raise UnsupportedQuery(f"column {name} of FULL JOIN {alias} USING is coalesce({left}, {right}) here: "
+                                   "write that")
 
     def star(self, alias: str | None, shown: str) -> list[tuple[str, ColumnRef]]:
         if self.columns is None or self.table_columns is None:
@@ -597,8 +610,10 @@ class _Layout:
         return [(c, ColumnRef(alias, c)) for c in self.table_columns[alias]]
 
 
-def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_of: ColumnsOf | None) -> _Layout:
+def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_of: ColumnsOf | None,
+            kinds: JoinKinds | None = None) -> _Layout:
     names = list(aliases)
+    coalesced: dict[str, tuple[ColumnRef, ColumnRef, str]] = {}
     table_columns = {a: columns_of(t) for a, t in aliases.items()} if columns_of is not None else None
 
     def columns(alias: str) -> list[tuple[str, ColumnRef]] | None:
@@ -616,7 +631,12 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
             on_right = {n for n, _ in right}
             names_using = list(dict.fromkeys(n for n, _ in layout if n in on_right))
         front: list[tuple[str, ColumnRef]] = []
+        kind = (kinds or {}).get(position)
         for u in names_using:
+            if u in coalesced:
+                coalesced_ref = coalesced[u]
+                raise UnsupportedQuery(f"JOIN {alias} USING ({u}) after FULL JOIN {coalesced_ref[2]} USING ({u}), which "
+                                       f"is coalesce({coalesced_ref[0]}, {coalesced_ref[1]}): write the join as ON")
             if layout is not None:
                 found = [ref for n, ref in layout if n == u]
                 if not found:
@@ -634,27 +654,46 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
                                        "write the join as ON a.x = b.x")
             if right is not None and u not in [n for n, _ in right]:
                 raise UnsupportedQuery(f"column {u} named in USING does not exist in {alias}")
-            equalities.append((left, ColumnRef(alias, u)))
-            merged.setdefault(u, left)
-            front.append((u, left))
+            right_ref = ColumnRef(alias, u)
+            equalities.append((left, right_ref))
+            if kind == "right":  # the merged column is the right side's, which every row has
+                merged[u] = right_ref
+            elif kind == "full":
+                coalesced[u] = (left, right_ref, alias)
+            else:
+                merged.setdefault(u, left)
+            front.append((u, right_ref if kind == "right" else left))
         if layout is not None and right is not None:
             layout = (front + [(n, r) for n, r in layout if n not in names_using]
                       + [(n, r) for n, r in right if n not in names_using])
-    return _Layout(aliases, layout, merged, equalities, table_columns)
+    return _Layout(aliases, layout, merged, equalities, table_columns, coalesced)
 
 
 def _expand_stars(items: list[tuple[str | None, exp.Expression]], layout: _Layout) -> list[tuple[str | None, exp.Expression]]:
-    """``*`` and ``t.*`` as the columns they stand for (as qualified column items)."""
+    """``*`` and ``t.*`` as the columns they stand for (as qualified column items; a FULL JOIN's
+    USING column as its coalesce)."""
     out: list[tuple[str | None, exp.Expression]] = []
     for name, node in items:
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
             alias = _name(node.args.get("table")) if isinstance(node, exp.Column) else None
             for column, ref in layout.star(alias, _sql(node)):
-                out.append((column, exp.column(exp.to_identifier(ref.column, quoted=True),
-                                               table=exp.to_identifier(ref.alias, quoted=True))))
+                out.append((column, layout.written_out(column) if alias is None and column in layout.coalesced else
+                            exp.column(exp.to_identifier(ref.column, quoted=True), table=exp.to_identifier(ref.alias, quoted=True))))
         else:
             out.append((name, node))
     return out
+
+
+def _write_out_coalesced(select: exp.Select, layout: _Layout) -> bool:
+    """A FULL JOIN's USING column read unqualified, k, as what it is: coalesce(a.k, b.k) (a bare
+    SELECT item keeps its name). Whether anything was written out."""
+    found = [c for c in select.find_all(exp.Column) if not c.table and c.name in layout.coalesced
+             and not isinstance(c.parent, exp.Join)  # USING's own list
+             and c.find_ancestor(exp.Select) is select]  # not a subquery's own column
+    for column in found:
+        value = layout.written_out(column.name)
+        column.replace(exp.alias_(value, column.name, quoted=True) if column.parent is select else value)
+    return bool(found)
 
 
 class _Resolver:
@@ -675,7 +714,8 @@ class _Resolver:
         ):
             raise UnsupportedQuery(f"column {_sql(node)} does not name a table of FROM: write it as alias.column")
         if table is None and self.layout is not None:
-            if column in self.layout.merged:  # a USING column: the left table's
+            self.layout.refuse_coalesced(column)
+            if column in self.layout.merged:  # a USING column: the left table's (the right's after RIGHT JOIN)
                 return self.layout.merged[column]
             if self.layout.table_columns is not None:
                 having = [a for a, cols in self.layout.table_columns.items() if column in cols]

@@ -37,6 +37,11 @@ QUERIES = {
     "on filter and inequality": "SELECT r.a, s.c FROM r LEFT JOIN s ON r.b = s.b AND s.c > 1 AND r.a < s.c + 5",
     "anti join": "SELECT r.a, r.b FROM r LEFT JOIN s ON r.b = s.b WHERE s.b IS NULL",
     "using": "SELECT b, r.a, s.c FROM r LEFT JOIN s USING (b)",
+    # RIGHT JOIN USING's b is s.b; FULL JOIN USING's is coalesce(r.b, s.b), also in SELECT * and GROUP BY
+    "right using": "SELECT b, r.a, s.c FROM r RIGHT JOIN s USING (b)",
+    "full using, grouped by it": "SELECT b, count(*) AS n, sum(r.a) AS sa, count(s.c) AS nc FROM r FULL JOIN s USING (b) GROUP BY b",
+    "full using, star": "SELECT * FROM r FULL JOIN s USING (b) WHERE b IS NOT NULL OR r.a > 1",
+    "natural full, then left using": "SELECT b, c, r.a, t.d FROM r NATURAL FULL JOIN s LEFT JOIN t USING (c)",
     "distinct": "SELECT DISTINCT r.b, s.c FROM r LEFT JOIN s ON r.b = s.b",
     "aggregates": ("SELECT r.b, count(*) AS n, count(s.c) AS nc, sum(s.c) AS sc, min(s.c) AS lo, max(s.c) AS hi "
                    "FROM r LEFT JOIN s ON r.b = s.b GROUP BY r.b"),
@@ -187,7 +192,7 @@ def test_systems_of_inner_joins_refuse_outer_joins_in_one_line(conn: psycopg.Con
 
 @pytest.mark.parametrize("query, says", [
     ("SELECT r.a FROM r, s RIGHT JOIN t ON t.c = s.c", "a comma in FROM before a RIGHT JOIN"),
-    ("SELECT r.a FROM r FULL JOIN s USING (b)", "FULL JOIN s USING or NATURAL"),
+    ("SELECT r.a FROM r FULL JOIN s USING (b) JOIN r AS r2 USING (b)", "JOIN r2 USING (b) after FULL JOIN s USING (b)"),
     ("SELECT r.a FROM r LEFT JOIN (s JOIN t USING (c)) ON r.b = s.b", "USING or NATURAL, in or of a parenthesized join"),
 ])
 def test_what_the_left_to_right_reading_does_not_hold_is_refused(conn: psycopg.Connection, dsn: str, query: str,
