@@ -488,9 +488,11 @@ def _not_state(table: TableRef) -> None:
 
 def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[str, str]:
     """Each join variable's type: its columns' one type, bigint for integers of several widths, text
-    for varchar of any lengths and text (binary-coercible: PostgreSQL joins them as text), numeric
-    for numerics of any precision and scale and integers (PostgreSQL joins them as numeric, by
-    value: 1.0 = 1), or a one-line refusal."""
+    for varchar of any lengths and text, and for char(n) and text (PostgreSQL joins them as text,
+    char(n) without its padding), numeric for numerics of any precision and scale and integers (PostgreSQL joins them
+    as numeric, by value: 1.0 = 1), timestamp for date and timestamp (a date is its midnight; not
+    timestamptz, whose comparison with them depends on the session's TimeZone), or a one-line
+    refusal."""
     variable_types: dict[str, str] = {}
     for variable, uses in by_variable.items():
         kinds = {type_name for _, _, type_name in uses}
@@ -498,14 +500,23 @@ def _variable_types(by_variable: dict[str, list[tuple[Any, str, str]]]) -> dict[
             variable_types[variable] = kinds.pop()
         elif kinds <= _INTEGER_TYPES:
             variable_types[variable] = "bigint"
-        elif all(_is_text(kind) for kind in kinds):
-            variable_types[variable] = "text"
+        elif all(_is_text(kind) for kind in kinds) or (all(k == "text" or _is_char(k) for k in kinds)):
+            variable_types[variable] = "text"  # char(n) = text compares char(n) without its padding, as text
+            # (char(n) = varchar compares as char(n), both paddings ignored, where GROUP BY of the
+            # varchar tells 'ab ' from 'ab': refused below)
+        elif all(k == "date" or re.fullmatch(r"timestamp(\(\d\))? without time zone", k) for k in kinds):
+            variable_types[variable] = "timestamp without time zone"  # date = timestamp: the date at midnight
         elif all(_is_numeric(kind) or kind in _INTEGER_TYPES for kind in kinds):
             variable_types[variable] = "numeric"
         else:
             described = " and ".join(f"{atom.alias}.{column} ({type_name})" for atom, column, type_name in uses)
             raise UnsupportedQuery(f"join columns {described} have different types: cast one table's column type")
     return variable_types
+
+
+def _is_char(type_name: str) -> bool:
+    """char(n) (bpchar): joined with text or varchar, PostgreSQL compares it as text, padding gone."""
+    return re.fullmatch(r"(character|bpchar)(\(\d+\))?", type_name) is not None
 
 
 def _is_numeric(type_name: str) -> bool:
