@@ -15,6 +15,7 @@ import contextlib
 
 import gzip
 import math
+from decimal import Decimal
 import os
 import shutil
 import socket
@@ -185,11 +186,14 @@ def quoted(name: str) -> str:
 
 
 def _float_key(value: object) -> object:
-    return "NaN" if isinstance(value, float) and math.isnan(value) else value
+    return "NaN" if isinstance(value, (float, Decimal)) and value != value else value
 
 
 def values_agree(a: object, b: object) -> bool:
-    """Equal, except floats: to 1e-9 relative, NaN equal to NaN, infinities exact."""
+    """Equal, except floats: to 1e-9 relative, NaN equal to NaN, infinities exact (numeric's NaN
+    equal to NaN, as PostgreSQL's numeric compares it)."""
+    if isinstance(a, Decimal) and isinstance(b, Decimal) and (a.is_nan() or b.is_nan()):
+        return a.is_nan() and b.is_nan()
     if isinstance(a, float) and isinstance(b, float):
         if math.isnan(a) or math.isnan(b):
             return math.isnan(a) and math.isnan(b)
