@@ -409,7 +409,12 @@ def stop_maintenance(conn: psycopg.Connection, record: catalog.ViewRecord) -> No
     """drop's first step: the user view goes and the view's trigger functions become no-ops, with
     no base table touched (writers pick that up at their next statement), and writers of its
     tables no longer serialize for it (their locks do not keep the second step waiting)."""
-    conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(record.view_schema, record.name)))
+    try:
+        conn.execute(sql.SQL("DROP VIEW IF EXISTS {}").format(sql.Identifier(record.view_schema, record.name)))
+    except psycopg.errors.DependentObjectsStillExist as err:  # a view of the user's reads it: named, not dropped
+        dependents = "; ".join((err.diag.message_detail or "").splitlines()[:3])
+        raise PgivmError(f"cannot drop view {record.name}: other objects depend on it ({dependents})",
+                         "drop or change those first (pgivm drops nothing of yours)") from None
     for function in catalog.trigger_functions(conn, record.name):
         conn.execute(common.no_op_trigger_function(function, record.name))
     catalog.stop(conn, record.name)

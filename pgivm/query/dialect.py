@@ -10,6 +10,7 @@ user's query computes. Every module that parses or writes a definition uses ``DI
 from __future__ import annotations
 
 from sqlglot import exp
+from sqlglot.tokens import TokenType
 from sqlglot.dialects.postgres import Postgres
 
 DIALECT = "pgivm"
@@ -21,7 +22,15 @@ def is_date_part(node: exp.Expression) -> bool:
 
 
 def _date_part(self: Postgres.Parser) -> exp.Expression:
-    node = self._parse_date_part()
+    """date_part(field, value) as an Extract that remembers it (a wrong number of arguments said as
+    such, not as sqlglot's node's missing argument)."""
+    field = self._parse_type()
+    value = self._parse_bitwise() if self._match(TokenType.COMMA) else None
+    if field is None or value is None or self._match(TokenType.COMMA, advance=False):
+        self.raise_error("date_part takes a field and a value: date_part('year', x)")
+    if isinstance(field, (exp.Column, exp.Literal)):
+        field = exp.var(field.name.upper())
+    node = self.expression(exp.Extract(this=field, expression=value))
     node.meta[DATE_PART] = True
     return node
 

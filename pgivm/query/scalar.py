@@ -307,9 +307,13 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
             raise UnsupportedQuery(f"unsupported interval {node.sql(dialect=DIALECT)}: write INTERVAL '3 days'")
         return Op("cast", (Lit(f"{node.this.name} {unit.name}" if unit is not None else node.this.name, True),), "interval")
     if isinstance(node, exp.Extract):
-        field = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Identifier)) else str(node.this).lower()
+        quoted_field = isinstance(node.this, exp.Literal) and node.this.is_string  # EXTRACT('year' FROM x) is PostgreSQL's too
+        field = node.this.name.lower() if isinstance(node.this, (exp.Var, exp.Identifier)) or quoted_field \
+            else str(node.this).lower()
         if field not in _FIELDS:
-            raise UnsupportedQuery(f"unsupported EXTRACT field {field}")
+            written = "date_part" if is_date_part(node) else "EXTRACT"
+            raise UnsupportedQuery(f"unsupported {written} field {field!r}",
+                                   f"one of {', '.join(sorted(_FIELDS))}")
         if is_date_part(node):  # date_part('day', x): double precision, where EXTRACT is numeric
             return Op("fn:date_part", (Lit(field, True), from_sqlglot(node.expression, column)))
         return Op("extract", (from_sqlglot(node.expression, column),), field)

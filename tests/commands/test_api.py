@@ -122,3 +122,36 @@ def test_a_refusal_by_every_system_is_one_line_under_200_characters(monkeypatch:
     with pytest.raises(UnsupportedQuery) as info:
         command.parse("SELECT count(*) FROM r")
     assert str(info.value) == "first-order's reason [first-order, recompute]"
+
+
+def test_drop_names_the_users_objects_that_read_the_view_and_drops_nothing(conn: psycopg.Connection, dsn: str) -> None:
+    """A view of the user's built on the maintained view: drop refuses in one line naming it (was
+    PostgreSQL's 'other objects depend on it' alone), and the view stays maintained."""
+    conn.execute("CREATE TABLE r (a int, b int); INSERT INTO r VALUES (1, 2)")
+    command.create("v", "SELECT r.a, count(*) AS n FROM r GROUP BY r.a", target=dsn)
+    conn.execute("CREATE VIEW on_top AS SELECT sum(n) AS total FROM v")
+    with pytest.raises(PgivmError, match="view public.on_top depends on view public.v") as info:
+        command.drop("v", target=dsn)
+    assert "\n" not in info.value.message
+    conn.execute("INSERT INTO r VALUES (1, 3)")
+    assert conn.execute("SELECT total FROM on_top").fetchone()[0] == 2
+    assert command.verify("v", target=dsn).ok
+
+
+@pytest.mark.parametrize(("query", "says"), [
+    ("SELECT date_part(r.a) AS y FROM r", "date_part takes a field and a value"),
+    ("SELECT date_part('year', r.a, 1) AS y FROM r", "date_part takes a field and a value"),
+    ("SELECT date_part('yeer', r.a) AS y, count(*) FROM r GROUP BY 1", "unsupported date_part field 'yeer'"),
+    ("SELECT EXTRACT(yeer FROM r.a) AS y, count(*) FROM r GROUP BY 1", "unsupported EXTRACT field 'yeer'"),
+])
+def test_a_mistake_in_date_part_is_said_as_such(query: str, says: str) -> None:
+    with pytest.raises(UnsupportedQuery, match=says) as info:
+        command.parse(query)
+    assert "\n" not in info.value.message and "sqlglot" not in info.value.message
+
+
+def test_extract_of_a_quoted_field_is_postgresqls_extract() -> None:
+    """EXTRACT('year' FROM x), which PostgreSQL takes, is EXTRACT(year FROM x) (was refused)."""
+    _, cq = command.parse("SELECT EXTRACT('year' FROM r.a) AS y, count(*) FROM r GROUP BY 1")
+    (value,) = cq.group_computed
+    assert (value.node.op, value.node.name) == ("extract", "year")

@@ -641,8 +641,12 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                for a in cq.atoms for kind in ("batch", "bulk") if many)]
     assert view.output_types is not None
     if cq.is_listing:
-        outputs = sql.SQL(", ").join(sql.SQL("r.{} AS {}").format(sql.Identifier(o.variable), sql.Identifier(o.name))  # type: ignore[union-attr]
-                                     for o in cq.outputs)
+        # each column of its own type where its variable's differs (char(3) kept as text: maintain._as_declared)
+        outputs = sql.SQL(", ").join(
+            sql.SQL("r.{}{} AS {}").format(sql.Identifier(o.variable), sql.SQL(  # type: ignore[union-attr]
+                "" if view.variable_types[o.variable] == view.output_types[o.name]  # type: ignore[union-attr]
+                else f"::{view.output_types[o.name]}"), sql.Identifier(o.name))  # type: ignore[arg-type]
+            for o in cq.outputs)
         # the result keyed by its rows, with multiplicities: DISTINCT shows each stored row once
         keyed = cq.distinct and cq.projection is None
         user = shape_rows(cq, sql.SQL("SELECT DISTINCT {} FROM {} AS r" if keyed else

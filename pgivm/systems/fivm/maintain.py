@@ -442,7 +442,7 @@ def result_query(ctx: Context, output_types: dict[str, str],
     """The view's rows read from the root (aggregates) or enumerated from the tree (listing).
     ``extra``: outputs read otherwise, by name, over the root's row ``r`` (first-order's min/max)."""
     if ctx.tree.listing:
-        return enumeration_query(ctx)
+        return _as_declared(ctx, enumeration_query(ctx), output_types)
     root = ctx.tree.root
     r = "r"
     ring = ctx.ring
@@ -501,6 +501,19 @@ def cofactor_query(ctx: Context, ring: CofactorRing) -> sql.Composable:
     return sql.SQL("SELECT {groups}e.i, e.j, e.value FROM {root} AS r CROSS JOIN LATERAL (VALUES {rows}) AS e(i, j, value)").format(
         groups=sql.SQL("").join(sql.SQL("{}, ").format(g) for g in groups), root=ctx.table(root),
         rows=sql.SQL(", ").join(rows))
+
+
+def _as_declared(ctx: Context, rows: sql.Composable, output_types: dict[str, str]) -> sql.Composable:
+    """A listing's rows with each column of its own type, where its variable's differs: a char(3)
+    column joined with a text one is kept as text (PostgreSQL compares them so), and shows padded as
+    char(3) again; a date joined with a timestamp shows as a date."""
+    outputs = [(o.name, getattr(o, "variable", None)) for o in ctx.cq.outputs]
+    if all(v is None or ctx.view.variable_types.get(v) == output_types[n] for n, v in outputs):
+        return rows
+    items = [sql.SQL("l.{}::{} AS {}").format(q(n), sql.SQL(output_types[n]), q(n))  # type: ignore[arg-type]
+             if v is not None and ctx.view.variable_types.get(v) != output_types[n] else sql.SQL("l.{}").format(q(n))
+             for n, v in outputs]
+    return sql.SQL("SELECT {} FROM ({}) AS l").format(sql.SQL(", ").join(items), rows)
 
 
 def enumeration_query(ctx: Context) -> sql.Composable:

@@ -494,10 +494,17 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
                           functions=functions, build=build, capture=capture_plan, expose=expose)
 
 
-def select_list(cq: ConjunctiveQuery) -> sql.Composable:
-    """The selected columns, read from the atom tables (joined under their own names, ``_joined``)."""
+def select_list(cq: ConjunctiveQuery, view: ResolvedView | None = None) -> sql.Composable:
+    """The selected columns, read from the atom tables (joined under their own names, ``_joined``);
+    with ``view``, each of its own type where its join variable's differs (a char(3) joined with
+    text is kept as text, and shows padded again; a date joined with a timestamp as a date)."""
+    def cast(o: GroupColumn) -> sql.Composable:
+        if view is None or view.output_types is None or view.variable_types.get(o.variable) == view.output_types[o.name]:
+            return sql.SQL("")
+        return sql.SQL("::{}").format(sql.SQL(view.output_types[o.name]))  # type: ignore[arg-type]
+
     return sql.SQL(", ").join(
-        sql.SQL("{} AS {}").format(_at(cq, o.column.alias, o.column.column), quoted(o.name))
+        sql.SQL("{}{} AS {}").format(_at(cq, o.column.alias, o.column.column), cast(o), quoted(o.name))
         for o in cq.outputs if isinstance(o, GroupColumn))
 
 
@@ -513,5 +520,5 @@ def sample_query(view: ResolvedView, names: Names) -> sql.Composable:
     """The sample as the view shows it: the selected columns of each sampled result's rows."""
     cq: ConjunctiveQuery = view.query
     return sql.SQL("SELECT {items} FROM {sample} AS pgivm_sampled {joins} ORDER BY pgivm_sampled.slot").format(
-        items=select_list(cq), sample=names("sample"), joins=joined_rows(cq, names, "pgivm_sampled"))
+        items=select_list(cq, view), sample=names("sample"), joins=joined_rows(cq, names, "pgivm_sampled"))
 

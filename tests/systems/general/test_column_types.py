@@ -526,10 +526,13 @@ _ACROSS_TYPES = {
     "date = timestamp": "SELECT x.g, count(*) AS n, sum(y.w) AS sw FROM x JOIN y ON x.d = y.ts GROUP BY x.g",
     "char(n) = text": "SELECT x.c, count(*) AS n FROM x JOIN y ON x.c = y.t GROUP BY x.c",
     "char(n) = text, grouped by the text": "SELECT y.t, x.g, count(*) AS n FROM x JOIN y ON x.c = y.t GROUP BY y.t, x.g",
+    # a listing shows each column as its own type, the variable's value cast back (a held-out review)
+    "char(n) = text, listed": "SELECT x.c, y.t, x.g FROM x JOIN y ON x.c = y.t",
+    "date = timestamp, listed": "SELECT x.d, y.ts, y.w FROM x JOIN y ON x.d = y.ts",
 }
 
 
-@pytest.mark.parametrize("system", ["fivm", "first-order", "recompute"])
+@pytest.mark.parametrize("system", ["fivm", "first-order", "recompute", "sample"])
 @pytest.mark.parametrize("label", sorted(_ACROSS_TYPES))
 def test_columns_of_types_postgresql_compares_across_join_as_it_does(conn: psycopg.Connection, dsn: str,
                                                                       system: str, label: str) -> None:
@@ -555,7 +558,12 @@ def test_columns_of_types_postgresql_compares_across_join_as_it_does(conn: psyco
     for _ in range(6):
         insert()
     query = _ACROSS_TYPES[label]
-    command.create("v", query, system=system, target=dsn)
+    if system == "sample" and "listed" not in label:
+        pytest.skip("sample keeps listings")
+    # a sample larger than the join holds all of it: the whole join, compared as the others are
+    command.create("v", query, system=system, target=dsn, **({"size": 10_000} if system == "sample" else {}))
+    view_types = [c.type_code for c in conn.execute("SELECT * FROM v LIMIT 0").description]
+    assert view_types == [c.type_code for c in conn.execute(f"SELECT * FROM ({query}) q LIMIT 0").description]
     for step in range(30):
         kind = rng.random()
         if kind < 0.5:
