@@ -361,8 +361,8 @@ def _clear_state(conn: psycopg.Connection, record: catalog.ViewRecord, resolved:
     one of the same columns over no state table, so that what users built on it stays."""
     columns = conn.execute(
         "SELECT pg_catalog.quote_ident(a.attname), pg_catalog.format_type(a.atttypid, a.atttypmod), "
-        "       CASE WHEN a.attcollation <> 0 THEN pg_catalog.quote_ident(c.collname) END "
-        "  FROM pg_catalog.pg_attribute a LEFT JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation "
+        "       CASE WHEN a.attcollation <> 0 THEN a.attcollation::pg_catalog.regcollation::text END "  # schema-qualified where needed
+        "  FROM pg_catalog.pg_attribute a"
         " WHERE a.attrelid = pg_catalog.to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
         [sql.Identifier(record.view_schema, record.name).as_string(conn)]).fetchall()
     if columns:
