@@ -95,6 +95,9 @@ class ResolvedView:
     state_schema: str | None = None
     # a shape's packed variables (``model.Packed``): variable -> its composite's fields (name, type)
     packs: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+    # columns read whose collation is nondeterministic ('a' = 'A' under a case-insensitive ICU
+    # collation): "alias.column (collation)", which only a system comparing as PostgreSQL does takes
+    nondeterministic: tuple[str, ...] = ()
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -452,11 +455,25 @@ def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] 
 
     variable_types = {**_variable_types(by_variable), **_computed_types(conn, query, column_types)}
     sources = pin_sources(conn, query, oids, operator_schemas=schemas)
+    collated = conn.execute(_NONDETERMINISTIC, [[base[a.table].oid for a in query.atoms for _ in read_columns(a)],
+                                                [c for a in query.atoms for c in read_columns(a)]]).fetchall()
+    by_oid = {base[a.table].oid: a.alias for a in query.atoms}
     return ResolvedView(query=query, tables=tables, variable_types=variable_types,
+                        nondeterministic=tuple(f"{by_oid[oid]}.{column} ({collation})" for oid, column, collation in collated),
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys=_unique_keys_of(conn, base),
                         declared_types=declared_types, operator_schemas=tuple(sorted(schemas)), **sources)
+
+
+_NONDETERMINISTIC = """
+SELECT DISTINCT a.attrelid::int8, a.attname::text, c.oid::pg_catalog.regcollation::text
+  FROM ROWS FROM (pg_catalog.unnest(%s::pg_catalog.oid[]), pg_catalog.unnest(%s::text[])) AS w(tbl, name)
+  JOIN pg_catalog.pg_attribute a ON a.attrelid = w.tbl AND a.attname = w.name::pg_catalog.name
+  JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation
+ WHERE NOT c.collisdeterministic
+ ORDER BY 1, 2
+"""
 
 
 def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None,

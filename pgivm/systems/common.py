@@ -440,6 +440,16 @@ def bare_atom_reason(cq: ConjunctiveQuery) -> str | None:
     return f"{shown}{where} contributes none of its columns, only its number of rows: not yet (recompute maintains it)"
 
 
+def collation_reason(view: ResolvedView) -> str | None:
+    """A column whose collation is nondeterministic: the state compares and groups values by their
+    bytes, where PostgreSQL's query takes 'a' = 'A' under a case-insensitive collation."""
+    if not view.nondeterministic:
+        return None
+    column, collation = view.nondeterministic[0].split(" ", 1)
+    return (f"column {column} has the nondeterministic collation {collation.strip('()')}: the state compares "
+            "bytes, PostgreSQL the collation (recompute takes it)")
+
+
 def may_fail(view: ResolvedView, computed: Computed) -> str | None:
     """What of a computed value may fail on some row (``scalar.may_raise``, given the types of the
     columns it reads), named for a message, or None. A system that computes it on rows PostgreSQL's

@@ -12,7 +12,7 @@ from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems import ivme
 from pgivm.systems.base import FunctionSystem
-from pgivm.systems.common import is_triangle_count, triangle_reason
+from pgivm.systems.common import collation_reason, is_triangle_count, triangle_reason
 from pgivm.systems.first_order import cq
 from pgivm.systems.first_order.inspect import status, verify, verify_view
 from pgivm.systems.first_order.plan import capture_triggers_of, deferred_atoms, plan, plan_view
@@ -35,7 +35,7 @@ def _accepts(query: ConjunctiveQuery) -> str | None:
 
 def _accepts_types(view: ResolvedView) -> str | None:
     """The join-aggregates' ring, given the columns' types (``cq.ring_problem``)."""
-    return None if is_triangle_count(view.query) else cq.ring_problem(view)
+    return collation_reason(view) or (None if is_triangle_count(view.query) else cq.ring_problem(view))
 
 
 SYSTEM = FunctionSystem(

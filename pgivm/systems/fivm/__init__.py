@@ -17,7 +17,8 @@ from __future__ import annotations
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import FunctionSystem, Option
-from pgivm.systems.common import across_tables_reason, bare_atom_reason, may_fail, outer_join_reason, shape_of
+from pgivm.systems.common import (across_tables_reason, bare_atom_reason, collation_reason, may_fail,
+                                  outer_join_reason, shape_of)
 from pgivm.systems.fivm.inspect import explain_lines, status, verify
 from pgivm.systems.fivm.order import computed_values, home
 from pgivm.systems.fivm.rings import integer_arithmetic, ring_problem
@@ -58,6 +59,9 @@ def accepts(cq: ConjunctiveQuery) -> str | None:
 
 
 def accepts_types(view: ResolvedView) -> str | None:
+    collation = collation_reason(view)
+    if collation is not None:
+        return collation
     for computed in computed_values(view.query):
         risky = may_fail(view, computed)
         if risky is not None:  # a leaf evaluates it on every row of its table, joining or not

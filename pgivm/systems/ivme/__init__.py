@@ -15,8 +15,8 @@ import psycopg
 from pgivm.capture import BATCH_THRESHOLD
 from pgivm.errors import PgivmError
 from pgivm.systems.base import Action, FunctionSystem, Option
-from pgivm.systems.common import (capture_triggers, is_triangle_count, read_state, triangle_capture_atoms,
-                                  triangle_or_listing_reason)
+from pgivm.systems.common import (capture_triggers, collation_reason, is_triangle_count, read_state,
+                                  triangle_capture_atoms, triangle_or_listing_reason)
 from pgivm.systems.ivme import four_path, loomis_whitney, refined, three_path
 from pgivm.systems.ivme.inspect import explain_lines, shown_rows, status, verify
 from pgivm.systems.ivme.plan import AUX_VIEW, NEXT, PREVIOUS, RELATIONS, SparkBuild, build_plan, plan, rebalance_plan
@@ -105,7 +105,7 @@ SYSTEM = FunctionSystem(
     name=NAME,
     summary="IVMε: triangle counts and listings, Loomis-Whitney, 4-path and 3-path counts, O(N^max(ε,1-ε)) amortized per "
             "single-row update (heavy/light partitions)",
-    accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers,
+    accepts=_accepts, plan=_plan, capture_triggers=_capture_triggers, accepts_types=collation_reason,
     status=status, verify=verify, explain=explain_lines,
     options=(EPSILON, PARTITIONS, BATCH),
     actions=(

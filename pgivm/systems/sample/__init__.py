@@ -29,7 +29,7 @@ from psycopg import sql
 from pgivm.query.analysis.decomposition import MAX_ATOMS
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.systems.base import Action, FunctionSystem, Option
-from pgivm.systems.common import Names, outer_join_reason, shape_of
+from pgivm.systems.common import Names, collation_reason, outer_join_reason, shape_of
 from pgivm.systems.sample.layout import layout
 from pgivm.systems.sample.inspect import compare_result, explain_lines, status, verify
 from pgivm.systems.sample.plan import joined_rows, select_list, _splitmix, capture_triggers, deferred_atoms, plan
@@ -118,6 +118,6 @@ SYSTEM = FunctionSystem(
     summary="reservoir sampling over joins: a uniform sample of K results of a join, kept current",
     accepts=accepts, plan=plan, capture_triggers=capture_triggers,
     status=status, verify=verify, options=(SIZE, SEED, MERGE, GROUPING), actions=(SAMPLE,), explain=explain_lines,
-    compare_result=compare_result, deferred_atoms=deferred_atoms,
+    compare_result=compare_result, deferred_atoms=deferred_atoms, accepts_types=collation_reason,
 )
 
