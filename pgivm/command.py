@@ -327,6 +327,9 @@ def upgrade(name: str, *, force: bool = False, rebuild: bool = False, target: Ta
     started = time.perf_counter()
     version = template_version()
     with _changing(target) as conn:
+        if not owners.may_replace(conn, catalog.get(conn, name)):  # (said so, not as the state's permission denied)
+            raise PgivmError(f"upgrade of view {name} replaces its objects: only its owner or a superuser may",
+                             "run it as the view's owner or as a superuser")
         view = open_view(conn, name, replacing_functions=True)
         if view.record.template_version == version and not (force or rebuild):
             return UpgradeResult(name, False, version, time.perf_counter() - started)

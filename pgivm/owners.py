@@ -41,6 +41,12 @@ def is_owner(conn: psycopg.Connection[Any], record: ViewRecord) -> bool:
     return record.owner is None or _me(conn)[0] == record.owner
 
 
+def may_replace(conn: psycopg.Connection[Any], record: ViewRecord) -> bool:
+    """Whether this session's role may replace the view's objects: its owner, or a superuser."""
+    me, superuser = _me(conn)
+    return superuser or record.owner is None or me == record.owner
+
+
 def problems(conn: psycopg.Connection[Any], record: ViewRecord, *, lock: bool) -> list[str]:
     """What is wrong with the view's state for another role to use it; ``lock``: pin it as well
     (only a superuser can)."""

@@ -419,3 +419,25 @@ def test_identifiers_with_newlines_stay_identifiers(conn: psycopg.Connection, st
     report = command.verify("tri", target=conn)
     assert report.ok and report.maintained == 2, (report.maintained, [str(f) for f in report.failures])
 
+
+
+def test_upgrade_by_a_role_other_than_the_owner_or_a_superuser_is_refused_in_one_line(dsn: str, conn: psycopg.Connection,
+                                                                                        make_role) -> None:
+    """It was PostgreSQL's 'permission denied for schema pgivm_v' (a held-out review); nothing changes."""
+    owner, stranger = make_role("owner_role"), make_role("stranger")
+    run(conn, "GRANT CREATE ON DATABASE {d} TO {o}; GRANT CREATE ON SCHEMA public TO {o}", o=owner, d=conn.info.dbname)
+    with connect_as(dsn, owner) as o:
+        o.execute("CREATE TABLE r (a int, b int); INSERT INTO r VALUES (1, 2)")
+        command.create("v", "SELECT r.a, count(*) AS n FROM r GROUP BY r.a", target=o)
+    from pgivm.errors import PgivmError
+
+    with connect_as(dsn, stranger) as s:
+        for rebuild in (False, True):
+            with pytest.raises(PgivmError, match="only its owner or a superuser") as info:
+                command.upgrade("v", force=True, rebuild=rebuild, target=s)
+            assert "\n" not in info.value.message
+    with connect_as(dsn, owner) as o:
+        assert command.upgrade("v", rebuild=True, target=o).rebuilt
+        o.execute("INSERT INTO r VALUES (1, 3)")
+        assert command.verify("v", target=o).ok
+        command.drop("v", target=o)

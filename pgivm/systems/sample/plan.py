@@ -32,7 +32,7 @@ _FUNCTIONS = ("rng_next", "unit", "rand_bits", "ceil_log2", "tuple_exp", "propag
 def objects_of(names: Names, shape: Layout) -> dict[str, sql.Composable]:
     objects: dict[str, sql.Composable] = {n: names(n) for n in (*_TABLES, *_FUNCTIONS)}
     objects["rid_seq"] = names("rid_seq")
-    objects["rid_seq_text"] = sql.Literal(f"{names.schema}.rid_seq")
+    objects["rid_seq_text"] = sql.Literal(names("rid_seq").as_string(None))  # quoted: a view named "Weird View"
     objects["kid_seq"] = names("kid_seq")
     objects["atoms"] = sql.Literal(shape.atoms)
     objects["units"] = sql.Literal(len(shape.units))
@@ -200,7 +200,7 @@ def _state_ddl(view: ResolvedView, names: Names, shape: Layout) -> list[sql.Comp
         out.append(sql.SQL(
             "CREATE TABLE {t} (kid bigint PRIMARY KEY DEFAULT nextval({seq}), {cols}, UNIQUE ({keys})); "
             "COMMENT ON TABLE {t} IS {c}").format(
-            t=names(f"dict_{edge.number}"), seq=sql.Literal(f"{names.schema}.kid_seq"), cols=sql.SQL(", ").join(cols),
+            t=names(f"dict_{edge.number}"), seq=sql.Literal(names("kid_seq").as_string(None)), cols=sql.SQL(", ").join(cols),
             keys=sql.SQL(", ").join(quoted(f"k{j}") for j in range(len(edge.key))),
             c=sql.Literal(f"join-tree edge {edge.number} on ({', '.join(edge.key)}): each key value's number (kid)")))
     rows = [sql.SQL("({}, {}, {}, {}, {}, {}, {}, {}, {})").format(
@@ -370,7 +370,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
                 "                {batch}unit_rid, kids, st);\n"
                 "            END LOOP;\n").format(
                 query=_unit_rows_query(view, names, shape, i),
-                seq=sql.Literal(f"{names.schema}.rid_seq"), kids=sql.SQL(", ").join(kids), rows=o["rows"],
+                seq=sql.Literal(names("rid_seq").as_string(None)), kids=sql.SQL(", ").join(kids), rows=o["rows"],
                 unit=sql.Literal(unit.number), parts=sql.SQL(", ").join(parts), part=o["part"],
                 index_insert=o["index_insert"], batch=batch)
         else:
@@ -392,7 +392,7 @@ def _apply_pending(view: ResolvedView, names: Names, shape: Layout) -> sql.Compo
             "    END LOOP;").format(
             delta=names(f"{k}_delta"), filters=sql.SQL("").join(sql.SQL(" AND {}").format(f) for f in filters),
             order=sql.SQL(", ").join([sql.SQL(str(j + 1)) for j in range(len(cap.columns))] or [sql.SQL("d.mult")]),  # type: ignore[arg-type]
-            seq=sql.Literal(f"{names.schema}.rid_seq"), atom=names(k),
+            seq=sql.Literal(names("rid_seq").as_string(None)), atom=names(k),
             sep=sql.SQL(", ") if cap.columns else sql.SQL(""),
             values=sql.SQL(", ").join(sql.SQL("r.{}").format(quoted(c.name)) for c in cap.columns), body=body))
         clears.append(sql.SQL("    DELETE FROM {};").format(names(f"{k}_delta")))

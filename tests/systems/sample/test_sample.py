@@ -576,3 +576,15 @@ def test_batches_of_merged_and_grouped_nodes_enumerate_exactly_the_new_results(c
     total = conn.execute(f"SELECT count(*) FROM ({FK_QUERY}) q").fetchone()[0]
     assert reals_total == total and total > 50 and padded > 0, (reals_total, total, padded)
     assert conn.execute("SELECT max(feq) FROM pgivm_e.grp").fetchone()[0] > 2  # groups of several rows were exercised
+
+
+@pytest.mark.parametrize("name", ["My View", "Upper"])
+def test_a_sample_view_under_a_name_that_needs_quoting(conn: psycopg.Connection, dsn: str, name: str) -> None:
+    """The sequences of the state were named as unquoted text ('pgivm_My View.kid_seq'): create
+    failed with 'invalid name syntax' or found no relation (a held-out review)."""
+    conn.execute("CREATE TABLE x1 (a int, b int); CREATE TABLE x2 (b int, c int); "
+                 "INSERT INTO x1 VALUES (1, 2), (3, 2); INSERT INTO x2 VALUES (2, 5)")
+    command.create(name, "SELECT x1.a, x2.c FROM x1 JOIN x2 ON x1.b = x2.b", system="sample", size=5, target=dsn)
+    conn.execute("INSERT INTO x1 VALUES (7, 2); INSERT INTO x2 VALUES (2, 6)")
+    assert conn.execute(f'SELECT count(*) FROM "{name}"').fetchone()[0] == 5  # |Q| = 6, K = 5
+    assert command.verify(name, target=dsn).ok
