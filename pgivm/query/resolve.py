@@ -98,6 +98,9 @@ class ResolvedView:
     # columns read whose collation is nondeterministic ('a' = 'A' under a case-insensitive ICU
     # collation): "alias.column (collation)", which only a system comparing as PostgreSQL does takes
     nondeterministic: tuple[str, ...] = ()
+    # (alias, column) -> its collation where not the database's default ("C", an ICU one): what
+    # orders a min or max of it
+    collations: dict[tuple[str, str], str] = field(default_factory=dict)
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -455,23 +458,28 @@ def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] 
 
     variable_types = {**_variable_types(by_variable), **_computed_types(conn, query, column_types)}
     sources = pin_sources(conn, query, oids, operator_schemas=schemas)
-    collated = conn.execute(_NONDETERMINISTIC, [[base[a.table].oid for a in query.atoms for _ in read_columns(a)],
-                                                [c for a in query.atoms for c in read_columns(a)]]).fetchall()
-    by_oid = {base[a.table].oid: a.alias for a in query.atoms}
+    collated = conn.execute(_COLLATIONS, [[base[a.table].oid for a in query.atoms for _ in read_columns(a)],
+                                          [c for a in query.atoms for c in read_columns(a)]]).fetchall()
+    aliases_of = {oid: [a.alias for a in query.atoms if base[a.table].oid == oid] for oid, *_ in collated}
     return ResolvedView(query=query, tables=tables, variable_types=variable_types,
-                        nondeterministic=tuple(f"{by_oid[oid]}.{column} ({collation})" for oid, column, collation in collated),
+                        nondeterministic=tuple(f"{aliases_of[oid][0]}.{column} ({collation})"
+                                               for oid, column, collation, deterministic in collated if not deterministic),
+                        collations={(alias, column): collation for oid, column, collation, _ in collated
+                                    for alias in aliases_of[oid]},
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys=_unique_keys_of(conn, base),
                         declared_types=declared_types, operator_schemas=tuple(sorted(schemas)), **sources)
 
 
-_NONDETERMINISTIC = """
-SELECT DISTINCT a.attrelid::int8, a.attname::text, c.oid::pg_catalog.regcollation::text
+# the columns read whose collation is not the database's default, each with it (schema-qualified
+# where it needs) and whether it is deterministic
+_COLLATIONS = """
+SELECT DISTINCT a.attrelid::int8, a.attname::text, c.oid::pg_catalog.regcollation::text, c.collisdeterministic
   FROM ROWS FROM (pg_catalog.unnest(%s::pg_catalog.oid[]), pg_catalog.unnest(%s::text[])) AS w(tbl, name)
   JOIN pg_catalog.pg_attribute a ON a.attrelid = w.tbl AND a.attname = w.name::pg_catalog.name
   JOIN pg_catalog.pg_collation c ON c.oid = a.attcollation
- WHERE NOT c.collisdeterministic
+ WHERE c.oid <> 'pg_catalog.default'::pg_catalog.regcollation
  ORDER BY 1, 2
 """
 

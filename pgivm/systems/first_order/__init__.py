@@ -35,7 +35,9 @@ def _accepts(query: ConjunctiveQuery) -> str | None:
 
 def _accepts_types(view: ResolvedView) -> str | None:
     """The join-aggregates' ring, given the columns' types (``cq.ring_problem``)."""
-    return collation_reason(view) or (None if is_triangle_count(view.query) else cq.ring_problem(view))
+    if is_triangle_count(view.query):
+        return collation_reason(view)
+    return collation_reason(view) or cq.collated_extreme_reason(view) or cq.ring_problem(view)
 
 
 SYSTEM = FunctionSystem(

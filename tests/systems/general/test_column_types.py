@@ -613,3 +613,23 @@ def test_a_nondeterministic_collation_goes_to_recompute(conn: psycopg.Connection
     assert command.create("v", query, target=dsn).system == "recompute"
     conn.execute("INSERT INTO q VALUES ('a', 6)")
     assert conn.execute("SELECT count(*), sum(n) FROM v").fetchone() == (1, 4)
+
+
+def test_min_and_max_order_by_the_columns_own_collation(conn: psycopg.Connection, dsn: str) -> None:
+    """Under en-US 'B' sorts above 'a', under C below it: first-order's table of each group's values
+    ordered by the database's default, and max showed 'a' where PostgreSQL shows 'B'. The values
+    are kept in the column's collation now; an expression over such a column is refused (not yet),
+    and recompute takes it (skipped where the server has no ICU, as the embedded one)."""
+    if conn.execute("SELECT to_regcollation('\"en-US-x-icu\"')").fetchone()[0] is None:
+        pytest.skip("this server has no ICU collations")
+    conn.execute('CREATE TABLE en (g int, k text COLLATE "en-US-x-icu"); '
+                 "INSERT INTO en VALUES (1, 'a'), (1, 'B'), (2, 'b'), (2, 'A')")
+    query = "SELECT en.g, max(en.k) AS mx, min(en.k) AS mn, count(*) AS n FROM en GROUP BY en.g"
+    assert command.create("v", query, target=dsn).system == "first-order"
+    for statement in ["INSERT INTO en VALUES (1, 'C'), (2, 'c')", "DELETE FROM en WHERE k = 'C'",
+                      "UPDATE en SET k = 'Z' WHERE k = 'a'", "DELETE FROM en WHERE k IN ('B', 'b')"]:
+        conn.execute(statement)
+        assert conn.execute("SELECT * FROM v ORDER BY g").fetchall() == conn.execute(f"{query} ORDER BY g").fetchall(), statement
+    with pytest.raises(PgivmError, match="not yet") as info:
+        command.create("w", "SELECT en.g, max(lower(en.k)) AS mx FROM en GROUP BY en.g", system="first-order", target=dsn)
+    assert "\n" not in info.value.message
