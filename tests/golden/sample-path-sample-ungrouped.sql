@@ -147,9 +147,9 @@ CREATE INDEX ON "pgivm_v"."a3" ("c1");
 
 CREATE TABLE "pgivm_v"."a3_delta" ("c1" integer, "c2" integer, mult bigint NOT NULL);
 
-CREATE TABLE "pgivm_v"."dict_0" (kid bigint PRIMARY KEY DEFAULT nextval('pgivm_v.kid_seq'), "k0" integer NOT NULL, UNIQUE ("k0")); COMMENT ON TABLE "pgivm_v"."dict_0" IS 'join-tree edge 0 on (r.b): each key value''s number (kid)';
+CREATE TABLE "pgivm_v"."dict_0" (kid bigint PRIMARY KEY DEFAULT nextval('"pgivm_v"."kid_seq"'), "k0" integer NOT NULL, UNIQUE ("k0")); COMMENT ON TABLE "pgivm_v"."dict_0" IS 'join-tree edge 0 on (r.b): each key value''s number (kid)';
 
-CREATE TABLE "pgivm_v"."dict_1" (kid bigint PRIMARY KEY DEFAULT nextval('pgivm_v.kid_seq'), "k0" integer NOT NULL, UNIQUE ("k0")); COMMENT ON TABLE "pgivm_v"."dict_1" IS 'join-tree edge 1 on (s.c): each key value''s number (kid)';
+CREATE TABLE "pgivm_v"."dict_1" (kid bigint PRIMARY KEY DEFAULT nextval('"pgivm_v"."kid_seq"'), "k0" integer NOT NULL, UNIQUE ("k0")); COMMENT ON TABLE "pgivm_v"."dict_1" IS 'join-tree edge 1 on (s.c): each key value''s number (kid)';
 
 INSERT INTO "pgivm_v"."node" VALUES (0, 0, 0, NULL, NULL, ARRAY[1]::int[], ARRAY[0]::int[], true, false), (1, 0, 1, 0, 0, ARRAY[2]::int[], ARRAY[1]::int[], true, false), (2, 0, 2, 1, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (3, 1, 0, 4, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (4, 1, 1, NULL, NULL, ARRAY[3, 5]::int[], ARRAY[0, 1]::int[], false, false), (5, 1, 2, 4, 1, ARRAY[]::int[], ARRAY[]::int[], true, false), (6, 2, 0, 7, 0, ARRAY[]::int[], ARRAY[]::int[], true, false), (7, 2, 1, 8, 1, ARRAY[6]::int[], ARRAY[0]::int[], true, false), (8, 2, 2, NULL, NULL, ARRAY[7]::int[], ARRAY[1]::int[], false, false);
 
@@ -418,7 +418,7 @@ BEGIN
     IF EXISTS (SELECT FROM "pgivm_v"."node" WHERE unit = unit_ AND grouped) THEN
         SELECT * INTO g FROM "pgivm_v"."grp" WHERE unit = unit_ AND kids = kids_;
         IF NOT FOUND THEN
-            gid_ := nextval('pgivm_v.rid_seq');
+            gid_ := nextval('"pgivm_v"."rid_seq"');
             new_fct := 0;
             INSERT INTO "pgivm_v"."grp" VALUES (gid_, unit_, kids_, 1, 0);
             INSERT INTO "pgivm_v"."gmem" VALUES (gid_, 0, rid_);
@@ -893,7 +893,7 @@ BEGIN
     batches_before := st.batches;
     FOR r IN SELECT * FROM "pgivm_v"."a1_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2, 3 LOOP
         FOR i IN 1..r.mult LOOP
-            new_rid := nextval('pgivm_v.rid_seq');
+            new_rid := nextval('"pgivm_v"."rid_seq"');
             INSERT INTO "pgivm_v"."a1" VALUES (new_rid, r."c1", r."c2", r."c3");
             kids := ARRAY["pgivm_v"."kid_0"(r."c2"), NULL]::bigint[];
             INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 0, kids, ARRAY[new_rid, NULL, NULL]::bigint[]);
@@ -903,7 +903,7 @@ BEGIN
     END LOOP;
     FOR r IN SELECT * FROM "pgivm_v"."a2_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
         FOR i IN 1..r.mult LOOP
-            new_rid := nextval('pgivm_v.rid_seq');
+            new_rid := nextval('"pgivm_v"."rid_seq"');
             INSERT INTO "pgivm_v"."a2" VALUES (new_rid, r."c1", r."c2");
             kids := ARRAY["pgivm_v"."kid_0"(r."c1"), "pgivm_v"."kid_1"(r."c2")]::bigint[];
             INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 1, kids, ARRAY[NULL, new_rid, NULL]::bigint[]);
@@ -913,7 +913,7 @@ BEGIN
     END LOOP;
     FOR r IN SELECT * FROM "pgivm_v"."a3_delta" AS d WHERE d.mult > 0 ORDER BY 1, 2 LOOP
         FOR i IN 1..r.mult LOOP
-            new_rid := nextval('pgivm_v.rid_seq');
+            new_rid := nextval('"pgivm_v"."rid_seq"');
             INSERT INTO "pgivm_v"."a3" VALUES (new_rid, r."c1", r."c2");
             kids := ARRAY[NULL, "pgivm_v"."kid_1"(r."c1")]::bigint[];
             INSERT INTO "pgivm_v"."rows" VALUES (new_rid, 2, kids, ARRAY[NULL, NULL, new_rid]::bigint[]);
