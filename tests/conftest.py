@@ -75,6 +75,22 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def scratch_root() -> str | None:
+    """Where the tests' PostgreSQL data directories go: /dev/shm (memory) when it is a tmpfs with
+    room, else the default temporary directory. The suite creates and drops about 2,000 databases
+    and their files; on ext4, allocating inodes among the recently deleted ones took a sixth of the
+    machine's CPU (perf, 2026-11-29), and the subset measured ran 151 s on /tmp, 110 s here.
+    $PGIVM_TEST_SCRATCH names another directory (or "" for the default)."""
+    if "PGIVM_TEST_SCRATCH" in os.environ:
+        return os.environ["PGIVM_TEST_SCRATCH"] or None
+    shm = Path("/dev/shm")
+    try:
+        roomy = shm.is_dir() and os.access(shm, os.W_OK) and shutil.disk_usage(shm).free >= 2 << 30
+    except OSError:
+        roomy = False
+    return str(shm) if roomy else None
+
+
 def _docker_answers() -> bool:
     try:
         import docker  # type: ignore[import-untyped]
@@ -99,7 +115,7 @@ def server_dsn() -> Iterator[str]:
         return
     from pgivm.server import EmbeddedServer
 
-    data_dir = Path(tempfile.mkdtemp(prefix="pgivm-test-")) / "pgdata"
+    data_dir = Path(tempfile.mkdtemp(prefix="pgivm-test-", dir=scratch_root())) / "pgdata"
     # An explicit port: a handle without one would take $PGIVM_PORT from the developer's shell (the
     # port of their own embedded server, say) and fail or clash.
     server = EmbeddedServer(
@@ -234,7 +250,7 @@ def server_dir() -> Iterator[Path]:
     root, the server runs as another user, and pytest resets its root's mode to 0700 whenever a
     pytest session starts on the machine (a second run, an editor's), locking that user out of a
     server still running (a test's teardown then fails)."""
-    made = Path(tempfile.mkdtemp(prefix="pgivm-server-"))
+    made = Path(tempfile.mkdtemp(prefix="pgivm-server-", dir=scratch_root()))
     try:
         yield made
     finally:

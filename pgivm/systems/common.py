@@ -285,16 +285,25 @@ def checks(package: str, name: str, params: dict[str, sql.Composable]) -> list[t
     return found
 
 
+def _without_comment_lines(text: str) -> str:
+    """The text without its lines that are whole ``--`` comments (a check's explanation, which may
+    hold a semicolon)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("--"))
+
+
 def run_checks(conn: psycopg.Connection, named_queries: list[tuple[str, sql.Composed]]) -> list[CheckFailure]:
     """Each check that returns rows, with them. One statement asks which checks return any (a
     check is a query of what is wrong: EXISTS stops at its first row), then each failing check
     runs alone for its rows: one round trip and one plan when all hold, as they do."""
     texts = [query.as_string(conn).strip().rstrip(";") for _, query in named_queries]
-    # a text still holding a semicolon (two statements, or one before a comment) runs alone
+    # a text still holding a semicolon outside its comment lines (two statements) runs alone; the
+    # probe's text is the same every time, so a session verifying again reuses its plan
+    alone = {i for i, text in enumerate(texts) if ";" in _without_comment_lines(text)}
     probes = [sql.Composed([sql.SQL("SELECT "), sql.Literal(i), sql.SQL(" AS i WHERE EXISTS (\n"), sql.SQL(text),
-                            sql.SQL("\n)")]) for i, text in enumerate(texts) if ";" not in text]
-    failing = {row[0] for row in conn.execute(sql.SQL("\nUNION ALL\n").join(probes)).fetchall()} if probes else set()
-    failing |= {i for i, text in enumerate(texts) if ";" in text}
+                            sql.SQL("\n)")]) for i, text in enumerate(texts) if i not in alone]
+    failing = {row[0] for row in conn.execute(sql.SQL("\nUNION ALL\n").join(probes), prepare=True).fetchall()} \
+        if probes else set()
+    failing |= alone
     failures = []
     for i, (check, query) in enumerate(named_queries):
         rows = conn.execute(query).fetchall() if i in failing else []
