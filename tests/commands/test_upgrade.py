@@ -91,7 +91,7 @@ def test_v1_database_upgrades_in_place(dsn: str, conn: psycopg.Connection) -> No
                               "0015_statement_open_trigger", "0016_truncated_trigger",
                               "0017_derived_tables", "0018_nested_derived_tables",
                               "0019_types_of_users_and_extensions", "0020_packed_variable_types", "0021_faster_event_triggers",
-                              "0022_recompute_refresh_after_derived"]
+                              "0022_recompute_refresh_after_derived", "0023_user_collations_in_state"]
     assert conn.execute("SELECT to_regnamespace('pgivm')").fetchone()[0] is None  # renamed: pg_ivm may use the name
     assert sorted(result.outdated) == VIEWS
     # The catalog v2: systems, parameters (ε only in the state), base tables by oid.
