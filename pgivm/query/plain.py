@@ -154,6 +154,30 @@ def shape_rows(cq: ConjunctiveQuery, rows: sql.Composable, distinct: bool = True
     return rows
 
 
+def collated(view: ResolvedView, rows: sql.Composable) -> sql.Composable:
+    """``rows`` (what the view shows) with each column in the collation PostgreSQL's evaluation of
+    the query gives it, where not the database's default: a state keeps values in its columns'
+    default collation, so without it the view's column would sort as the database's default where
+    the query's own sorts as the column's ("C", an ICU locale). Columns computed by the SELECT
+    list's expressions keep the default (not yet)."""
+    cq: ConjunctiveQuery = view.query
+    shown = view.output_collations
+    if not shown:
+        return rows
+    if cq.projection is not None:
+        names = [(name, e.column if isinstance(e, scalar.Col) and not e.alias else None) for name, e in cq.projection]
+    elif any(isinstance(o, Aggregate) and o.function == "cofactor" for o in cq.outputs):
+        names = [(o.name, o.name) for o in cq.outputs if isinstance(o, GroupColumn)] + [(c, None) for c in ("i", "j", "value")]
+    else:
+        names = [(o.name, o.name) for o in cq.outputs]
+    if not any(output in shown for _, output in names):
+        return rows
+    items = [sql.SQL("pgivm_collated.{} COLLATE {} AS {}").format(sql.Identifier(name), sql.SQL(shown[output]),  # type: ignore[arg-type]
+                                                                   sql.Identifier(name))
+             if output in shown else sql.SQL("pgivm_collated.{}").format(sql.Identifier(name)) for name, output in names]
+    return sql.SQL("SELECT {} FROM ({}) AS pgivm_collated").format(sql.SQL(", ").join(items), rows)
+
+
 def having_filter(cq: ConjunctiveQuery, rows: sql.Composable) -> sql.Composable:
     """``rows`` (the view's rows, its columns named as its outputs) kept where HAVING holds: the
     same rows as HAVING over the groups, since HAVING reads only what the SELECT list shows."""

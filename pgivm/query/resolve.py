@@ -101,6 +101,9 @@ class ResolvedView:
     # (alias, column) -> its collation where not the database's default ("C", an ICU one): what
     # orders a min or max of it
     collations: dict[tuple[str, str], str] = field(default_factory=dict)
+    # output column -> the collation PostgreSQL's evaluation of the query gives it, where not the
+    # database's default (a column's own, a min or max of it): what the user view shows it in
+    output_collations: dict[str, str] = field(default_factory=dict)
 
     def declared_type(self, alias: str, column: str) -> str:
         return self.declared_types.get((alias, column), self.column_types[(alias, column)])
@@ -358,8 +361,8 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: arrays are supported of "
                                    "PostgreSQL's own types (int[], text[], date[], ...), with an equality a join can use")
         if kind == "c":  # (v IS NULL is true of a row of NULLs, which the state's NULL patterns would take for NULL)
-            raise UnsupportedQuery(f"column {table.ref}.{column} has composite type {type_name}: composite columns are "
-                                   "not supported in a maintained view", "select its fields instead: (r.col).field")
+            raise UnsupportedQuery(f"column {table.ref}.{column} has composite type {type_name}: not supported, nor its fields",
+                                   f"a stored generated column of a field is: GENERATED ALWAYS AS (({column}).x) STORED")
         if in_catalog is None and kind in ("r", "m"):
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: range types are supported "
                                    "over PostgreSQL's own types (int, numeric, date, ...), whose ordering is pg_catalog's")
@@ -461,11 +464,11 @@ def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] 
     collated = conn.execute(_COLLATIONS, [[base[a.table].oid for a in query.atoms for _ in read_columns(a)],
                                           [c for a in query.atoms for c in read_columns(a)]]).fetchall()
     aliases_of = {oid: [a.alias for a in query.atoms if base[a.table].oid == oid] for oid, *_ in collated}
+    collations = {(alias, column): collation for oid, column, collation, _ in collated for alias in aliases_of[oid]}
     return ResolvedView(query=query, tables=tables, variable_types=variable_types,
                         nondeterministic=tuple(f"{aliases_of[oid][0]}.{column} ({collation})"
                                                for oid, column, collation, deterministic in collated if not deterministic),
-                        collations={(alias, column): collation for oid, column, collation, _ in collated
-                                    for alias in aliases_of[oid]},
+                        collations=collations, output_collations=_output_collations(conn, query, column_types, collations),
                         column_types=column_types, base=base, attnums=attnums,
                         output_types=_output_types(conn, query, column_types),
                         unique_keys=_unique_keys_of(conn, base),
@@ -608,6 +611,35 @@ def _computed_types(conn: psycopg.Connection, query: Any, column_types: dict[tup
     typed = _typed_null(column_types)
     computed = [c for a in query.aggregates for c in computed_in(a.argument)] + list(query.group_computed)
     return {c.variable: _type_of(conn, c.render(lambda v: typed(v.column))) for c in computed}
+
+
+def _output_collations(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str],
+                       collations: dict[tuple[str, str], str]) -> dict[str, str]:
+    """The collation of each output PostgreSQL's evaluation gives it, where not the database's
+    default: a GROUP BY column or listed column of a collated column, a min or max of one, found
+    over typed NULLs in the columns' collations (one query, only when a column read has one)."""
+    from pgivm.query.cq import GroupColumn, Var
+
+    def typed(ref: Any) -> sql.Composable:
+        null = sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
+        collation = collations.get((ref.alias, ref.column))
+        return sql.SQL("{} COLLATE {}").format(null, sql.SQL(collation)) if collation else null  # type: ignore[arg-type]
+
+    def collated(ref: Any) -> bool:
+        return (ref.alias, ref.column) in collations
+
+    items: dict[str, sql.Composable] = {}  # (pg_collation_for refuses a type that has no collation)
+    for output in query.outputs:
+        if isinstance(output, GroupColumn) and output.computed is None and collated(output.column):
+            items[output.name] = output.render(typed)
+        elif not isinstance(output, GroupColumn) and output.function in ("min", "max") and isinstance(output.argument, Var) \
+                and collated(output.argument.column):
+            items[output.name] = sql.SQL("{}({})").format(sql.SQL(output.function), typed(output.argument.column))  # type: ignore[arg-type]
+    if not items:
+        return {}
+    row = conn.execute(sql.SQL("SELECT {}").format(sql.SQL(", ").join(
+        sql.SQL("pg_catalog.pg_collation_for({})").format(item) for item in items.values()))).fetchone() or ()
+    return {name: found for name, found in zip(items, row) if found not in (None, '"default"')}
 
 
 def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:

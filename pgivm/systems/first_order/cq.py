@@ -38,7 +38,7 @@ from psycopg import sql
 from pgivm import capture, deferred
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Var
 from pgivm.query.model import TableRef
-from pgivm.query.plain import expression_sql, from_where, shape_rows, where_conditions
+from pgivm.query.plain import collated, expression_sql, from_where, shape_rows, where_conditions
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (Names, bare_atom_reason, capture_functions_plan, may_fail, render, revoke_plan,
@@ -679,6 +679,7 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
         user = shape_rows(cq, maintain.result_query(ctx, view.output_types, {
             a.name: _extreme_read(ctx, names(f"extreme_{i}"), a) for i, a in extremes}))
         count = sql.SQL("(SELECT count(*) FROM ({}) AS rows)").format(user)
+    user = collated(view, user)
     expose = [
         sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} AS count").format(names("result"), count),
         sql.SQL("CREATE OR REPLACE VIEW {v} AS {q}; COMMENT ON VIEW {v} IS {c}").format(

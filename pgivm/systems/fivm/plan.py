@@ -12,7 +12,7 @@ from pgivm import capture
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.cq import ConjunctiveQuery
 from pgivm.query.model import TableRef
-from pgivm.query.plain import shape_rows
+from pgivm.query.plain import collated, shape_rows
 from pgivm.query.resolve import ResolvedView
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
@@ -123,7 +123,7 @@ def _shown(ctx: maintain.Context, output_types: dict[str, str]) -> sql.Composabl
     """What the view shows: the result read out of the tree, where HAVING holds, the SELECT list's
     expressions computed, each row once for SELECT DISTINCT (the tree keeps every group and every
     row's multiplicity; HAVING, expressions and DISTINCT are a matter of reading them)."""
-    return shape_rows(ctx.cq, maintain.result_query(ctx, output_types))
+    return collated(ctx.view, shape_rows(ctx.cq, maintain.result_query(ctx, output_types)))
 
 
 def _count_expression(ctx: maintain.Context, output_types: dict[str, str]) -> sql.Composable:

@@ -254,7 +254,7 @@ def state_tables(listing: bool) -> list[str]:
 
 def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema: str) -> list[sql.Composable]:
     """The user's view of a listing: each triangle of ``rows`` as many times as its multiplicity, its
-    columns named and typed as the query's SELECT list; grouped by the three variables (GROUP BY,
+    columns named, typed and collated as the query's SELECT list; grouped by the three variables (GROUP BY,
     DISTINCT), each triangle once, its count(*) the multiplicity."""
     query = view.query
 
@@ -266,10 +266,15 @@ def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema
             return sql.SQL("t.{}").format(sql.Identifier(variable))
         return sql.SQL("(t.{}).{}").format(sql.Identifier(variable), sql.Identifier(f"f{carrier.columns.index(column) + 1}"))
 
+    def collate(alias: str, column: str) -> sql.Composable:
+        """The column's collation where not the database's default (the state's columns have that)."""
+        collation = view.collations.get((alias, column))
+        return sql.SQL(" COLLATE {}").format(sql.SQL(collation)) if collation else sql.SQL("")  # type: ignore[arg-type]
+
     items = sql.SQL(", ").join(
         sql.SQL("t.mult::pg_catalog.int8 AS {}").format(sql.Identifier(shown)) if variable == MULTIPLICITY else
-        sql.SQL("{}::{} AS {}").format(value(variable, alias, column), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
-                                        sql.Identifier(shown))
+        sql.SQL("{}::{}{} AS {}").format(value(variable, alias, column), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
+                                          collate(alias, column), sql.Identifier(shown))
         for shown, variable, alias, column in query.listing)
     each = sql.SQL("") if query.grouped else sql.SQL(" CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult)")
     create = sql.SQL(

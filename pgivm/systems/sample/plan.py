@@ -497,11 +497,14 @@ def plan(view: ResolvedView, name: str, view_schema: str, params: dict[str, Any]
 def select_list(cq: ConjunctiveQuery, view: ResolvedView | None = None) -> sql.Composable:
     """The selected columns, read from the atom tables (joined under their own names, ``_joined``);
     with ``view``, each of its own type where its join variable's differs (a char(3) joined with
-    text is kept as text, and shows padded again; a date joined with a timestamp as a date)."""
+    text is kept as text, and shows padded again; a date joined with a timestamp as a date), in
+    its column's collation where not the database's default."""
     def cast(o: GroupColumn) -> sql.Composable:
+        collation = view.output_collations.get(o.name) if view is not None else None
+        collate = sql.SQL(" COLLATE {}").format(sql.SQL(collation)) if collation else sql.SQL("")  # type: ignore[arg-type]
         if view is None or view.output_types is None or view.variable_types.get(o.variable) == view.output_types[o.name]:
-            return sql.SQL("")
-        return sql.SQL("::{}").format(sql.SQL(view.output_types[o.name]))  # type: ignore[arg-type]
+            return collate
+        return sql.SQL("::{}{}").format(sql.SQL(view.output_types[o.name]), collate)  # type: ignore[arg-type]
 
     return sql.SQL(", ").join(
         sql.SQL("{}{} AS {}").format(_at(cq, o.column.alias, o.column.column), cast(o), quoted(o.name))
