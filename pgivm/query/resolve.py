@@ -362,7 +362,7 @@ def _columns(table: BaseTable, columns: list[str], found: dict[str, Any]) -> dic
                                    "PostgreSQL's own types (int[], text[], date[], ...), with an equality a join can use")
         if kind == "c":  # (v IS NULL is true of a row of NULLs, which the state's NULL patterns would take for NULL)
             raise UnsupportedQuery(f"column {table.ref}.{column} has composite type {type_name}: not supported, nor its fields",
-                                   f"a stored generated column of a field is: GENERATED ALWAYS AS (({column}).x) STORED")
+                                   f"a stored generated column of a field is: GENERATED ALWAYS AS (({sql.Identifier(column).as_string(None)}).x) STORED")
         if in_catalog is None and kind in ("r", "m"):
             raise UnsupportedQuery(f"column {table.ref}.{column} has type {type_name}: range types are supported "
                                    "over PostgreSQL's own types (int, numeric, date, ...), whose ordering is pg_catalog's")

@@ -18,7 +18,7 @@ from pgivm import capture
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.analysis import shapes
 from pgivm.query import scalar, scalar_subqueries
-from pgivm.query.cq import Computed, ConjunctiveQuery
+from pgivm.query.cq import Aggregate, Computed, ConjunctiveQuery, GroupColumn, computed_in
 from pgivm.capture import BATCH_THRESHOLD as BATCH_THRESHOLD  # noqa: PLC0414  # the CLI shows it
 from pgivm.query.model import Atom, TableRef, TriangleCount
 from pgivm.query.resolve import BaseTable, ResolvedView
@@ -451,12 +451,43 @@ def bare_atom_reason(cq: ConjunctiveQuery) -> str | None:
 
 def collation_reason(view: ResolvedView) -> str | None:
     """A column whose collation is nondeterministic: the state compares and groups values by their
-    bytes, where PostgreSQL's query takes 'a' = 'A' under a case-insensitive collation."""
-    if not view.nondeterministic:
+    bytes, where PostgreSQL's query takes 'a' = 'A' under a case-insensitive collation. Or a
+    condition or expression over a column of another collation than the database's default: the
+    state keeps the values in the default one, where PostgreSQL orders them (``<``) and maps their
+    case (``upper``, ``ILIKE``) by the column's."""
+    if view.nondeterministic:
+        column, collation = view.nondeterministic[0].split(" ", 1)
+        return (f"column {column} has the nondeterministic collation {collation.strip('()')}: the state compares "
+                "bytes, PostgreSQL the collation (recompute takes it)")
+    found = _collated_in_expression(view)
+    if found is None:
         return None
-    column, collation = view.nondeterministic[0].split(" ", 1)
-    return (f"column {column} has the nondeterministic collation {collation.strip('()')}: the state compares "
-            "bytes, PostgreSQL the collation (recompute takes it)")
+    column, collation = found
+    return (f"column {column} has collation {collation}: conditions and expressions over it run in the default one "
+            "here: not yet (recompute takes it)")
+
+
+def _collated_in_expression(view: ResolvedView) -> tuple[str, str] | None:
+    """A column of a non-default collation that a condition or expression reads (equalities with
+    a constant or another column excepted: a deterministic collation compares bytes), with it."""
+    if not view.collations:
+        return None
+    cq = view.query
+    if not isinstance(cq, ConjunctiveQuery):  # a shape a system made of it: its own accepts read the query
+        return None
+    refs: list[Any] = [f.column for f in cq.filters if f.op not in ("=", "<>")]
+    refs += [side for p in cq.predicates if p.op not in ("=", "<>") for side in (p.left, p.right)]
+    refs += [c for condition in (*cq.conditions, *(on for step in cq.joins for on in step.on)) for c in condition.columns]
+    refs += [v.column for output in cq.outputs if isinstance(output, Aggregate)
+             for computed in computed_in(output.argument) for v in computed.refs]
+    refs += [v.column for computed in cq.group_computed for v in computed.refs]
+    # the SELECT list's expressions and HAVING read the view's outputs: a collated one is its column's
+    sources = {o.name: o.column if isinstance(o, GroupColumn) else o.argument.column for o in cq.outputs
+               if o.name in view.output_collations}
+    shown = [*(e for _, e in cq.projection or () if not isinstance(e, scalar.Col)), *([cq.having] if cq.having else [])]
+    refs += [sources[c.column] for e in shown for c in scalar.columns(e) if c.column in sources]
+    return next(((str(ref), view.collations[(ref.alias, ref.column)]) for ref in refs
+                 if (ref.alias, ref.column) in view.collations), None)
 
 
 def may_fail(view: ResolvedView, computed: Computed) -> str | None:
