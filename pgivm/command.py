@@ -626,6 +626,7 @@ def _verify_in_snapshot(view: InstalledView, strict: bool) -> VerifyReport:
                                                 tuple(c.name for c in shown or [])))
     else:
         recount = recount_triangle(conn, view.record, resolved)
+    failures += common.collation_failures(conn, view.ident, resolved)
     failures += view.system.verify(conn, resolved, name, strict)
     failures += derived.checks(conn, resolved.query)
     unsafe = owners.problems(conn, view.record, lock=False)  # what other roles would refuse to use

@@ -158,8 +158,9 @@ def collated(view: ResolvedView, rows: sql.Composable) -> sql.Composable:
     """``rows`` (what the view shows) with each column in the collation PostgreSQL's evaluation of
     the query gives it, where not the database's default: a state keeps values in its columns'
     default collation, so without it the view's column would sort as the database's default where
-    the query's own sorts as the column's ("C", an ICU locale). Columns computed by the SELECT
-    list's expressions keep the default (not yet)."""
+    the query's own sorts as the column's ("C", an ICU locale). (A SELECT-list expression over
+    such a column does not come here: the systems that keep a state refuse it, see
+    ``common.collation_reason``.)"""
     cq: ConjunctiveQuery = view.query
     shown = view.output_collations
     if not shown:

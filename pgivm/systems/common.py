@@ -276,6 +276,20 @@ class CheckFailure:
         return f"{self.check}: " + "; ".join(str(row) for row in self.rows[:3])
 
 
+def collation_failures(conn: psycopg.Connection, view: sql.Identifier, resolved: ResolvedView) -> list[CheckFailure]:
+    """The user view's columns whose collation is not the one PostgreSQL's evaluation of the query
+    gives them (``ResolvedView.output_collations``: a view made before pgivm kept them, say)."""
+    if not resolved.output_collations:
+        return []
+    shown = dict(conn.execute("SELECT a.attname::text, a.attcollation::pg_catalog.regcollation::text FROM pg_catalog.pg_attribute a "
+                              "WHERE a.attrelid = %s::pg_catalog.regclass AND a.attnum > 0 AND NOT a.attisdropped",
+                              [view.as_string(conn)]).fetchall())
+    wrong = [(column, shown[column], collation) for column, collation in resolved.output_collations.items()
+             if column in shown and shown[column] != collation]
+    return [CheckFailure("columns_in_the_query_collations", wrong, ("shown", "the query's (pgivm upgrade NAME --rebuild)"))] \
+        if wrong else []
+
+
 def checks(package: str, name: str, params: dict[str, sql.Composable]) -> list[tuple[str, sql.Composed]]:
     """Split a check template into (name, query) pairs at its ``-- check: name: ...`` headers."""
     found = []

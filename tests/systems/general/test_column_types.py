@@ -14,6 +14,9 @@ from psycopg import sql
 
 from pgivm import command
 from pgivm.errors import PgivmError
+from pgivm.installed import open_view
+from pgivm.systems import common
+from pgivm.transactions import session
 
 SETUP = """
 CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
@@ -659,6 +662,13 @@ def test_a_collation_a_user_created_passes_verify(conn: psycopg.Connection, dsn:
     shown = conn.execute(collations, ["v"]).fetchall()
     assert shown == conn.execute(collations, ["plain"]).fetchall()
     assert system == "ivme" or "mine" in dict(shown).values(), shown
+    if system == "fivm" and refresh == "immediate":  # verify names a column in another collation (a view made before)
+        conn.execute("CREATE VIEW old_v AS SELECT r.a::text COLLATE \"default\" AS a, 1::bigint AS n FROM r")
+        with session(conn):
+            resolved = open_view(conn, "v").resolved
+            found = common.collation_failures(conn, sql.Identifier("public", "old_v"), resolved)
+            assert [(f.check, f.rows) for f in found] == [("columns_in_the_query_collations", [("a", '"default"', "public.mine")])]
+            assert common.collation_failures(conn, sql.Identifier("public", "v"), resolved) == []
 
 
 @pytest.mark.parametrize("system", ["fivm", "first-order", "sample", "ivme", "recompute"])
