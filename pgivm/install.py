@@ -359,18 +359,27 @@ def _clear_state(conn: psycopg.Connection, record: catalog.ViewRecord, resolved:
     again: an earlier pgivm may have laid it out otherwise. The tables of constant rows and the
     derived tables stay (their rows are the base tables' now). The user view is first replaced by
     one of the same columns over no state table, so that what users built on it stays."""
+    view = sql.Identifier(record.view_schema, record.name)
     columns = conn.execute(
-        "SELECT pg_catalog.quote_ident(a.attname), pg_catalog.format_type(a.atttypid, a.atttypmod), "
+        "SELECT a.attname::text, pg_catalog.format_type(a.atttypid, a.atttypmod), "
         "       CASE WHEN a.attcollation <> 0 THEN a.attcollation::pg_catalog.regcollation::text END "  # schema-qualified where needed
         "  FROM pg_catalog.pg_attribute a"
         " WHERE a.attrelid = pg_catalog.to_regclass(%s) AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        [sql.Identifier(record.view_schema, record.name).as_string(conn)]).fetchall()
-    if columns:
+        [view.as_string(conn)]).fetchall()
+    # a column in another collation than the query's (a view made before pgivm kept them): a view's
+    # column cannot change collation in place, so the view is made again, with its grants
+    wanted = [(column, kind, resolved.output_collations.get(column, collation)) for column, kind, collation in columns]
+    changed = [(c, old, new) for (c, _, old), (_, _, new) in zip(columns, wanted) if old != new]
+    grants = _drop_for_collations(conn, view, changed) if changed else []
+    if wanted:
         items = sql.SQL(", ").join(
             sql.SQL("NULL::{}{} AS {}").format(sql.SQL(kind), sql.SQL(f" COLLATE {collation}" if collation else ""),  # type: ignore[arg-type]
-                                             sql.SQL(column)) for column, kind, collation in columns)  # type: ignore[arg-type]
-        conn.execute(sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} WHERE false").format(
-            sql.Identifier(record.view_schema, record.name), items))
+                                             sql.Identifier(column)) for column, kind, collation in wanted)
+        conn.execute(sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} WHERE false").format(view, items))
+    for grantee, privilege, grantable in grants:
+        conn.execute(sql.SQL("GRANT {} ON {} TO {}{}").format(
+            sql.SQL(privilege), view, sql.SQL("PUBLIC") if grantee is None else sql.Identifier(grantee),  # type: ignore[arg-type]
+            sql.SQL(" WITH GRANT OPTION" if grantable else "")))
     own = {b.ref.name for b in [*resolved.base.values(), *resolved.sources.values()] if b.ref.schema == record.state_schema}
     kept = lambda table: table in own or any(table.startswith(f"{t}_") for t in own)  # noqa: E731  (a derived table's own)
     for kind, drop in (("v", "VIEW"), ("m", "MATERIALIZED VIEW"), ("r", "TABLE"), ("p", "TABLE"), ("S", "SEQUENCE")):
@@ -381,6 +390,29 @@ def _clear_state(conn: psycopg.Connection, record: catalog.ViewRecord, resolved:
         if found:
             conn.execute(sql.SQL("DROP {} {}").format(sql.SQL(drop), sql.SQL(", ").join(  # type: ignore[arg-type]
                 sql.Identifier(record.state_schema, t) for t in found)))
+
+
+def _drop_for_collations(conn: psycopg.Connection, view: sql.Identifier,
+                         changed: list[tuple[str, str, str]]) -> list[tuple[str | None, str, bool]]:
+    """Drop the user view whose ``changed`` columns (name, collation, the query's) must change
+    collation; its grants, to give again (grantee, None for PUBLIC). Refused in one line if views
+    are built on it."""
+    oid = conn.execute("SELECT %s::pg_catalog.regclass::pg_catalog.oid::int8", [view.as_string(conn)]).fetchone()[0]  # type: ignore[index]
+    built_on = [r[0] for r in conn.execute(
+        "SELECT DISTINCT w.ev_class::pg_catalog.regclass::text FROM pg_catalog.pg_depend d "
+        "JOIN pg_catalog.pg_rewrite w ON w.oid = d.objid WHERE d.classid = 'pg_catalog.pg_rewrite'::pg_catalog.regclass "
+        "AND d.refobjid = %s AND w.ev_class <> %s ORDER BY 1", [oid, oid]).fetchall()]
+    column, old, new = changed[0]
+    if built_on:
+        raise PgivmError(f"column {column} of {view.as_string(conn)} is in collation {old}, the query's in {new}, and a "
+                         f"view's column cannot change it in place: views are built on it ({', '.join(built_on)})",
+                         "drop them, run the upgrade again, and create them again")
+    grants = conn.execute(
+        "SELECT r.rolname::text, a.privilege_type, a.is_grantable FROM pg_catalog.pg_class c "
+        "CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee "
+        "WHERE c.oid = %s AND a.grantee <> c.relowner", [oid]).fetchall()
+    conn.execute(sql.SQL("DROP VIEW {}").format(view))
+    return [(grantee, privilege, grantable) for grantee, privilege, grantable in grants]
 
 
 def _lock_state(conn: psycopg.Connection, state_schema: str) -> None:

@@ -697,6 +697,37 @@ def test_the_view_sorts_its_columns_by_their_own_collation(conn: psycopg.Connect
     assert [a for (a,) in ordered][:2] == (["a", "B"] if c_below else ["B", "a"])
 
 
+def test_upgrade_rebuild_gives_a_view_made_before_its_columns_collations(conn: psycopg.Connection, dsn: str) -> None:
+    """A view made before pgivm kept the columns' collations shows them in the default one (made
+    so here by editing the catalog, as a superuser may): verify names the column; a view's column
+    cannot change collation in place, so `upgrade --rebuild` makes the view again with its grants,
+    and refuses in one line, changing nothing, while a view is built on it."""
+    conn.execute('CREATE COLLATION mine FROM "C"; CREATE TABLE r (a text COLLATE mine, b int); CREATE TABLE s (b int, c int); '
+                 "INSERT INTO r VALUES ('x', 1), ('y', 1); INSERT INTO s VALUES (1, 2)")
+    command.create("v", "SELECT r.a, count(*) AS n FROM r JOIN s ON r.b = s.b GROUP BY r.a", target=dsn)
+    conn.execute("CREATE ROLE pgivm_test_reader56; GRANT SELECT ON v TO pgivm_test_reader56, PUBLIC")
+    try:
+        conn.execute("UPDATE pg_attribute SET attcollation = 'pg_catalog.default'::regcollation "
+                     "WHERE attrelid = 'v'::regclass AND attname = 'a'; CREATE VIEW top AS SELECT n FROM v")
+        report = command.verify("v", target=dsn)
+        assert [f.check for f in report.failures] == ["columns_in_the_query_collations"]
+        with pytest.raises(PgivmError, match=r"cannot change it in place: views are built on it \(public.top\)") as info:
+            command.upgrade("v", rebuild=True, target=dsn)
+        assert "\n" not in info.value.message
+        assert conn.execute("SELECT sum(n) FROM top").fetchone()[0] == 2  # nothing changed
+        conn.execute("DROP VIEW top")
+        command.upgrade("v", rebuild=True, target=dsn)
+        assert command.verify("v", target=dsn).ok
+        acl = conn.execute("SELECT relacl::text FROM pg_class WHERE oid = 'v'::regclass").fetchone()[0]
+        assert "pgivm_test_reader56=r/" in acl and ",=r/" in acl, acl
+        conn.execute("INSERT INTO r VALUES ('z', 1)")
+        assert sorted(conn.execute("SELECT * FROM v").fetchall()) == [("x", 1), ("y", 1), ("z", 1)]
+    finally:
+        conn.execute("DROP VIEW IF EXISTS top; REVOKE ALL ON v FROM pgivm_test_reader56")
+        command.drop("v", target=dsn)
+        conn.execute("DROP ROLE pgivm_test_reader56")
+
+
 def test_a_condition_over_a_collated_column_goes_to_recompute(conn: psycopg.Connection, dsn: str) -> None:
     """A state keeps values in the database's default collation, and evaluated a condition over a
     column of another as the default orders (a held-out review of stop 56: fivm and first-order
