@@ -23,7 +23,7 @@ from pgivm.catalog import views as catalog
 from pgivm.connection import search_path_of, user_path, user_search_path
 from pgivm.errors import PgivmError, UnsupportedQuery
 from pgivm.query.model import TableRef
-from pgivm.query.resolve import ResolvedView, pin_sources
+from pgivm.query.resolve import ResolvedView, collate, pin_sources
 from pgivm.systems import common, registry
 from pgivm.systems.base import InstallPlan, System
 from pgivm.transactions import lock_by_creating_triggers
@@ -373,8 +373,8 @@ def _clear_state(conn: psycopg.Connection, record: catalog.ViewRecord, resolved:
     grants = _drop_for_collations(conn, view, changed) if changed else []
     if wanted:
         items = sql.SQL(", ").join(
-            sql.SQL("NULL::{}{} AS {}").format(sql.SQL(kind), sql.SQL(f" COLLATE {collation}" if collation else ""),  # type: ignore[arg-type]
-                                             sql.Identifier(column)) for column, kind, collation in wanted)
+            sql.SQL("NULL::{}{} AS {}").format(sql.SQL(kind), collate(collation), sql.Identifier(column))  # type: ignore[arg-type]
+            for column, kind, collation in wanted)
         conn.execute(sql.SQL("CREATE OR REPLACE VIEW {} AS SELECT {} WHERE false").format(view, items))
     for grantee, privilege, grantable in grants:
         conn.execute(sql.SQL("GRANT {} ON {} TO {}{}").format(
@@ -412,7 +412,7 @@ def _drop_for_collations(conn: psycopg.Connection, view: sql.Identifier,
         "CROSS JOIN LATERAL pg_catalog.aclexplode(c.relacl) a LEFT JOIN pg_catalog.pg_roles r ON r.oid = a.grantee "
         "WHERE c.oid = %s AND a.grantee <> c.relowner", [oid]).fetchall()
     conn.execute(sql.SQL("DROP VIEW {}").format(view))
-    return [(grantee, privilege, grantable) for grantee, privilege, grantable in grants]
+    return grants
 
 
 def _lock_state(conn: psycopg.Connection, state_schema: str) -> None:

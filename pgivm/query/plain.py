@@ -16,7 +16,7 @@ from psycopg import sql
 
 from pgivm.query import scalar
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Const, Expr, GroupColumn, JoinStep, Var
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import ResolvedView, collate
 
 
 def _column(ref: ColumnRef) -> sql.Composable:
@@ -173,9 +173,8 @@ def collated(view: ResolvedView, rows: sql.Composable) -> sql.Composable:
         names = [(o.name, o.name) for o in cq.outputs]
     if not any(output in shown for _, output in names):
         return rows
-    items = [sql.SQL("pgivm_collated.{} COLLATE {} AS {}").format(sql.Identifier(name), sql.SQL(shown[output]),  # type: ignore[arg-type]
-                                                                   sql.Identifier(name))
-             if output in shown else sql.SQL("pgivm_collated.{}").format(sql.Identifier(name)) for name, output in names]
+    items = [sql.SQL("pgivm_collated.{}{} AS {}").format(sql.Identifier(name), collate(shown.get(output)), sql.Identifier(name))  # type: ignore[arg-type]
+             for name, output in names]
     return sql.SQL("SELECT {} FROM ({}) AS pgivm_collated").format(sql.SQL(", ").join(items), rows)
 
 

@@ -487,6 +487,12 @@ SELECT DISTINCT a.attrelid::int8, a.attname::text, c.oid::pg_catalog.regcollatio
 """
 
 
+def collate(collation: str | None) -> sql.Composable:
+    """`` COLLATE name`` for a collation as regcollation or pg_collation_for writes it (quoted and
+    schema-qualified where needed), nothing for None (the database's default)."""
+    return sql.SQL(" COLLATE {}").format(sql.SQL(collation)) if collation else sql.SQL("")  # type: ignore[arg-type]
+
+
 def pin_sources(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] | None = None,
                 among: Callable[[TableRef], bool] | None = None, operator_schemas: set[str] | None = None) -> dict[str, Any]:
     """The tables the derived tables read (those ``among`` takes), pinned (by the oids given, for an
@@ -600,8 +606,11 @@ def _type_of(conn: psycopg.Connection, expression: sql.Composable) -> str:
     return row[0] if row else "text"
 
 
-def _typed_null(column_types: dict[tuple[str, str], str]) -> Any:
-    return lambda ref: sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
+def _typed_null(column_types: dict[tuple[str, str], str], collations: dict[tuple[str, str], str] | None = None) -> Any:
+    """A column as a NULL of its type (in its collation, with ``collations``): what PostgreSQL types
+    an expression over it by, without reading a table."""
+    return lambda ref: sql.SQL("NULL::{}{}").format(sql.SQL(column_types[(ref.alias, ref.column)]),  # type: ignore[arg-type]
+                                                    collate((collations or {}).get((ref.alias, ref.column))))
 
 
 def _computed_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> dict[str, str]:
@@ -620,10 +629,7 @@ def _output_collations(conn: psycopg.Connection, query: Any, column_types: dict[
     over typed NULLs in the columns' collations (one query, only when a column read has one)."""
     from pgivm.query.cq import GroupColumn, Var
 
-    def typed(ref: Any) -> sql.Composable:
-        null = sql.SQL("NULL::{}").format(sql.SQL(column_types[(ref.alias, ref.column)]))  # type: ignore[arg-type]
-        collation = collations.get((ref.alias, ref.column))
-        return sql.SQL("{} COLLATE {}").format(null, sql.SQL(collation)) if collation else null  # type: ignore[arg-type]
+    typed = _typed_null(column_types, collations)
 
     def collated(ref: Any) -> bool:
         return (ref.alias, ref.column) in collations

@@ -37,7 +37,7 @@ def _accepts_types(view: ResolvedView) -> str | None:
     """The join-aggregates' ring, given the columns' types (``cq.ring_problem``)."""
     if is_triangle_count(view.query):
         return collation_reason(view)
-    return collation_reason(view) or cq.collated_extreme_reason(view) or cq.ring_problem(view)
+    return collation_reason(view) or cq.ring_problem(view)
 
 
 SYSTEM = FunctionSystem(

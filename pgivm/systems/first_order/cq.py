@@ -39,7 +39,7 @@ from pgivm import capture, deferred
 from pgivm.query.cq import Aggregate, BinOp, ColumnRef, Computed, ConjunctiveQuery, Var
 from pgivm.query.model import TableRef
 from pgivm.query.plain import collated, expression_sql, from_where, shape_rows, where_conditions
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import ResolvedView, collate
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (Names, bare_atom_reason, capture_functions_plan, may_fail, render, revoke_plan,
                                   state_schema_for)
@@ -81,22 +81,10 @@ def _value_tables(extremes: list[tuple[int, Aggregate]]) -> list[tuple[int, Aggr
 
 def _value_collation(view: ResolvedView, aggregate: Aggregate) -> sql.Composable:
     """A min/max column's own collation where it is not the database's default: it orders the
-    group's values as PostgreSQL's min and max do ('B' above 'a' under en-US, below it under C)."""
+    group's values as PostgreSQL's min and max do ('B' above 'a' under en-US, below it under C). (A
+    min or max of an expression over such a column never comes here: ``common.collation_reason``.)"""
     argument = aggregate.argument
-    collation = view.collations.get((argument.column.alias, argument.column.column)) if isinstance(argument, Var) else None
-    return sql.SQL(f" COLLATE {collation}" if collation else "")  # type: ignore[arg-type]  # regcollation's own quoting
-
-
-def collated_extreme_reason(view: ResolvedView) -> str | None:
-    """A min or max of an expression over a column of a collation other than the default: the
-    expression's collation would have to be worked out (not yet); recompute orders as PostgreSQL."""
-    for aggregate in view.query.aggregates:
-        if aggregate.function in ("min", "max") and isinstance(aggregate.argument, Computed):
-            collated = [r.column for r in aggregate.argument.refs if (r.column.alias, r.column.column) in view.collations]
-            if collated:
-                return (f"{aggregate.sql}: an expression over {collated[0]}, of collation "
-                        f"{view.collations[(collated[0].alias, collated[0].column)]}: not yet (recompute takes it)")
-    return None
+    return collate(view.collations.get((argument.column.alias, argument.column.column)) if isinstance(argument, Var) else None)
 
 
 def _ring_query(cq: ConjunctiveQuery) -> ConjunctiveQuery:

@@ -17,7 +17,7 @@ from pgivm import capture
 from pgivm.capture import atom_columns
 from pgivm.errors import PgivmError
 from pgivm.query.model import MULTIPLICITY, VARIABLES, Atom, Packed, RelationName
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import ResolvedView, collate
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import (
     Names,
@@ -266,15 +266,10 @@ def listing_expose_plan(names: Names, view: ResolvedView, name: str, view_schema
             return sql.SQL("t.{}").format(sql.Identifier(variable))
         return sql.SQL("(t.{}).{}").format(sql.Identifier(variable), sql.Identifier(f"f{carrier.columns.index(column) + 1}"))
 
-    def collate(alias: str, column: str) -> sql.Composable:
-        """The column's collation where not the database's default (the state's columns have that)."""
-        collation = view.collations.get((alias, column))
-        return sql.SQL(" COLLATE {}").format(sql.SQL(collation)) if collation else sql.SQL("")  # type: ignore[arg-type]
-
     items = sql.SQL(", ").join(
         sql.SQL("t.mult::pg_catalog.int8 AS {}").format(sql.Identifier(shown)) if variable == MULTIPLICITY else
         sql.SQL("{}::{}{} AS {}").format(value(variable, alias, column), sql.SQL(view.column_types[(alias, column)]),  # type: ignore[arg-type]
-                                          collate(alias, column), sql.Identifier(shown))
+                                          collate(view.collations.get((alias, column))), sql.Identifier(shown))
         for shown, variable, alias, column in query.listing)
     each = sql.SQL("") if query.grouped else sql.SQL(" CROSS JOIN LATERAL pg_catalog.generate_series(1, t.mult)")
     create = sql.SQL(

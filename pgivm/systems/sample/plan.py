@@ -15,7 +15,7 @@ from pgivm.errors import PgivmError
 from pgivm.query.analysis.decomposition import decompose
 from pgivm.query.cq import ConjunctiveQuery, GroupColumn
 from pgivm.query.model import TableRef
-from pgivm.query.resolve import ResolvedView
+from pgivm.query.resolve import ResolvedView, collate
 from pgivm.systems.base import InstallPlan
 from pgivm.systems.common import Names, capture_functions_plan, render, revoke_plan, state_schema_for
 from pgivm.systems.sample.layout import Layout, foreign_key_units, layout, parse_merges
@@ -500,11 +500,10 @@ def select_list(cq: ConjunctiveQuery, view: ResolvedView | None = None) -> sql.C
     text is kept as text, and shows padded again; a date joined with a timestamp as a date), in
     its column's collation where not the database's default."""
     def cast(o: GroupColumn) -> sql.Composable:
-        collation = view.output_collations.get(o.name) if view is not None else None
-        collate = sql.SQL(" COLLATE {}").format(sql.SQL(collation)) if collation else sql.SQL("")  # type: ignore[arg-type]
+        collation = collate(view.output_collations.get(o.name) if view is not None else None)
         if view is None or view.output_types is None or view.variable_types.get(o.variable) == view.output_types[o.name]:
-            return collate
-        return sql.SQL("::{}{}").format(sql.SQL(view.output_types[o.name]), collate)  # type: ignore[arg-type]
+            return collation
+        return sql.SQL("::{}{}").format(sql.SQL(view.output_types[o.name]), collation)  # type: ignore[arg-type]
 
     return sql.SQL(", ").join(
         sql.SQL("{}{} AS {}").format(_at(cq, o.column.alias, o.column.column), cast(o), quoted(o.name))
