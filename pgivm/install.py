@@ -164,10 +164,8 @@ def check_postgres_accepts(conn: psycopg.Connection, sql_text: str, waiting: boo
             raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: it writes a value of any type as text, which may depend "
                                    "on the writer's session (DateStyle, TimeZone, ...), so a maintained view calls only "
                                    "immutable ones", "cast the value to text first (x::text || 'y')")
-        raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: its value depends on the writer's session (TimeZone, ...), "
-                               "so a maintained view calls only immutable ones",
-                               "give the time zone (ts AT TIME ZONE 'UTC'), or cast a date to timestamp (d::timestamp): "
-                               "the value is then the same in every session")
+        raise UnsupportedQuery(f"{calling[0]} is {calling[1]}: its value depends on the session (TimeZone, ...)",
+                               "use ts AT TIME ZONE 'UTC', or d::timestamp for a date")
 
 
 def uses_cofactor(query: Any) -> bool:

@@ -314,8 +314,21 @@ def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
     else:
         source = sql.SQL("{} UNION ALL {}").format(_rows(atom, "new_rows", "1"), _rows(atom, "old_rows", "-1"))
     columns = sql.SQL(", ").join(sql.SQL("changes.{}").format(sql.Identifier(c.name)) for c in atom.columns)
-    return sql.SQL("SELECT {columns}, sum(changes.m)::bigint AS m FROM ({source}) AS changes GROUP BY {columns} "
-                   "HAVING sum(changes.m) <> 0").format(columns=columns, source=source)
+    return sql.SQL("SELECT {columns}, sum(changes.m)::bigint AS m FROM ({source}) AS changes GROUP BY {groups} "
+                   "HAVING sum(changes.m) <> 0").format(columns=columns, source=source, groups=_net_groups(atom))
+
+
+def _net_groups(atom: CaptureAtom) -> sql.Composable:
+    columns = [sql.SQL("changes.{}").format(sql.Identifier(c.name)) for c in atom.columns]
+    return sql.SQL(", ").join(columns + value_scales(atom, "changes"))
+
+
+def value_scales(atom: CaptureAtom, alias: str) -> list[sql.Composable]:
+    """What a net change groups by besides the atom's columns: the scale of each numeric value
+    column (so that 2.50 -> 2.5 is a change: a sum shows the largest scale of its rows,
+    fivm/scales.py). Join columns net by value alone: a sink may merge a change by them, once a key."""
+    return [sql.SQL("pg_catalog.scale({}.{})").format(sql.Identifier(alias), sql.Identifier(c.name))
+            for c in atom.columns if not c.key and c.target_type == "numeric"]
 
 
 # --- sinks: what happens to a net change ---------------------------------------------------------

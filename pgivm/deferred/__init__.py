@@ -282,7 +282,8 @@ def _process_function(names: Names, tables: list[LoggedTable]) -> sql.Composable
             # column qualified (n, done and table_number are this function's variables)
             cols = _columns(atom)
             group = sql.SQL(" GROUP BY {}").format(sql.SQL(", ").join(
-                sql.SQL(str(i + 1)) for i in range(len(cols)))) if cols else sql.SQL("")  # type: ignore[arg-type]
+                [sql.SQL(str(i + 1)) for i in range(len(cols))] + capture.value_scales(atom, "changes"))) \
+                if cols else sql.SQL("")  # type: ignore[arg-type]
             keys = [b for c in atom.columns if c.key for b in c.base_columns()]
             raw = sql.SQL("SELECT {values}r.m::bigint FROM {stage} AS r{where}").format(
                 values=sql.SQL("").join(sql.SQL("{}, ").format(v) for v in table.read(atom, "r")), stage=names(table.stage),

@@ -89,14 +89,14 @@ class _Wording:
     """What a refusal tells the user to do. The triangle entry point keeps today's hints, which
     name only what a triangle count accepts; the general parser names what it accepts."""
 
-    aggregate: str = ("use count(*), count(DISTINCT expr), sum, avg, min or max of expr, expr made of +, - and * over "
-                      "columns and numeric constants")
+    aggregate: str = ("pgivm maintains count, count(DISTINCT), sum, avg, min, max, bool_and and bool_or, with FILTER, "
+                      "over immutable expressions")
     condition: str = "join with column = column equalities and filter with column OP constant, combined with AND"
     join_condition: str = "tables join only on column = column equalities"
     operand: str = "compare a column with a column or with a numeric or string constant"
     star: str = "SELECT {item} is not supported: select GROUP BY columns and aggregates"
     select_item: str = ("unsupported SELECT item {item}: it reads no column; select columns, aggregates and expressions "
-                        "over them (a function of time or chance, like now() or random(), cannot be maintained)")
+                        "over them")
     not_grouped: str = (
         "{item} in the SELECT list is neither in GROUP BY nor inside an aggregate: add it to GROUP BY or aggregate it"
     )
@@ -371,6 +371,10 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
             if unsupported is not None:
                 raise UnsupportedQuery(f"unsupported aggregate {_sql(unsupported)}: {wording.aggregate}")
             if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc) and not _is_constant(node)):
+                moving = next((scalar.changing(n) for n in node.walk() if scalar.changing(n)), None)
+                if moving and wording is _GENERAL:
+                    raise UnsupportedQuery(f"{moving} changes with time or chance: a maintained view computes only "
+                                           "immutable functions of its rows")
                 raise UnsupportedQuery(wording.select_item.format(item=_sql(node)))
         items.append((name, node))
     return items

@@ -14,6 +14,7 @@ functions are written ``pg_catalog.name``: nothing another role can define is ev
 from __future__ import annotations
 
 import re
+from decimal import Decimal
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Union
@@ -128,6 +129,21 @@ def _in_numeric(node: Node, kind_of: Callable[[Col], str]) -> bool:
     return node.op in ("+", "-", "*", "neg") and any(_in_numeric(a, kind_of) for a in node.args)
 
 
+def _safe_division(node: Op, kinds: frozenset[str], kind_of: Callable[[Col], str] | None) -> bool:
+    """``x / c`` by a non-zero number constant: in numeric it cannot fail (as its sums cannot), in
+    integers only c = -1 can (the smallest integer's negation overflows). Floats may under- or
+    overflow whatever c is."""
+    divisor = node.args[-1]
+    if not (isinstance(divisor, Lit) and not divisor.is_string and divisor.text is not None
+            and _NUMBER.fullmatch(divisor.text) and Decimal(divisor.text) != 0):
+        return False
+    if kinds <= {"numeric"}:
+        return True
+    if kind_of is None or not kinds <= {"numeric", "integer"}:
+        return False
+    return _in_numeric(node.args[0], kind_of) or _in_numeric(divisor, kind_of) or Decimal(divisor.text) != -1
+
+
 def may_raise(node: Node, kinds: frozenset[str], kind_of: Callable[[Col], str] | None = None) -> Op | None:
     """An operation of ``node`` that may raise an error on some row (division by zero, integer or
     float overflow, a failing cast), or None: a conservative rule, for systems that evaluate an
@@ -150,7 +166,8 @@ def may_raise(node: Node, kinds: frozenset[str], kind_of: Callable[[Col], str] |
                                         or kinds <= {"integer", "float", "numeric"}))  # never raise (no nested arrays)
             or (node.op == "cast" and re.fullmatch(r"(text|varchar|character varying)(\(\d+\))?", node.name) is not None)
             or (node.op == "%" and isinstance(divisor, Lit) and divisor.text is not None
-                and re.fullmatch(r"-?\d+", divisor.text) is not None and int(divisor.text) != 0))
+                and re.fullmatch(r"-?\d+", divisor.text) is not None and int(divisor.text) != 0)
+            or (node.op == "/" and _safe_division(node, kinds, kind_of)))
     if not safe:
         return node
     return next((bad for bad in (may_raise(a, kinds, kind_of) for a in node.args) if bad is not None), None)
@@ -353,11 +370,32 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         return Op("fn:" + name, tuple(from_sqlglot(node.args[k], column) for k in keys if node.args.get(k) is not None))
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
         return Op("fn:" + str(node.this).lower(), tuple(from_sqlglot(a, column) for a in node.expressions))
+    if changing(node):
+        raise UnsupportedQuery(f"{changing(node)} changes with time or chance: a maintained view computes only "
+                               "immutable functions of its rows")
     if isinstance(node, exp.Func) or (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
         raise UnsupportedQuery(f"function {node.sql(dialect=DIALECT)} is not supported in a maintained view: "
                                "only immutable functions of PostgreSQL's own (abs, coalesce, lower, length, round, "
                                "substr, ...: pgivm.query.scalar.FUNCTIONS)")
     raise UnsupportedQuery(f"unsupported expression {node.sql(dialect=DIALECT)}")
+
+
+# values of time or chance, as a user writes them (sqlglot reads now() as CURRENT_TIMESTAMP)
+_CHANGING: dict[type[exp.Expression], str] = {
+    exp.CurrentTimestamp: "now() (current_timestamp)", exp.CurrentDate: "current_date", exp.CurrentTime: "current_time",
+    exp.Localtimestamp: "localtimestamp", exp.Rand: "random()", exp.Uuid: "gen_random_uuid()",
+}
+_CHANGING_NAMED = frozenset({"clock_timestamp", "statement_timestamp", "transaction_timestamp", "timeofday",
+                             "localtime", "random_normal", "setseed", "nextval", "currval", "lastval", "txid_current"})
+
+
+def changing(node: exp.Expression) -> str | None:
+    """The name of a function of time or chance (or of a sequence) as written, None for any other node."""
+    if type(node) in _CHANGING:
+        return _CHANGING[type(node)]
+    if isinstance(node, exp.Anonymous) and str(node.this).lower() in _CHANGING_NAMED:
+        return f"{str(node.this).lower()}()"
+    return None
 
 
 # operators sqlglot reads as nodes of their own

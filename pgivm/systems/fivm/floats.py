@@ -55,6 +55,8 @@ from dataclasses import dataclass
 
 from psycopg import sql
 
+from pgivm.systems.fivm import scales
+
 FLOAT_TYPES = {"real", "double precision"}
 
 VALUE = "value"
@@ -146,7 +148,10 @@ def function_setting() -> sql.Composable:
 
 
 def character(part: str, value: sql.Composable, kind: str, exponent: int) -> sql.Composable:
-    """χ(v^exponent) for one value v of type ``kind`` (0 or NULL when v is NULL: callers coalesce)."""
+    """χ(v^exponent) for one value v of type ``kind`` (0 or NULL when v is NULL: callers coalesce);
+    for ``scales.SCALES``, the factor of its display scale."""
+    if part == scales.SCALES:
+        return scales.factor(value, exponent)
     special = may_be_special(kind)
     v = sql.SQL("{}::double precision").format(value) if kind == "real" else value
     if part in (SIGN_FINITE, SIGN) and exponent % 2 == 0:

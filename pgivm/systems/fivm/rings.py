@@ -40,7 +40,7 @@ from psycopg import sql
 
 from pgivm.errors import UnsupportedQuery
 from pgivm.query.cq import Aggregate, BinOp, Computed, ConjunctiveQuery, Const, Expr, Var
-from pgivm.systems.fivm import floats
+from pgivm.systems.fivm import floats, scales
 from pgivm.systems.fivm.floats import FLOAT_TYPES, SPECIALS, TOTAL, VALUE
 from pgivm.systems.fivm.tree import View
 
@@ -133,23 +133,27 @@ class Sum:
     parts: dict[str, Entry] = field(default_factory=dict)
 
     @classmethod
-    def make(cls, key: SumKey, name: str, kind: str, describe: str, special: bool) -> Sum:
-        """A sum with its columns: ``name`` for the value, ``name_<part>`` for the others."""
+    def make(cls, key: SumKey, name: str, kind: str, describe: str, special: bool, scaled: bool = False) -> Sum:
+        """A sum with its columns: ``name`` for the value, ``name_<part>`` for the others (``scaled``:
+        its display scale too, scales.py)."""
         made = cls(key, Entry(name, kind, key.support, describe), special)
+        parts = []
         if key.classified:
             parts = [*floats.kept_parts(special), *([SPECIALS] if key.classified == "specials" else [])]
-            made.parts = {p: Entry(f"{name}_{p}", "numeric" if p == SPECIALS else "bigint", key.support,
-                                   f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
+        parts += [scales.SCALES] if scaled else []
+        made.parts = {p: Entry(f"{name}_{p}", "numeric" if p in (SPECIALS, scales.SCALES) else "bigint", key.support,
+                               f"{describe}: {p.replace('_', ' ')}", p) for p in parts}
         return made
 
     def columns_at(self, view: View) -> list[Entry]:
         """What a view that stores this sum keeps of it (floats.py: characters while it is still
         multiplied by a factor holding its other variables, the specials count once it is not)."""
+        scaled = [self.parts[scales.SCALES]] if scales.SCALES in self.parts else []
         if not self.key.classified:
-            return [self.value]
+            return [self.value, *scaled]
         if self.key.classified == "specials" and self.key.support <= view.marginalized:
-            return [self.value, self.parts[SPECIALS]]
-        return [self.value, *(self.parts[p] for p in floats.kept_parts(self.special))]
+            return [self.value, self.parts[SPECIALS], *scaled]
+        return [self.value, *(self.parts[p] for p in floats.kept_parts(self.special)), *scaled]
 
 
 @dataclass(frozen=True)
@@ -279,7 +283,9 @@ class SumRing:
     def _sum(self, key: SumKey, kind: str, describe: str) -> Sum:
         if key not in self._sums:
             special = any(floats.may_be_special(self.kind(v)) for v, _ in key.monomial)
-            made = Sum.make(key, f"p{len(self._sums)}", kind, describe, special)
+            scaled = any(scales.kept(self.kind(v)) for v, _ in key.monomial) and \
+                not any(floats.is_float(self.kind(v)) for v, _ in key.monomial)
+            made = Sum.make(key, f"p{len(self._sums)}", kind, describe, special, scaled)
             self._sums[key] = made
             self.entries += [made.value, *made.parts.values()]
         return self._sums[key]
@@ -430,8 +436,14 @@ class SumRing:
         return floats.read(finite, specials, "numeric" if kind.startswith("numeric") else "double precision")
 
     @staticmethod
-    def _exact_term(term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
-        parts = [_fraction_sql(term.coefficient), at(term.sum.value.name)]
+    def _sum_value(s: Sum, at: Callable[[str], sql.Composable]) -> sql.Composable:
+        """A sum's value, in PostgreSQL's scale where it keeps its scales (scales.py)."""
+        if scales.SCALES in s.parts:
+            return scales.rounded(at(s.value.name), at(s.parts[scales.SCALES].name))
+        return at(s.value.name)
+
+    def _exact_term(self, term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
+        parts = [_fraction_sql(term.coefficient), self._sum_value(term.sum, at)]
         parts += [at(v) for v, e in term.free_monomial for _ in range(e)]
         return sql.SQL(" * ").join(parts)
 
@@ -440,7 +452,7 @@ class SumRing:
         return any(floats.may_be_special(self.kind(v)) for v, _ in term.free_monomial)
 
     def _float_term_value(self, term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
-        parts = [_fraction_sql(term.coefficient), at(term.sum.value.name)]
+        parts = [_fraction_sql(term.coefficient), self._sum_value(term.sum, at)]
         parts += [floats.character(VALUE, at(v), self.kind(v), e) for v, e in term.free_monomial]
         return sql.SQL(" * ").join(parts)
 

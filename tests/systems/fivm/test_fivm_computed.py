@@ -7,7 +7,8 @@ columns, TRUNCATE, multi-row statements and rollbacks.
 
 A leaf evaluates the value on every row of its table, joining or not, where PostgreSQL's query
 evaluates it on joined rows only: so F-IVM takes a value only when it cannot fail on a row
-(``scalar.may_raise``: no division, no integer or float overflow, no cast), and one that reads two
+(``scalar.may_raise``: no division but by a non-zero constant, no integer or float overflow, no
+cast), and one that reads two
 tables' columns goes to first-order, which computes it on each joined row.
 """
 
@@ -35,7 +36,8 @@ QUERIES = {
         "SELECT s.c, sum(CASE WHEN r.f > 0 THEN r.f ELSE -r.f END) AS l1, sum(coalesce(r.f, 0)) FILTER (WHERE r.a > 1) AS x, "
         "avg(abs(r.f)) AS mean FROM r JOIN s ON r.b = s.b GROUP BY s.c", 1),
     "numeric arithmetic": (
-        "SELECT sum(r.n * r.n - 1) AS sq, avg(r.n + 0.5) FILTER (WHERE r.n > 1) AS an, sum(round(r.n)) AS rounded "
+        "SELECT sum(r.n * r.n - 1) AS sq, avg(r.n + 0.5) FILTER (WHERE r.n > 1) AS an, sum(round(r.n)) AS rounded, "
+        "avg(coalesce(r.n, 0) / 2.0) AS half, sum(r.a / 3) AS thirds, sum(r.a / 0.5) AS doubled "  # by non-zero constants
         "FROM r JOIN s ON r.b = s.b", 0),
     "having and a projection": (
         "SELECT (r.a % 3) * 10 AS tens, count(*) AS n, sum(s.c) FILTER (WHERE s.c IN (1, 2)) AS f "
@@ -139,7 +141,9 @@ def test_a_deferred_fivm_view_computes_its_values_when_it_refreshes(conn: psycop
 
 @pytest.mark.parametrize("query,reason", [
     ("SELECT sum(CASE WHEN r.a > 2 THEN s.c END) FROM r JOIN s ON r.b = s.b", "reads the columns of several tables"),
-    ("SELECT sum(r.n / 2) FROM r JOIN s ON r.b = s.b", r"/ \(by zero\) may fail on a row"),
+    ("SELECT sum(r.n / r.a) FROM r JOIN s ON r.b = s.b", r"/ \(by zero\) may fail on a row"),
+    ("SELECT sum(r.a / -1) FROM r JOIN s ON r.b = s.b", r"/ \(by zero\) may fail on a row"),  # the smallest int / -1
+    ("SELECT sum(r.f / 2) FROM r JOIN s ON r.b = s.b", r"/ \(by zero\) may fail on a row"),  # a float may underflow
     ("SELECT s.c, sum(r.f * 2) FILTER (WHERE r.a > 0) FROM r JOIN s ON r.b = s.b GROUP BY s.c", r"\* \(overflow"),
     ("SELECT sum(-r.a) FROM r JOIN s ON r.b = s.b", "integer arithmetic"),
     ("SELECT s.t::int AS x, count(*) FROM r JOIN s ON r.b = s.b GROUP BY s.t::int", "a cast to int may fail"),
