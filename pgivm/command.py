@@ -599,6 +599,12 @@ def verify(name: str, *, strict: bool = False, target: Target = None) -> VerifyR
                     raise PgivmError(f"could not verify {name}: other sessions kept refreshing it",
                                      "retry when fewer sessions read it") from None
                 time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+            except (psycopg.errors.UndefinedColumn, psycopg.errors.UndefinedTable) as err:
+                if catalog.get(conn, name).template_version == template_version():
+                    raise  # this pgivm's own layout: a bug, not an old view
+                raise PgivmError(f"view {name}: an earlier pgivm laid its state out otherwise ({err.diag.message_primary})",
+                                 f"`pgivm upgrade {name} --rebuild` lays it out afresh and builds it from the base "
+                                 "tables; writers wait meanwhile") from None
     report.seconds = time.perf_counter() - started
     return report
 

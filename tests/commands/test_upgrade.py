@@ -20,6 +20,7 @@ import pytest
 from psycopg.conninfo import conninfo_to_dict
 
 from pgivm import command
+from pgivm.catalog.views import set_template_version
 from pgivm.errors import PgivmError
 
 DUMP = Path(__file__).resolve().parents[1] / "data" / "catalog_v1.sql.gz"
@@ -193,6 +194,10 @@ def test_upgrade_rebuild_lays_out_every_systems_state_afresh(conn: psycopg.Conne
     assert "\n" not in str(info.value) and "specials" in info.value.message
     assert conn.execute("SELECT count(*) FROM information_schema.columns WHERE table_schema = 'pgivm_sums' "
                         "AND column_name LIKE 'p%specials'").fetchone()[0] == 0  # nothing changed
+    set_template_version(conn, "sums", "0" * 16)  # as installed by that earlier pgivm
+    with pytest.raises(PgivmError, match="--rebuild") as info:  # verify says what to do, not PostgreSQL's error
+        command.verify("sums", target=conn)
+    assert "\n" not in str(info.value) and "earlier pgivm laid its state out otherwise" in info.value.message
     laid_out = "SELECT count(*) FROM pg_class WHERE relnamespace = 'pgivm_tri'::regnamespace AND oid < %s"
     newest = conn.execute("SELECT max(oid::int8) + 1 FROM pg_class").fetchone()[0]
     assert conn.execute(laid_out, [newest]).fetchone()[0] > 0
