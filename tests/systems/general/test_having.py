@@ -68,7 +68,7 @@ def test_having_after_every_statement(conn: psycopg.Connection, dsn: str, label:
 
 @pytest.mark.parametrize(("having", "words"), [
     ("r.a > 1", ["HAVING reads r.a", "not a GROUP BY column"]),
-    ("sum(r.a) > random()", ["RANDOM"]),
+    ("sum(r.a) > random()", ["random()", "time or chance"]),
 ])
 def test_having_over_what_is_not_grouped_is_refused(conn: psycopg.Connection, dsn: str, having: str, words: list[str]) -> None:
     conn.execute("CREATE TABLE r (a int, b int); CREATE TABLE s (b int, c int)")
