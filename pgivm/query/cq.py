@@ -211,6 +211,9 @@ class GroupColumn:
     variable: str
     column: ColumnRef  # the column; for an expression, its first column (for messages)
     computed: Computed | None = None  # a GROUP BY expression (its variable is ``variable``)
+    # an unqualified JOIN ... USING column: the other tables' columns it merges, whose common type
+    # PostgreSQL gives it (int USING bigint is bigint), though its value is ``column``'s
+    using: tuple[ColumnRef, ...] = ()
 
     def render(self, column: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
         """The value as SQL, each column as ``column`` names it."""
@@ -543,7 +546,7 @@ def query_to_json(query: ConjunctiveQuery, tables: dict[TableRef, dict[str, Any]
     for o in query.outputs:
         if isinstance(o, GroupColumn):
             outputs.append({"kind": "column", "name": o.name, "variable": o.variable, "column": column(o.column),
-                            "computed": expr_to_json(o.computed)})
+                            "computed": expr_to_json(o.computed), **({"using": [column(u) for u in o.using]} if o.using else {})})
         else:
             outputs.append({"kind": "aggregate", "function": o.function, "argument": expr_to_json(o.argument),
                             "name": o.name, "sql": o.sql, "features": [expr_to_json(f) for f in o.features]})
@@ -588,7 +591,8 @@ def query_from_json(data: dict[str, Any], sql: str) -> ConjunctiveQuery:
     outputs: list[Output] = []
     for o in data["outputs"]:
         if o["kind"] == "column":
-            outputs.append(GroupColumn(o["name"], o["variable"], column(o["column"]), expr_from_json(o.get("computed"))))  # type: ignore[arg-type]
+            outputs.append(GroupColumn(o["name"], o["variable"], column(o["column"]), expr_from_json(o.get("computed")),  # type: ignore[arg-type]
+                                       tuple(column(u) for u in o.get("using", []))))
         else:
             features = tuple(expr_from_json(f) for f in o.get("features", []))
             outputs.append(Aggregate(o["function"], expr_from_json(o["argument"]), o["name"], o["sql"],

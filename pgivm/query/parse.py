@@ -254,7 +254,9 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
             (column,) = columns
             if column not in group_by and not listing:
                 raise UnsupportedQuery(wording.not_grouped.format(item=column))
-            outputs.append(GroupColumn(name or column.column, variable_of[column], column))
+            merges = layout.merging.get(column.column, []) if node.args.get("table") is None else []
+            outputs.append(GroupColumn(name or column.column, variable_of[column], column,
+                                       using=tuple(m for m in merges if m != column) if column in merges else ()))
         else:
             outputs.append(_aggregate(node, name, resolver, variable_of, join_columns, wording))
 
@@ -590,6 +592,7 @@ class _Layout:
     equalities: list[tuple[ColumnRef, ColumnRef]]
     table_columns: dict[str, list[str]] | None
     coalesced: dict[str, tuple[ColumnRef, ColumnRef, str]] = field(default_factory=dict)  # name -> a.k, b.k, b
+    merging: dict[str, list[ColumnRef]] = field(default_factory=dict)  # a merged name -> every column it merges
 
     def written_out(self, name: str) -> exp.Expression:
         """The FULL JOIN's USING column ``name`` as PostgreSQL reads it: coalesce(a.k, b.k)."""
@@ -625,6 +628,7 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
 
     layout = columns(names[0])
     merged: dict[str, ColumnRef] = {}
+    merging: dict[str, list[ColumnRef]] = {}
     equalities: list[tuple[ColumnRef, ColumnRef]] = []
     for position, alias in enumerate(names[1:], start=1):
         right = columns(alias)
@@ -660,6 +664,7 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
                 raise UnsupportedQuery(f"column {u} named in USING does not exist in {alias}")
             right_ref = ColumnRef(alias, u)
             equalities.append((left, right_ref))
+            merging[u] = [*merging.get(u, [left]), right_ref]
             if kind == "right":  # the merged column is the right side's, which every row has
                 merged[u] = right_ref
             elif kind == "full":
@@ -670,7 +675,7 @@ def _layout(aliases: dict[str, TableRef], using: dict[int, list[str]], columns_o
         if layout is not None and right is not None:
             layout = (front + [(n, r) for n, r in layout if n not in names_using]
                       + [(n, r) for n, r in right if n not in names_using])
-    return _Layout(aliases, layout, merged, equalities, table_columns, coalesced)
+    return _Layout(aliases, layout, merged, equalities, table_columns, coalesced, merging)
 
 
 def _expand_stars(items: list[tuple[str | None, exp.Expression]], layout: _Layout) -> list[tuple[str | None, exp.Expression]]:
@@ -681,8 +686,13 @@ def _expand_stars(items: list[tuple[str | None, exp.Expression]], layout: _Layou
         if isinstance(node, exp.Star) or (isinstance(node, exp.Column) and isinstance(node.this, exp.Star)):
             alias = _name(node.args.get("table")) if isinstance(node, exp.Column) else None
             for column, ref in layout.star(alias, _sql(node)):
-                out.append((column, layout.written_out(column) if alias is None and column in layout.coalesced else
-                            exp.column(exp.to_identifier(ref.column, quoted=True), table=exp.to_identifier(ref.alias, quoted=True))))
+                if alias is None and column in layout.coalesced:
+                    out.append((column, layout.written_out(column)))
+                elif alias is None and layout.merged.get(column) == ref:  # a USING column, unqualified (its common type)
+                    out.append((column, exp.column(exp.to_identifier(column, quoted=True))))
+                else:
+                    out.append((column, exp.column(exp.to_identifier(ref.column, quoted=True),
+                                                   table=exp.to_identifier(ref.alias, quoted=True))))
         else:
             out.append((name, node))
     return out

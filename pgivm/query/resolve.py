@@ -683,7 +683,9 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     items: list[sql.Composable] = []
     names: list[str] = []
     for output in query.outputs:
-        if isinstance(output, GroupColumn):
+        if isinstance(output, GroupColumn) and output.using:  # JOIN ... USING: the common type, as COALESCE finds it
+            items.append(sql.SQL("coalesce({})").format(sql.SQL(", ").join(typed(c) for c in (output.column, *output.using))))
+        elif isinstance(output, GroupColumn):
             items.append(output.render(typed))
         elif output.function == "cofactor":
             items.append(sql.SQL("NULL::double precision"))
@@ -700,6 +702,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     types = {name: row[0] or "text" for name, row in zip(names, formatted)}
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
     for output in query.outputs:
-        if isinstance(output, GroupColumn) and output.computed is None:
+        if isinstance(output, GroupColumn) and output.computed is None and len(
+                {column_types[(c.alias, c.column)] for c in (output.column, *output.using)}) == 1:
             types[output.name] = column_types[(output.column.alias, output.column.column)]
     return types
