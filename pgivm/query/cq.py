@@ -211,8 +211,9 @@ class GroupColumn:
     variable: str
     column: ColumnRef  # the column; for an expression, its first column (for messages)
     computed: Computed | None = None  # a GROUP BY expression (its variable is ``variable``)
-    # an unqualified JOIN ... USING column: the other tables' columns it merges, whose common type
-    # PostgreSQL gives it (int USING bigint is bigint), though its value is ``column``'s
+    # an unqualified JOIN ... USING column: every column it merges, left to right, whose common type
+    # PostgreSQL gives it (int USING bigint is bigint; the order decides between varchar and text),
+    # though its value is ``column``'s
     using: tuple[ColumnRef, ...] = ()
 
     def render(self, column: Callable[[ColumnRef], sql.Composable]) -> sql.Composable:
@@ -410,6 +411,11 @@ class ConjunctiveQuery:
     # a UNION [ALL] read as joins (pgivm.query.union): the aliases of each branch's tables, whose
     # atoms never meet in a joined row
     union_branches: tuple[tuple[str, ...], ...] = ()
+    # the JOIN ... USING columns read unqualified inside an expression, a comparison or an aggregate
+    # ("expression" or "compared", the column kept, every column it merges left to right): PostgreSQL
+    # reads them in their common type, pgivm as the column it keeps; create refuses such a use when
+    # the types differ (resolve). Not kept in the catalog: checked once, at create.
+    using_in_expressions: tuple[tuple[str, ColumnRef, tuple[ColumnRef, ...]], ...] = ()
 
     def atom(self, alias: str) -> Atom:
         for atom in self.atoms:

@@ -256,7 +256,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
                 raise UnsupportedQuery(wording.not_grouped.format(item=column))
             merges = layout.merging.get(column.column, []) if node.args.get("table") is None else []
             outputs.append(GroupColumn(name or column.column, variable_of[column], column,
-                                       using=tuple(m for m in merges if m != column) if column in merges else ()))
+                                       using=tuple(merges) if column in merges else ()))
         else:
             outputs.append(_aggregate(node, name, resolver, variable_of, join_columns, wording))
 
@@ -285,6 +285,7 @@ def _parse(sql: str, wording: _Wording, columns_of: ColumnsOf | None = None,
         projection=projection,
         having=_having(select, items, outputs, resolver),
         joins=tuple(steps),
+        using_in_expressions=tuple(dict.fromkeys(layout.in_expressions)),
     )
 
 
@@ -593,6 +594,7 @@ class _Layout:
     table_columns: dict[str, list[str]] | None
     coalesced: dict[str, tuple[ColumnRef, ColumnRef, str]] = field(default_factory=dict)  # name -> a.k, b.k, b
     merging: dict[str, list[ColumnRef]] = field(default_factory=dict)  # a merged name -> every column it merges
+    in_expressions: list[tuple[str, ColumnRef, tuple[ColumnRef, ...]]] = field(default_factory=list)  # merged names read in expressions
 
     def written_out(self, name: str) -> exp.Expression:
         """The FULL JOIN's USING column ``name`` as PostgreSQL reads it: coalesce(a.k, b.k)."""
@@ -710,6 +712,22 @@ def _write_out_coalesced(select: exp.Select, layout: _Layout) -> bool:
     return bool(found)
 
 
+_COMPARED = (exp.EQ, exp.NEQ, exp.GT, exp.GTE, exp.LT, exp.LTE, exp.Between, exp.In, exp.Is)
+
+
+def _use_of(node: exp.Column) -> str:
+    """How a column is read: "item" (a whole SELECT or GROUP BY item, or one ``*`` stands for),
+    "compared" (an operand of a comparison) or "expression" (anything else)."""
+    parent = node.parent
+    while isinstance(parent, exp.Paren):
+        parent = parent.parent
+    if isinstance(parent, exp.Alias):
+        parent = parent.parent
+    if parent is None or isinstance(parent, (exp.Select, exp.Group)):
+        return "item"
+    return "compared" if isinstance(parent, _COMPARED) else "expression"
+
+
 class _Resolver:
     """Column references -> ColumnRef, checked against the FROM list."""
 
@@ -730,7 +748,11 @@ class _Resolver:
         if table is None and self.layout is not None:
             self.layout.refuse_coalesced(column)
             if column in self.layout.merged:  # a USING column: the left table's (the right's after RIGHT JOIN)
-                return self.layout.merged[column]
+                kept = self.layout.merged[column]
+                use = _use_of(node)
+                if use != "item":
+                    self.layout.in_expressions.append((use, kept, tuple(self.layout.merging.get(column, []))))
+                return kept
             if self.layout.table_columns is not None:
                 having = [a for a, cols in self.layout.table_columns.items() if column in cols]
                 if len(having) == 1:

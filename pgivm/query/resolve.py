@@ -459,6 +459,7 @@ def _resolve(conn: psycopg.Connection, query: Any, oids: Mapping[TableRef, int] 
             attnums[(atom.alias, column)] = attnum
             by_variable.setdefault(variable, []).append((atom, column, type_name))
 
+    _check_using_in_expressions(conn, query, column_types)
     variable_types = {**_variable_types(by_variable), **_computed_types(conn, query, column_types)}
     sources = pin_sources(conn, query, oids, operator_schemas=schemas)
     collated = conn.execute(_COLLATIONS, [[base[a.table].oid for a in query.atoms for _ in read_columns(a)],
@@ -598,6 +599,22 @@ _UNCONSTRAINED = ("CASE WHEN {t} = 'pg_catalog.bpchar'::pg_catalog.regtype THEN 
                   "ELSE pg_catalog.format_type({t}, NULL) END")
 
 
+def _check_using_in_expressions(conn: psycopg.Connection, query: Any, column_types: dict[tuple[str, str], str]) -> None:
+    """A USING column read inside an expression is of the common type of the columns it merges
+    (k / 2 over int USING numeric divides in numeric); pgivm reads the column it keeps, in its own
+    type: refused in one line where the types differ (the cast it needs named)."""
+    numbers = ("smallint", "integer", "bigint", "numeric", "real", "double precision")
+    for use, kept, refs in getattr(query, "using_in_expressions", ()):
+        kinds = [column_types.get((r.alias, r.column)) for r in refs]
+        if None in kinds or len(set(kinds)) < 2:
+            continue
+        if use == "compared" and all(k.startswith(numbers) for k in kinds):  # type: ignore[union-attr]
+            continue  # numbers compare by value whatever their type
+        common = _type_of(conn, sql.SQL("coalesce({})").format(sql.SQL(", ").join(_typed_null(column_types)(r) for r in refs)))
+        raise UnsupportedQuery(f"USING column {kept.column} merges {' and '.join(f'{r} ({k})' for r, k in zip(refs, kinds))}, "
+                               f"read in an expression as {common}: write CAST({kept} AS {common}) there")
+
+
 def _type_of(conn: psycopg.Connection, expression: sql.Composable) -> str:
     """The type PostgreSQL gives an expression over typed NULLs (planned, never run)."""
     description = conn.execute(sql.SQL("SELECT {} LIMIT 0").format(expression)).description or []
@@ -684,7 +701,7 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     names: list[str] = []
     for output in query.outputs:
         if isinstance(output, GroupColumn) and output.using:  # JOIN ... USING: the common type, as COALESCE finds it
-            items.append(sql.SQL("coalesce({})").format(sql.SQL(", ").join(typed(c) for c in (output.column, *output.using))))
+            items.append(sql.SQL("coalesce({})").format(sql.SQL(", ").join(typed(c) for c in output.using)))
         elif isinstance(output, GroupColumn):
             items.append(output.render(typed))
         elif output.function == "cofactor":
@@ -703,6 +720,6 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
     for output in query.outputs:
         if isinstance(output, GroupColumn) and output.computed is None and len(
-                {column_types[(c.alias, c.column)] for c in (output.column, *output.using)}) == 1:
+                {column_types[(c.alias, c.column)] for c in (output.column, *output.using)}) == 1:  # (a typmod kept)
             types[output.name] = column_types[(output.column.alias, output.column.column)]
     return types

@@ -480,9 +480,17 @@ class SumRing:
 
 
 def _fraction_sql(value: Fraction) -> sql.Composable:
+    """A term's coefficient as numeric. The constants it comes from are decimals, so it is one too,
+    written with its decimals (1.25, not 5 / 4, which numeric divides to 20 places: a sum shown, or
+    divided by avg, in another scale than PostgreSQL's, and avg's rounding then differs)."""
     if value.denominator == 1:
         return sql.SQL("{}::numeric").format(sql.Literal(str(value.numerator)))
-    return sql.SQL("({}::numeric / {}::numeric)").format(sql.Literal(str(value.numerator)), sql.Literal(str(value.denominator)))
+    places = next((k for k in range(64) if (10 ** k) % value.denominator == 0), None)
+    if places is None:  # (not a decimal: never made from decimal constants)
+        return sql.SQL("({}::numeric / {}::numeric)").format(sql.Literal(str(value.numerator)), sql.Literal(str(value.denominator)))
+    digits = str(abs(value.numerator) * (10 ** places // value.denominator)).rjust(places + 1, "0")
+    text = f"{'-' if value < 0 else ''}{digits[:-places]}.{digits[-places:]}"
+    return sql.SQL("{}::numeric").format(sql.Literal(text))
 
 
 # --- the degree-m matrix ring ----------------------------------------------------------------------
