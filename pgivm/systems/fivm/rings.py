@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from decimal import Decimal
 from fractions import Fraction
 from typing import Protocol
 
@@ -163,6 +164,7 @@ class OutputTerm:
     coefficient: Fraction
     sum: Sum
     free_monomial: Monomial
+    places: int = 0  # the decimal places of the constants it came from, as written (1.50: 2)
 
 
 @dataclass(frozen=True)
@@ -183,6 +185,36 @@ def _polynomial(expr: Expr) -> Polynomial:
     for coefficient, monomial in _terms(expr):
         out[monomial] = out.get(monomial, Fraction(0)) + coefficient
     return {m: c for m, c in out.items() if c != 0}
+
+
+def _places(expr: Expr) -> dict[Monomial, int]:
+    """Per monomial of expr's expansion, the most decimal places its constants had as written: a
+    product adds its factors' (1.50 · x: 2), as numeric multiplication adds scales, and like terms
+    keep the most, as numeric addition does. PostgreSQL's row-by-row value has them; a collected
+    coefficient (1.50 read as 3/2) would not."""
+    def walk(e: Expr) -> list[tuple[int, Monomial]]:
+        if isinstance(e, Const):
+            exponent = Decimal(e.text).as_tuple().exponent
+            return [(-exponent if isinstance(exponent, int) and exponent < 0 else 0, ())]
+        if isinstance(e, (Var, Computed)):
+            return [(0, ((e.variable, 1),))]
+        assert isinstance(e, BinOp)
+        left, right = walk(e.left), walk(e.right)
+        if e.op in ("+", "-"):
+            return left + right
+        out = []
+        for pl, ml in left:
+            for pr, mr in right:
+                powers: dict[str, int] = {}
+                for v, x in ml + mr:
+                    powers[v] = powers.get(v, 0) + x
+                out.append((pl + pr, tuple(sorted(powers.items()))))
+        return out
+
+    places: dict[Monomial, int] = {}
+    for p, monomial in walk(expr):
+        places[monomial] = max(places.get(monomial, 0), p)
+    return places
 
 
 def _terms(expr: Expr) -> list[tuple[Fraction, Monomial]]:
@@ -318,6 +350,7 @@ class SumRing:
         nonnull = self._sum(SumKey(bound, ()), "bigint",
                             f"rows with {', '.join(sorted(variables)) or 'a constant'} not NULL")
         terms = []
+        places = _places(aggregate.argument)
         for monomial, coefficient in sorted(_polynomial(aggregate.argument).items()):
             bound_part = tuple((v, e) for v, e in monomial if v not in self.free)
             free_part = tuple((v, e) for v, e in monomial if v in self.free)
@@ -332,7 +365,7 @@ class SumRing:
                 term_sum = self._sum(SumKey(bound, bound_part, classified), "numeric", f"sum of {shown}")
             else:
                 term_sum = nonnull
-            terms.append(OutputTerm(coefficient, term_sum, free_part))
+            terms.append(OutputTerm(coefficient, term_sum, free_part, places.get(monomial, 0)))
         return AggregatePlan(aggregate, tuple(terms), nonnull.value, frozenset(variables & self.free), bool(specials - {""}))
 
     @property
@@ -443,7 +476,7 @@ class SumRing:
         return at(s.value.name)
 
     def _exact_term(self, term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
-        parts = [_fraction_sql(term.coefficient), self._sum_value(term.sum, at)]
+        parts = [_fraction_sql(term.coefficient, term.places), self._sum_value(term.sum, at)]
         parts += [at(v) for v, e in term.free_monomial for _ in range(e)]
         return sql.SQL(" * ").join(parts)
 
@@ -452,7 +485,7 @@ class SumRing:
         return any(floats.may_be_special(self.kind(v)) for v, _ in term.free_monomial)
 
     def _float_term_value(self, term: OutputTerm, at: Callable[[str], sql.Composable]) -> sql.Composable:
-        parts = [_fraction_sql(term.coefficient), self._sum_value(term.sum, at)]
+        parts = [_fraction_sql(term.coefficient, term.places), self._sum_value(term.sum, at)]
         parts += [floats.character(VALUE, at(v), self.kind(v), e) for v, e in term.free_monomial]
         return sql.SQL(" * ").join(parts)
 
@@ -479,15 +512,17 @@ class SumRing:
         return specials
 
 
-def _fraction_sql(value: Fraction) -> sql.Composable:
+def _fraction_sql(value: Fraction, written: int = 0) -> sql.Composable:
     """A term's coefficient as numeric. The constants it comes from are decimals, so it is one too,
     written with its decimals (1.25, not 5 / 4, which numeric divides to 20 places: a sum shown, or
-    divided by avg, in another scale than PostgreSQL's, and avg's rounding then differs)."""
-    if value.denominator == 1:
-        return sql.SQL("{}::numeric").format(sql.Literal(str(value.numerator)))
+    divided by avg, in another scale than PostgreSQL's, and avg's rounding then differs), and with
+    at least the ``written`` places of those constants (1.50 · x is shown in x's places plus 2)."""
     places = next((k for k in range(64) if (10 ** k) % value.denominator == 0), None)
     if places is None:  # (not a decimal: never made from decimal constants)
         return sql.SQL("({}::numeric / {}::numeric)").format(sql.Literal(str(value.numerator)), sql.Literal(str(value.denominator)))
+    places = max(places, written)
+    if places == 0:
+        return sql.SQL("{}::numeric").format(sql.Literal(str(value.numerator)))
     digits = str(abs(value.numerator) * (10 ** places // value.denominator)).rjust(places + 1, "0")
     text = f"{'-' if value < 0 else ''}{digits[:-places]}.{digits[-places:]}"
     return sql.SQL("{}::numeric").format(sql.Literal(text))

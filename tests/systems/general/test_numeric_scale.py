@@ -27,7 +27,9 @@ QUERIES = {
     "one table": "SELECT r.b, sum(r.a) AS sa, avg(r.a) AS aa FROM r GROUP BY r.b",
     # decimal constants: a term's coefficient written with its places (1.25, not 5 / 4 in numeric,
     # whose 20 places avg divided: another value than PostgreSQL's, a held-out review of stop 57)
-    "decimal constants": "SELECT r.b, avg(r.a + 1.25) AS m, sum(r.a * 1.5) AS t, sum(r.a - 0.5) AS d FROM r GROUP BY r.b",
+    # and with the places they are written with (1.50 is 3/2 to a polynomial, two places to PostgreSQL)
+    "decimal constants": ("SELECT r.b, avg(r.a + 1.25) AS m, sum(r.a * 1.5) AS t, sum(r.a - 0.5) AS d, "
+                          "sum(r.a * 1.50) AS t2, sum(r.a * 1.0 + 2) AS one, avg(r.a * 0.50 + 1.250) AS m2 FROM r GROUP BY r.b"),
 }
 
 
