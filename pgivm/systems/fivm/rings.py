@@ -182,59 +182,41 @@ class AggregatePlan:
 def _polynomial(expr: Expr) -> Polynomial:
     """expr expanded into Σ coefficient · monomial."""
     out: Polynomial = {}
-    for coefficient, monomial in _terms(expr):
+    for coefficient, monomial, _ in _terms(expr):
         out[monomial] = out.get(monomial, Fraction(0)) + coefficient
     return {m: c for m, c in out.items() if c != 0}
 
 
 def _places(expr: Expr) -> dict[Monomial, int]:
-    """Per monomial of expr's expansion, the most decimal places its constants had as written: a
-    product adds its factors' (1.50 · x: 2), as numeric multiplication adds scales, and like terms
-    keep the most, as numeric addition does. PostgreSQL's row-by-row value has them; a collected
-    coefficient (1.50 read as 3/2) would not."""
-    def walk(e: Expr) -> list[tuple[int, Monomial]]:
-        if isinstance(e, Const):
-            exponent = Decimal(e.text).as_tuple().exponent
-            return [(-exponent if isinstance(exponent, int) and exponent < 0 else 0, ())]
-        if isinstance(e, (Var, Computed)):
-            return [(0, ((e.variable, 1),))]
-        assert isinstance(e, BinOp)
-        left, right = walk(e.left), walk(e.right)
-        if e.op in ("+", "-"):
-            return left + right
-        out = []
-        for pl, ml in left:
-            for pr, mr in right:
-                powers: dict[str, int] = {}
-                for v, x in ml + mr:
-                    powers[v] = powers.get(v, 0) + x
-                out.append((pl + pr, tuple(sorted(powers.items()))))
-        return out
-
+    """Per monomial of expr's expansion, the most decimal places its constants had as written (like
+    terms keep the most, as numeric addition does). PostgreSQL's row-by-row value has them; a
+    collected coefficient (1.50 read as 3/2) would not."""
     places: dict[Monomial, int] = {}
-    for p, monomial in walk(expr):
+    for _, monomial, p in _terms(expr):
         places[monomial] = max(places.get(monomial, 0), p)
     return places
 
 
-def _terms(expr: Expr) -> list[tuple[Fraction, Monomial]]:
-    """expr expanded into its terms, like terms not yet collected."""
+def _terms(expr: Expr) -> list[tuple[Fraction, Monomial, int]]:
+    """expr expanded into its terms, like terms not yet collected, each with the decimal places of
+    its constants as written (a product adds its factors', as numeric multiplication adds scales)."""
     if isinstance(expr, Const):
-        return [(Fraction(expr.value), ())]
+        exponent = Decimal(expr.text).as_tuple().exponent
+        return [(Fraction(expr.value), (), -exponent if isinstance(exponent, int) and exponent < 0 else 0)]
     if isinstance(expr, (Var, Computed)):  # a computed value is one more value of the joined row
-        return [(Fraction(1), ((expr.variable, 1),))]
+        return [(Fraction(1), ((expr.variable, 1),), 0)]
     assert isinstance(expr, BinOp)
     left, right = _terms(expr.left), _terms(expr.right)
     if expr.op in ("+", "-"):
         sign = 1 if expr.op == "+" else -1
-        return left + [(sign * c, m) for c, m in right]
+        return left + [(sign * c, m, p) for c, m, p in right]
     out = []
-    for cl, ml in left:
-        for cr, mr in right:
+    for cl, ml, pl in left:
+        for cr, mr, pr in right:
             powers: dict[str, int] = {}
             for v, e in ml + mr:
                 powers[v] = powers.get(v, 0) + e
-            out.append((cl * cr, tuple(sorted(powers.items()))))
+            out.append((cl * cr, tuple(sorted(powers.items())), pl + pr))
     return out
 
 
@@ -249,12 +231,12 @@ def _float_expansion_problem(expr: Expr) -> str | None:
                 return problem
         if expr.op == "*":
             constant = [s for s in (expr.left, expr.right) if not s.variables]
-            if constant and sum(c for c, _ in _terms(constant[0])) == 0:
+            if constant and sum(c for c, _, _ in _terms(constant[0])) == 0:
                 return f"it multiplies {expr} by zero"
             if not constant and any(_has_sum(s) for s in (expr.left, expr.right)):
                 return f"it multiplies a sum of columns in {expr}"
     signs: dict[Monomial, set[bool]] = {}
-    for coefficient, monomial in _terms(expr):
+    for coefficient, monomial, _ in _terms(expr):
         if monomial:
             signs.setdefault(monomial, set()).add(coefficient > 0)
     if any(len(s) > 1 for s in signs.values()):
