@@ -313,14 +313,10 @@ def net_change(atom: CaptureAtom, event: str) -> sql.Composable:
         source = _rows(atom, "old_rows", "-1")
     else:
         source = sql.SQL("{} UNION ALL {}").format(_rows(atom, "new_rows", "1"), _rows(atom, "old_rows", "-1"))
-    columns = sql.SQL(", ").join(sql.SQL("changes.{}").format(sql.Identifier(c.name)) for c in atom.columns)
-    return sql.SQL("SELECT {columns}, sum(changes.m)::bigint AS m FROM ({source}) AS changes GROUP BY {groups} "
-                   "HAVING sum(changes.m) <> 0").format(columns=columns, source=source, groups=_net_groups(atom))
-
-
-def _net_groups(atom: CaptureAtom) -> sql.Composable:
     columns = [sql.SQL("changes.{}").format(sql.Identifier(c.name)) for c in atom.columns]
-    return sql.SQL(", ").join(columns + value_scales(atom, "changes"))
+    return sql.SQL("SELECT {columns}, sum(changes.m)::bigint AS m FROM ({source}) AS changes GROUP BY {groups} "
+                   "HAVING sum(changes.m) <> 0").format(columns=sql.SQL(", ").join(columns), source=source,
+                                                        groups=sql.SQL(", ").join(columns + value_scales(atom, "changes")))
 
 
 def value_scales(atom: CaptureAtom, alias: str) -> list[sql.Composable]:

@@ -374,7 +374,7 @@ def _select_items(select: exp.Select, wording: _Wording) -> list[tuple[str | Non
             if unsupported is not None:
                 raise UnsupportedQuery(f"unsupported aggregate {_sql(unsupported)}: {wording.aggregate}")
             if wording is not _GENERAL or (not node.find(exp.Column) and not node.find(exp.AggFunc) and not _is_constant(node)):
-                moving = next((scalar.changing(n) for n in node.walk() if scalar.changing(n)), None)
+                moving = next((found for n in node.walk() if (found := scalar.changing(n))), None)
                 if moving and wording is _GENERAL:
                     raise UnsupportedQuery(f"{moving} changes with time or chance: a maintained view computes only "
                                            "immutable functions of its rows")

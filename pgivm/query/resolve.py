@@ -720,6 +720,6 @@ def _output_types(conn: psycopg.Connection, query: Any, column_types: dict[tuple
     # a column keeps its typmod (numeric(10,2), varchar(20)): the user view's column reads back the same
     for output in query.outputs:
         if isinstance(output, GroupColumn) and output.computed is None and len(
-                {column_types[(c.alias, c.column)] for c in (output.column, *output.using)}) == 1:  # (a typmod kept)
+                {column_types[(c.alias, c.column)] for c in output.using or (output.column,)}) == 1:  # (a typmod kept)
             types[output.name] = column_types[(output.column.alias, output.column.column)]
     return types

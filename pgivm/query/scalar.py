@@ -14,8 +14,8 @@ functions are written ``pg_catalog.name``: nothing another role can define is ev
 from __future__ import annotations
 
 import re
-from decimal import Decimal
 from collections.abc import Callable
+from decimal import Decimal
 from dataclasses import dataclass
 from typing import Any, Union
 
@@ -370,8 +370,8 @@ def from_sqlglot(node: exp.Expression, column: Callable[[exp.Column], Col]) -> N
         return Op("fn:" + name, tuple(from_sqlglot(node.args[k], column) for k in keys if node.args.get(k) is not None))
     if isinstance(node, exp.Anonymous) and str(node.this).lower() in FUNCTIONS:
         return Op("fn:" + str(node.this).lower(), tuple(from_sqlglot(a, column) for a in node.expressions))
-    if changing(node):
-        raise UnsupportedQuery(f"{changing(node)} changes with time or chance: a maintained view computes only "
+    if moving := changing(node):
+        raise UnsupportedQuery(f"{moving} changes with time or chance: a maintained view computes only "
                                "immutable functions of its rows")
     if isinstance(node, exp.Func) or (isinstance(node, exp.Dot) and isinstance(node.expression, exp.Func)):
         raise UnsupportedQuery(f"function {node.sql(dialect=DIALECT)} is not supported in a maintained view: "
